@@ -1,0 +1,314 @@
+// The command line. Every command reads or runs the engine in core/ and prints what it recorded;
+// errors in the user's options or files end in one line on stderr and exit status 2.
+#include "cli.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "config.hpp"
+#include "gui.hpp"
+#include "io.hpp"
+#include "pipeline.hpp"
+#include "trace_json.hpp"
+#include "weights.hpp"
+
+namespace attnscope {
+
+namespace {
+
+// A problem with the user's options or files: printed as one line, exit status 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The config options every command shares, defaults = the reference's debug example.
+struct ConfigOptions {
+    AttentionConfig config;
+    CLI::Option* batch = nullptr;
+    CLI::Option* tokens = nullptr;
+    CLI::Option* dim = nullptr;
+    CLI::Option* heads = nullptr;
+    CLI::Option* qkv_bias = nullptr;
+    std::vector<CLI::Option*> all;
+
+    bool any_given() const {
+        return std::any_of(all.begin(), all.end(), [](const CLI::Option* o) { return o->count() > 0; });
+    }
+};
+
+void add_config_options(CLI::App& app, ConfigOptions& o) {
+    AttentionConfig& c = o.config;
+    o.batch = app.add_option("--batch,-B", c.batch, "batch size B")->capture_default_str();
+    o.tokens = app.add_option("--tokens,-N", c.tokens, "tokens N")->capture_default_str();
+    o.dim = app.add_option("--dim,-C", c.dim, "embedding dim C")->capture_default_str();
+    o.heads = app.add_option("--heads", c.heads, "heads h (C % h == 0)")->capture_default_str();
+    o.qkv_bias = app.add_flag("--qkv-bias", c.qkv_bias, "qkv Linear has a bias (zeros)");
+    o.all = {o.batch, o.tokens, o.dim, o.heads, o.qkv_bias,
+             app.add_option("--seed", c.seed, "seed of input, weights and dropout masks")->capture_default_str(),
+             app.add_flag("--training", c.training, "training mode: dropout active"),
+             app.add_option("--attn-drop", c.attn_drop, "attention dropout p")->capture_default_str(),
+             app.add_option("--proj-drop", c.proj_drop, "output dropout p")->capture_default_str()};
+}
+
+void require_valid(const AttentionConfig& config) {
+    const auto problems = validate(config, default_memory_budget());
+    if (!problems.empty()) throw UsageError(problems.front());
+}
+
+// ---- trace ----------------------------------------------------------------------------------
+std::string checks_summary(const Trace& trace) {
+    const Checks& ch = trace.checks;
+    std::size_t shapes_ok = 0;
+    for (const auto& s : ch.shapes) shapes_ok += s.ok;
+    std::string text = "checks: shapes " + std::to_string(shapes_ok) + "/" + std::to_string(ch.shapes.size()) + " ok";
+    for (const auto& r : ch.row_sums) {
+        char line[256];
+        std::snprintf(line, sizeof line, "; %s rows: max |sum - 1| = %.3g, %zu of %zu over %.0e%s", r.step.c_str(),
+                      r.max_error, r.failing_rows, r.rows, r.tolerance,
+                      r.deviation_expected ? " (expected: training-mode dropout)" : "");
+        text += line;
+    }
+    text += "; " + ch.nonfinite.message;
+    return text;
+}
+
+void print_trace(const Trace& trace) {
+    const AttentionConfig& c = trace.config;
+    std::printf("attention B=%zu N=%zu C=%zu h=%zu c=%zu qkv_bias=%s %s\n", c.batch, c.tokens, c.dim, c.heads,
+                c.head_dim(), c.qkv_bias ? "on" : "off", c.training ? "training" : "eval");
+    std::size_t shape_width = 0, code_width = 0;
+    for (const Step& s : trace.steps) {
+        shape_width = std::max(shape_width, format_shape(s.shape()).size());
+        code_width = std::max(code_width, s.code.size());
+    }
+    for (const Step& s : trace.steps)
+        std::printf("%-10s %-*s  %-*s  %s\n", s.name.c_str(), static_cast<int>(shape_width),
+                    format_shape(s.shape()).c_str(), static_cast<int>(code_width), s.code.c_str(), s.note.c_str());
+    std::printf("%s\n", checks_summary(trace).c_str());
+}
+
+int cmd_trace(const ConfigOptions& o, bool json) {
+    require_valid(o.config);
+    const Trace trace = run_attention(o.config);
+    if (json)
+        std::cout << trace_to_json(trace).dump(2) << "\n";
+    else
+        print_trace(trace);
+    return 0;
+}
+
+// ---- run ------------------------------------------------------------------------------------
+// The first non-finite value of an array, as "[0, 2, 5]", or nothing.
+std::optional<std::string> first_nonfinite(const Array& a, std::size_t* count) {
+    *count = 0;
+    std::optional<std::string> where;
+    const Shape shape = shape_of(a);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::isfinite(a.data()[i])) continue;
+        if (!(*count)++) {
+            Shape index(shape.size());
+            for (std::size_t d = shape.size(), rest = i; d-- > 0; rest /= shape[d]) index[d] = rest % shape[d];
+            where = format_shape(index);
+        }
+    }
+    return where;
+}
+
+void require_finite(const Array& a, const std::string& what) {
+    std::size_t count = 0;
+    if (auto where = first_nonfinite(a, &count))
+        throw UsageError(what + " contains " + std::to_string(count) + " NaN/Inf value" + (count > 1 ? "s" : "") +
+                         " (first at " + *where + "); attnscope needs finite numbers");
+}
+
+int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std::size_t> block,
+            const std::string& input_path, const std::string& dump_dir) {
+    AttentionConfig& cfg = o.config;
+    std::optional<Tensor> input;
+    if (!input_path.empty()) {
+        Array x = read_npy(input_path);
+        if (x.dimension() != 3)
+            throw UsageError(input_path + ": has shape " + format_shape(shape_of(x)) + ", expected 3-D [B, N, C]");
+        require_finite(x, input_path);
+        const Shape xs = shape_of(x);
+        const std::pair<CLI::Option*, std::size_t> given[] = {{o.batch, xs[0]}, {o.tokens, xs[1]}, {o.dim, xs[2]}};
+        const std::size_t* fields[] = {&cfg.batch, &cfg.tokens, &cfg.dim};
+        for (int i = 0; i < 3; ++i)
+            if (given[i].first->count() && *fields[i] != given[i].second)
+                throw UsageError(given[i].first->get_name() + " " + std::to_string(*fields[i]) + " disagrees with " +
+                                 input_path + " of shape " + format_shape(xs) + "; B, N, C come from the input");
+        cfg.batch = xs[0];
+        cfg.tokens = xs[1];
+        cfg.dim = xs[2];
+        input = Tensor{std::move(x), {"B", "N", "C"}};
+    }
+    std::optional<AttentionWeights> weights;
+    if (!weights_path.empty()) {
+        const bool dim_known = input || o.dim->count();
+        weights = load_attention_weights(weights_path, block, dim_known ? std::optional<std::size_t>(cfg.dim) : std::nullopt);
+        cfg.dim = weights->proj_weight.shape()[0];
+        if (o.qkv_bias->count() && !weights->qkv_bias)
+            throw UsageError("--qkv-bias was given but " + weights_path + " has no qkv.bias");
+        cfg.qkv_bias = weights->qkv_bias.has_value();
+        require_finite(weights->qkv_weight, weights_path + ": qkv.weight");
+        if (weights->qkv_bias) require_finite(*weights->qkv_bias, weights_path + ": qkv.bias");
+        require_finite(weights->proj_weight, weights_path + ": proj.weight");
+        require_finite(weights->proj_bias, weights_path + ": proj.bias");
+    } else if (block) {
+        throw UsageError("--block needs --weights FILE");
+    }
+    require_valid(cfg);  // before the default input or weights are allocated
+    if (!weights) weights = default_weights(cfg);
+    if (!input) input = default_input(cfg);
+    const Trace trace = run_attention(cfg, *weights, *input);
+    dump_trace(trace, dump_dir);
+    std::printf("wrote %zu steps to %s/ (<step>.npy and trace.json)\n%s\n", trace.steps.size(), dump_dir.c_str(),
+                checks_summary(trace).c_str());
+    return 0;
+}
+
+// ---- bench ----------------------------------------------------------------------------------
+int cmd_bench(const ConfigOptions& o, std::size_t repeat, bool json) {
+    const AttentionConfig& cfg = o.config;
+    require_valid(cfg);
+    if (repeat < 1 || repeat > 100000) throw UsageError("--repeat " + std::to_string(repeat) + " must be in 1..100000");
+    const AttentionWeights weights = default_weights(cfg);
+    const Tensor input = default_input(cfg);
+    for (int i = 0; i < 2; ++i) run_attention(cfg, weights, input);  // warm-up: page faults, BLAS threads
+    std::vector<double> ms;
+    for (std::size_t i = 0; i < repeat; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        const Trace trace = run_attention(cfg, weights, input);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    const double median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+    const double B = cfg.batch, N = cfg.tokens, C = cfg.dim;
+    const double gflop = (2.0 * B * N * C * 4.0 * C + 4.0 * B * N * N * C) * 1e-9;  // qkv + proj, q@k^T + attn@v
+    const int threads = openblas_get_num_threads();
+    if (json) {
+        std::cout << nlohmann::json{{"median_ms", median}, {"min_ms", ms.front()}, {"max_ms", ms.back()},
+                                    {"repeat", repeat}, {"gflop", gflop}, {"gflops_per_s", gflop / (median * 1e-3)},
+                                    {"blas_threads", threads}, {"config", config_to_json(cfg)}}
+                         .dump()
+                  << "\n";
+    } else {
+        std::printf("B=%zu N=%zu C=%zu h=%zu: median %.3f ms over %zu runs (min %.3f, max %.3f), %.1f GFLOP/s, "
+                    "%d BLAS threads, every step recorded\n",
+                    cfg.batch, cfg.tokens, cfg.dim, cfg.heads, median, repeat, ms.front(), ms.back(),
+                    gflop / (median * 1e-3), threads);
+    }
+    return 0;
+}
+
+// ---- the desktop app ------------------------------------------------------------------------
+std::pair<int, int> parse_size(const std::string& text) {
+    int w = 0, h = 0;
+    char x = 0, rest = 0;
+    if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &rest) != 3 || (x != 'x' && x != 'X') || w < 64 ||
+        h < 64 || w > 16384 || h > 16384)
+        throw UsageError("--size " + text + ": expected WIDTHxHEIGHT with each side in 64..16384, e.g. 1600x1000");
+    return {w, h};
+}
+
+int cmd_gui(const ConfigOptions& o, const std::string& screenshot, const std::string& step, const std::string& size) {
+    GuiOptions g;
+    g.config = o.config;
+    g.config_from_user = o.any_given();
+    g.screenshot_path = screenshot;
+    g.step = step;
+    std::tie(g.width, g.height) = parse_size(size);
+    const auto& names = attention_step_names();
+    if (!step.empty() && std::find(names.begin(), names.end(), step) == names.end()) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw UsageError("--step " + step + ": no such step; the steps are " + list);
+    }
+    require_valid(g.config);
+#ifdef ATTNSCOPE_HAS_GUI
+    return run_gui(g);
+#else
+    if (!screenshot.empty()) throw UsageError("--screenshot: this attnscope was built without the desktop app");
+    print_trace(run_attention(g.config));
+    return 0;
+#endif
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+    CLI::App app{"attnscope: step through multi-head attention one tensor at a time.\n"
+                 "Without a command, opens the desktop app on the demo (x = torch.randn(2, 16, 768), 8 heads)."};
+    app.require_subcommand(0, 1);
+    ConfigOptions gui_options;
+    std::string screenshot, step, size = "1600x1000";
+    add_config_options(app, gui_options);
+    app.add_option("--screenshot", screenshot, "render the app headless for a few frames, write this PNG, exit");
+    app.add_option("--step", step, "step selected at start (e.g. attn)");
+    app.add_option("--size", size, "window or screenshot size WIDTHxHEIGHT")->capture_default_str();
+
+    ConfigOptions trace_options;
+    bool trace_json = false;
+    CLI::App* trace = app.add_subcommand("trace", "print every step: name, shape, PyTorch line, contiguity note");
+    add_config_options(*trace, trace_options);
+    trace->add_flag("--json", trace_json, "print the trace as JSON");
+
+    ConfigOptions run_options;
+    std::string weights, input, dump;
+    std::optional<std::size_t> block;
+    CLI::App* run = app.add_subcommand("run", "run the layer and dump every step as DIR/<step>.npy + DIR/trace.json");
+    add_config_options(*run, run_options);
+    run->add_option("--weights", weights, "safetensors with qkv.weight, qkv.bias (optional), proj.weight, proj.bias");
+    run->add_option("--block", block, "read blocks.<I>.attn.* from a whole checkpoint");
+    run->add_option("--input", input, "x as a .npy of shape [B, N, C] (sets B, N, C)");
+    run->add_option("--dump", dump, "folder for the dump")->required();
+
+    ConfigOptions bench_options;
+    std::size_t repeat = 50;
+    bool bench_json = false;
+    CLI::App* bench = app.add_subcommand("bench", "median time of the full recorded forward");
+    add_config_options(*bench, bench_options);
+    bench->add_option("--repeat", repeat, "timed runs")->capture_default_str();
+    bench->add_flag("--json", bench_json, "print JSON");
+
+    try {
+        app.parse(argc, argv);
+        if (trace->parsed()) return cmd_trace(trace_options, trace_json);
+        if (run->parsed()) return cmd_run(run_options, weights, block, input, dump);
+        if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);
+        return cmd_gui(gui_options, screenshot, step, size);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help
+        std::fprintf(stderr, "attnscope: %s (see attnscope --help)\n", e.what());
+        return 2;
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "attnscope: %s\n", e.what());
+        return 2;
+    } catch (const FileError& e) {
+        std::fprintf(stderr, "attnscope: %s\n", e.what());
+        return 2;
+    } catch (const ShapeError& e) {
+        std::fprintf(stderr, "attnscope: %s\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "attnscope: out of memory; try a smaller --tokens or --batch\n");
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: internal error: %s\n", e.what());
+        return 1;
+    }
+}
+
+}  // namespace attnscope

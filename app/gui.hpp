@@ -1,0 +1,22 @@
+// Entry point of the desktop app (implemented in app/gui/ when built with ATTNSCOPE_GUI).
+#pragma once
+
+#include <string>
+
+#include "config.hpp"
+
+namespace attnscope {
+
+struct GuiOptions {
+    AttentionConfig config;       // the demo by default: x = torch.randn(2, 16, 768), 8 heads
+    bool config_from_user = false;  // true when config options were given on the command line
+    std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
+    std::string step;             // step selected at start ("" = first step)
+    int width = 1600;
+    int height = 1000;
+};
+
+// Runs the window (or the headless screenshot) and returns the process exit status.
+int run_gui(const GuiOptions& options);
+
+}  // namespace attnscope

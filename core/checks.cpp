@@ -1,0 +1,102 @@
+#include "checks.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "ops.hpp"
+
+namespace attnscope {
+
+std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg) {
+    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
+    return {
+        {"input", "[B, N, C]", {B, N, C}},
+        {"qkv", "[B, N, 3*C]", {B, N, 3 * C}},
+        {"qkv_split", "[B, N, 3, h, c]", {B, N, 3, h, c}},
+        {"qkv_heads", "[3, B, h, N, c]", {3, B, h, N, c}},
+        {"q", "[B, h, N, c]", {B, h, N, c}},
+        {"k", "[B, h, N, c]", {B, h, N, c}},
+        {"v", "[B, h, N, c]", {B, h, N, c}},
+        {"k_t", "[B, h, c, N]", {B, h, c, N}},
+        {"scores", "[B, h, N, N]", {B, h, N, N}},
+        {"scaled", "[B, h, N, N]", {B, h, N, N}},
+        {"attn", "[B, h, N, N]", {B, h, N, N}},
+        {"attn_drop", "[B, h, N, N]", {B, h, N, N}},
+        {"context", "[B, h, N, c]", {B, h, N, c}},
+        {"context_t", "[B, N, h, c]", {B, N, h, c}},
+        {"merged", "[B, N, C]", {B, N, C}},
+        {"out", "[B, N, C]", {B, N, C}},
+        {"out_drop", "[B, N, C]", {B, N, C}},
+    };
+}
+
+std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::vector<ExpectedShape>& expected) {
+    std::vector<ShapeCheck> checks;
+    for (const auto& e : expected) {
+        ShapeCheck check{e.step, e.formula, e.shape, {}, false};
+        for (const auto& s : steps)
+            if (s.name == e.step) {
+                check.actual = s.shape();
+                check.ok = check.actual == e.shape;
+            }
+        checks.push_back(check);
+    }
+    return checks;
+}
+
+RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float drop_p, double tolerance) {
+    RowSumCheck r;
+    r.step = probs.name;
+    r.tolerance = tolerance;
+    r.sums = sum_last(probs.tensor);  // [B, h, N]
+    const Shape s = r.sums.values.shape().size() == 3 ? shape_of(r.sums.values) : Shape{1, 1, r.sums.values.size()};
+    const std::size_t heads = s[0] * s[1], rows_per_head = s[2];
+    r.rows = r.sums.values.size();
+    r.head_max_error.assign(heads, 0.0);
+    r.head_failing.assign(heads, 0);
+    for (std::size_t bh = 0; bh < heads; ++bh)
+        for (std::size_t i = 0; i < rows_per_head; ++i) {
+            const double err = std::fabs(static_cast<double>(r.sums.values.data()[bh * rows_per_head + i]) - 1.0);
+            const bool fails = !(err <= tolerance);  // NaN fails too
+            r.head_max_error[bh] = std::isnan(err) ? err : std::max(r.head_max_error[bh], err);
+            r.head_failing[bh] += fails;
+            r.failing_rows += fails;
+            r.max_error = std::isnan(err) || std::isnan(r.max_error) ? NAN : std::max(r.max_error, err);
+        }
+    r.deviation_expected = deviation_expected;
+    char text[512];
+    if (deviation_expected) {
+        std::snprintf(text, sizeof text,
+                      "Expected, not a bug: in training mode dropout zeroes each weight with probability p = %.3g "
+                      "and scales the kept ones by 1/(1-p) = %.4g, so a row sums to 1 only on average. "
+                      "The softmax output (attn) is the step whose rows must sum to 1.",
+                      drop_p, 1.0 / (1.0 - drop_p));
+    } else if (r.failing_rows == 0) {
+        std::snprintf(text, sizeof text, "All %zu rows sum to 1 (max |sum - 1| = %.3g <= %.0e).", r.rows, r.max_error,
+                      tolerance);
+    } else {
+        std::snprintf(text, sizeof text,
+                      "%zu of %zu rows do not sum to 1 (max |sum - 1| = %.3g > %.0e): softmax was not taken over "
+                      "the last axis, or the values were changed after it.",
+                      r.failing_rows, r.rows, r.max_error, tolerance);
+    }
+    r.explanation = text;
+    return r;
+}
+
+NonFiniteCheck find_first_nonfinite(const std::vector<Step>& steps) {
+    NonFiniteCheck check;
+    for (const auto& s : steps) {
+        if (s.stats.nan_count + s.stats.inf_count == 0) continue;
+        check.first_step = s.name;
+        check.nan_count = s.stats.nan_count;
+        check.inf_count = s.stats.inf_count;
+        check.message = "first NaN/Inf at step '" + s.name + "' (" + std::to_string(s.stats.nan_count) + " NaN, " +
+                        std::to_string(s.stats.inf_count) + " Inf); every earlier step is finite";
+        return check;
+    }
+    check.message = "no NaN or Inf in any step";
+    return check;
+}
+
+}  // namespace attnscope

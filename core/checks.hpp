@@ -1,0 +1,27 @@
+// Checks run over a recorded trace: shapes against their formulas, softmax row sums, and the
+// first step where a NaN or Inf appeared.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace.hpp"
+
+namespace attnscope {
+
+// The shape every pinned step must have for this config, with its formula ("[B, N, 3*C]").
+struct ExpectedShape {
+    std::string step;
+    std::string formula;
+    Shape shape;
+};
+std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& config);
+
+std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::vector<ExpectedShape>& expected);
+
+// probs [B, h, N, N']: every row should sum to 1. deviation_expected marks training-mode dropout.
+RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float drop_p, double tolerance = 1e-5);
+
+NonFiniteCheck find_first_nonfinite(const std::vector<Step>& steps);
+
+}  // namespace attnscope

@@ -1,0 +1,87 @@
+#include "config.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+namespace attnscope {
+
+namespace {
+
+constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
+
+// Saturating arithmetic: a size that does not fit is "too big", never a wrapped small number.
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+    if (a != 0 && b > kSaturated / a) return kSaturated;
+    return a * b;
+}
+std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+
+}  // namespace
+
+std::uint64_t trace_bytes(const AttentionConfig& c) {
+    const std::uint64_t bnc = mul(mul(c.batch, c.tokens), c.dim);
+    const std::uint64_t bhn = mul(mul(c.batch, c.heads), c.tokens);
+    const std::uint64_t bhnn = mul(bhn, c.tokens);
+    // input 1, qkv/qkv_split/qkv_heads 3 each, q/k/v 1 each, k_t, context, context_t,
+    // merged, out, out_drop 1 each: 19 x BNC.  scores, scaled, attn, attn_drop: 4 x BhNN.
+    std::uint64_t floats = add(mul(19, bnc), mul(4, bhnn));
+    floats = add(floats, mul(2, bhn));                                   // row sums of attn, attn_drop
+    floats = add(floats, add(mul(4, mul(c.dim, c.dim)), mul(4, c.dim)));  // weights
+    return mul(floats, sizeof(float));
+}
+
+std::uint64_t default_memory_budget() {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0) return 4ull << 30;  // unknown machine: 4 GiB
+    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 2;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+    if (bytes == kSaturated) return "more than 16 EiB";
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024.0 && unit < 6) {
+        value /= 1024.0;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return text;
+}
+
+std::vector<std::string> validate(const AttentionConfig& c, std::uint64_t memory_budget_bytes) {
+    std::vector<std::string> problems;
+    if (c.batch == 0) problems.push_back("--batch must be at least 1");
+    if (c.tokens == 0) problems.push_back("--tokens must be at least 1");
+    if (c.dim == 0) problems.push_back("--dim must be at least 1");
+    if (c.heads == 0) problems.push_back("--heads must be at least 1");
+    if (c.heads != 0 && c.dim != 0 && c.dim % c.heads != 0)
+        problems.push_back("--dim " + std::to_string(c.dim) + " is not divisible by --heads " +
+                           std::to_string(c.heads) + " (head_dim c = C / h must be a whole number)");
+    auto check_p = [&](float p, const char* option) {
+        if (!(p >= 0.0f && p < 1.0f))
+            problems.push_back(std::string(option) + " " + std::to_string(p) + " must be in [0, 1)");
+    };
+    check_p(c.attn_drop, "--attn-drop");
+    check_p(c.proj_drop, "--proj-drop");
+    if (problems.empty()) {
+        const std::uint64_t need = trace_bytes(c);
+        if (need > memory_budget_bytes) {
+            const std::uint64_t scores = mul(mul(mul(mul(c.batch, c.heads), c.tokens), c.tokens), 4 * sizeof(float));
+            problems.push_back("B=" + std::to_string(c.batch) + " N=" + std::to_string(c.tokens) +
+                               " C=" + std::to_string(c.dim) + " h=" + std::to_string(c.heads) +
+                               " needs " + format_bytes(need) + " to record every step (the four [B, h, N, N] "
+                               "steps alone take " + format_bytes(scores) + "), over the memory budget of " +
+                               format_bytes(memory_budget_bytes) + "; use a smaller --tokens or --batch");
+        }
+    }
+    return problems;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,285 @@
+#include "ops.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+#include <xsimd/xsimd.hpp>
+
+namespace attnscope {
+
+namespace {
+
+std::string axis_desc(const Tensor& t, std::size_t axis) {
+    std::string label = axis < t.axes.size() ? t.axes[axis] : "";
+    const std::size_t size = t.values.shape()[axis];
+    return label.empty() ? std::to_string(size) : label + "=" + std::to_string(size);
+}
+
+int blas_int(std::size_t n, const char* op) {
+    if (n > static_cast<std::size_t>(INT_MAX))
+        throw ShapeError(std::string(op) + ": dimension " + std::to_string(n) + " is larger than BLAS supports");
+    return static_cast<int>(n);
+}
+
+Axes labels_or_blank(const Tensor& x) {
+    Axes axes = x.axes;
+    axes.resize(x.values.dimension());
+    return axes;
+}
+
+// Copies x into a new row-major array whose axis i is x's axis dims[i]. The innermost loop walks
+// the output contiguously and the input with the permuted stride.
+Array permute_copy(const Array& x, const std::vector<std::size_t>& dims) {
+    const Shape in_shape = shape_of(x);
+    const std::size_t rank = in_shape.size();
+    const Strides in_strides = contiguous_strides(in_shape);
+    Shape out_shape(rank);
+    Strides src(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+        out_shape[i] = in_shape[dims[i]];
+        src[i] = in_strides[dims[i]];
+    }
+    Array out = make_array(out_shape);
+    const std::size_t count = out.size();
+    if (count == 0) return out;
+    if (rank == 0) {
+        out.data()[0] = x.data()[0];
+        return out;
+    }
+    const float* s = x.data();
+    float* d = out.data();
+    const std::size_t inner = out_shape[rank - 1];
+    const std::ptrdiff_t inner_stride = src[rank - 1];
+    std::vector<std::size_t> index(rank, 0);
+    std::ptrdiff_t offset = 0;
+    for (std::size_t o = 0, outer = count / inner; o < outer; ++o) {
+        const float* p = s + offset;
+        if (inner_stride == 1) {
+            std::memcpy(d, p, inner * sizeof(float));
+        } else {
+            for (std::size_t j = 0; j < inner; ++j) d[j] = p[static_cast<std::ptrdiff_t>(j) * inner_stride];
+        }
+        d += inner;
+        for (std::size_t a = rank - 1; a-- > 0;) {  // odometer over the outer output axes
+            if (++index[a] < out_shape[a]) {
+                offset += src[a];
+                break;
+            }
+            offset -= src[a] * static_cast<std::ptrdiff_t>(out_shape[a] - 1);
+            index[a] = 0;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+// ---- linear ---------------------------------------------------------------------------------
+Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std::string& out_axis,
+              const std::string& weight_name) {
+    const Shape xs = shape_of(x.values);
+    const Shape ws = shape_of(weight);
+    if (xs.empty()) throw ShapeError("linear: input is a scalar; it needs at least one axis");
+    if (ws.size() != 2)
+        throw ShapeError("linear: " + weight_name + " has shape " + format_shape(ws) + "; it must be 2-D [out, in]");
+    const std::size_t in = xs.back(), out = ws[0];
+    if (ws[1] != in)
+        throw ShapeError("linear: cannot apply " + weight_name + " " + format_shape(ws) + " to x " + format_shape(xs) +
+                         ": x's last axis (" + axis_desc(x, xs.size() - 1) + ") must equal " + weight_name +
+                         "'s axis 1 (" + std::to_string(ws[1]) + ")");
+    if (bias && (bias->dimension() != 1 || bias->size() != out))
+        throw ShapeError("linear: bias has shape " + format_shape(shape_of(*bias)) + ", expected [" +
+                         std::to_string(out) + "] to match " + weight_name + " " + format_shape(ws));
+
+    Shape ys = xs;
+    ys.back() = out;
+    Tensor y{make_array(ys), labels_or_blank(x)};
+    y.axes.back() = out_axis;
+    const std::size_t rows = in ? x.values.size() / in : element_count(Shape(xs.begin(), xs.end() - 1));
+    float* yd = y.values.data();
+    if (bias) {  // y = bias, then y += x @ W^T (beta = 1), the order torch's addmm uses
+        for (std::size_t r = 0; r < rows; ++r) std::memcpy(yd + r * out, bias->data(), out * sizeof(float));
+    } else {
+        std::fill(yd, yd + y.values.size(), 0.0f);
+    }
+    if (rows && out && in)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(rows, "linear"), blas_int(out, "linear"),
+                    blas_int(in, "linear"), 1.0f, x.values.data(), blas_int(in, "linear"), weight.data(),
+                    blas_int(in, "linear"), 1.0f, yd, blas_int(out, "linear"));
+    return y;
+}
+
+// ---- layout ops -----------------------------------------------------------------------------
+Tensor reshape(const Tensor& x, const Shape& shape, const Axes& axes) {
+    const std::size_t count = element_count(shape);
+    if (count != x.values.size())
+        throw ShapeError("reshape: cannot reshape " + format_shape(shape_of(x.values)) + " (" +
+                         std::to_string(x.values.size()) + " elements) into " + format_shape(shape) + " (" +
+                         std::to_string(count) + " elements)");
+    if (axes.size() != shape.size())
+        throw ShapeError("reshape: " + std::to_string(axes.size()) + " axis labels for a " +
+                         std::to_string(shape.size()) + "-D shape " + format_shape(shape));
+    Tensor y{make_array(shape), axes};
+    std::copy(x.values.data(), x.values.data() + count, y.values.data());
+    return y;
+}
+
+Tensor permute(const Tensor& x, const std::vector<std::size_t>& dims) {
+    const std::size_t rank = x.values.dimension();
+    std::vector<bool> seen(rank, false);
+    bool valid = dims.size() == rank;
+    for (std::size_t d : dims) {
+        if (d >= rank || seen[d]) valid = false;
+        if (d < rank) seen[d] = true;
+    }
+    if (!valid) {
+        std::string list;
+        for (std::size_t i = 0; i < dims.size(); ++i) list += (i ? ", " : "") + std::to_string(dims[i]);
+        throw ShapeError("permute: (" + list + ") is not a permutation of the " + std::to_string(rank) +
+                         " axes of " + format_shape(shape_of(x.values)));
+    }
+    const Axes in_axes = labels_or_blank(x);
+    Axes axes(rank);
+    for (std::size_t i = 0; i < rank; ++i) axes[i] = in_axes[dims[i]];
+    return Tensor{permute_copy(x.values, dims), axes};
+}
+
+Tensor transpose(const Tensor& x, std::size_t dim0, std::size_t dim1) {
+    const std::size_t rank = x.values.dimension();
+    if (dim0 >= rank || dim1 >= rank)
+        throw ShapeError("transpose: axes " + std::to_string(dim0) + " and " + std::to_string(dim1) +
+                         " do not both exist in " + format_shape(shape_of(x.values)));
+    std::vector<std::size_t> dims(rank);
+    for (std::size_t i = 0; i < rank; ++i) dims[i] = i;
+    std::swap(dims[dim0], dims[dim1]);
+    return permute(x, dims);
+}
+
+Tensor select(const Tensor& x, std::size_t axis, std::size_t index) {
+    const Shape xs = shape_of(x.values);
+    if (axis >= xs.size() || index >= xs[axis])
+        throw ShapeError("select: index " + std::to_string(index) + " of axis " + std::to_string(axis) +
+                         " is out of range for " + format_shape(xs));
+    Shape ys = xs;
+    ys.erase(ys.begin() + static_cast<std::ptrdiff_t>(axis));
+    Axes axes = labels_or_blank(x);
+    axes.erase(axes.begin() + static_cast<std::ptrdiff_t>(axis));
+    Tensor y{make_array(ys), axes};
+    // x viewed as [outer, xs[axis], inner]: copy the index-th slab of each outer block.
+    std::size_t inner = 1;
+    for (std::size_t i = axis + 1; i < xs.size(); ++i) inner *= xs[i];
+    const std::size_t outer = y.values.size() / (inner ? inner : 1);
+    for (std::size_t o = 0; o < outer && inner; ++o)
+        std::memcpy(y.values.data() + o * inner, x.values.data() + (o * xs[axis] + index) * inner, inner * sizeof(float));
+    return y;
+}
+
+// ---- matmul ---------------------------------------------------------------------------------
+Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes, const std::string& a_name,
+              const std::string& b_name) {
+    const Shape as = shape_of(a.values), bs = shape_of(b.values);
+    const std::string both = a_name + " " + format_shape(as) + " @ " + b_name + " " + format_shape(bs);
+    if (as.size() < 2 || bs.size() != as.size())
+        throw ShapeError("matmul: " + both + ": both operands need the same rank, at least 2");
+    const std::size_t r = as.size();
+    for (std::size_t i = 0; i + 2 < r; ++i)
+        if (as[i] != bs[i])
+            throw ShapeError("matmul: " + both + ": batch axis " + std::to_string(i) + " differs (" + a_name + " " +
+                             axis_desc(a, i) + ", " + b_name + " " + axis_desc(b, i) + ")");
+    if (as[r - 1] != bs[r - 2])
+        throw ShapeError("matmul: " + both + ": " + a_name + "'s last axis (" + axis_desc(a, r - 1) + ") must equal " +
+                         b_name + "'s second-to-last axis (" + axis_desc(b, r - 2) + ")");
+    const std::size_t n = as[r - 2], k = as[r - 1], m = bs[r - 1];
+    Shape ys = as;
+    ys[r - 1] = m;
+    if (out_axes.size() != r) throw ShapeError("matmul: " + std::to_string(out_axes.size()) + " labels for a rank-" +
+                                               std::to_string(r) + " result");
+    Tensor y{make_array(ys), out_axes};
+    const std::size_t batches = element_count(Shape(as.begin(), as.end() - 2));
+    if (k == 0) {
+        std::fill(y.values.data(), y.values.data() + y.values.size(), 0.0f);
+        return y;
+    }
+    if (n == 0 || m == 0) return y;
+    const int N = blas_int(n, "matmul"), K = blas_int(k, "matmul"), M = blas_int(m, "matmul");
+    for (std::size_t i = 0; i < batches; ++i)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, M, K, 1.0f, a.values.data() + i * n * k, K,
+                    b.values.data() + i * k * m, M, 0.0f, y.values.data() + i * n * m, M);
+    return y;
+}
+
+// ---- elementwise ----------------------------------------------------------------------------
+Tensor scale(const Tensor& x, float s) {
+    Tensor y{make_array(shape_of(x.values)), x.axes};
+    const float* xd = x.values.data();
+    float* yd = y.values.data();
+    for (std::size_t i = 0, n = x.values.size(); i < n; ++i) yd[i] = xd[i] * s;
+    return y;
+}
+
+Tensor softmax_last(const Tensor& x) {
+    const Shape xs = shape_of(x.values);
+    if (xs.empty()) throw ShapeError("softmax: input is a scalar; it needs at least one axis");
+    Tensor y{make_array(xs), x.axes};
+    const std::size_t n = xs.back();
+    if (n == 0) return y;
+    using batch = xsimd::batch<float>;
+    constexpr std::size_t lanes = batch::size;
+    const std::size_t rows = x.values.size() / n;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* in = x.values.data() + r * n;
+        float* out = y.values.data() + r * n;
+        float row_max = in[0];
+        for (std::size_t j = 1; j < n; ++j) row_max = std::max(row_max, in[j]);
+        // A row of -inf (fully masked) or +inf would make x - max NaN; PyTorch gives NaN there too.
+        std::size_t j = 0;
+        batch sum_lanes(0.0f);
+        const batch max_lanes(row_max);
+        for (; j + lanes <= n; j += lanes) {
+            batch e = xsimd::exp(batch::load_unaligned(in + j) - max_lanes);
+            e.store_unaligned(out + j);
+            sum_lanes += e;
+        }
+        float sum = xsimd::hadd(sum_lanes);
+        for (; j < n; ++j) {
+            out[j] = std::exp(in[j] - row_max);
+            sum += out[j];
+        }
+        const float inv = 1.0f / sum;
+        for (j = 0; j < n; ++j) out[j] *= inv;
+    }
+    return y;
+}
+
+Tensor dropout(const Tensor& x, float p, bool training, Rng& rng) {
+    if (!training || p == 0.0f) return x;
+    if (!(p > 0.0f && p < 1.0f)) throw ShapeError("dropout: p = " + std::to_string(p) + " must be in [0, 1)");
+    Tensor y{make_array(shape_of(x.values)), x.axes};
+    const float keep_scale = 1.0f / (1.0f - p);
+    const float* xd = x.values.data();
+    float* yd = y.values.data();
+    for (std::size_t i = 0, n = x.values.size(); i < n; ++i) yd[i] = rng.uniform() < p ? 0.0f : xd[i] * keep_scale;
+    return y;
+}
+
+Tensor sum_last(const Tensor& x) {
+    const Shape xs = shape_of(x.values);
+    if (xs.empty()) throw ShapeError("sum: input is a scalar; it needs at least one axis");
+    const Shape ys(xs.begin(), xs.end() - 1);
+    Axes axes = labels_or_blank(x);
+    axes.pop_back();
+    Tensor y{make_array(ys), axes};
+    const std::size_t n = xs.back(), rows = y.values.size();
+    for (std::size_t r = 0; r < rows; ++r) {
+        double sum = 0.0;
+        for (std::size_t j = 0; j < n; ++j) sum += x.values.data()[r * n + j];
+        y.values.data()[r] = static_cast<float>(sum);
+    }
+    return y;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,48 @@
+// The op set of the attention pipeline. Each op checks its operands' shapes and throws a
+// ShapeError naming the op, both shapes and the axis that disagrees; each returns an evaluated
+// row-major Tensor whose axis labels follow the op (permute permutes them, and so on).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "random.hpp"
+#include "tensor.hpp"
+
+namespace attnscope {
+
+// y = x @ weight^T + bias over the last axis.   x [..., in], weight [out, in], bias [out] -> [..., out]
+Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std::string& out_axis,
+              const std::string& weight_name = "weight");
+
+// Same values in row-major order, new shape and labels (the element counts must agree).
+Tensor reshape(const Tensor& x, const Shape& shape, const Axes& axes);
+
+// out.shape[i] = x.shape[dims[i]]
+Tensor permute(const Tensor& x, const std::vector<std::size_t>& dims);
+
+// x[..., index, ...] along axis: one result of torch.unbind(axis).
+Tensor select(const Tensor& x, std::size_t axis, std::size_t index);
+
+// Swaps two axes.
+Tensor transpose(const Tensor& x, std::size_t dim0, std::size_t dim1);
+
+// Batched matrix product.   a [..., n, k] @ b [..., k, m] -> [..., n, m] (equal batch axes)
+Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes,
+              const std::string& a_name = "a", const std::string& b_name = "b");
+
+// x * s
+Tensor scale(const Tensor& x, float s);
+
+// Softmax over the last axis; subtracts each row's max first, so large inputs do not overflow.
+Tensor softmax_last(const Tensor& x);
+
+// Inverted dropout: in training, each element is kept with probability 1 - p and scaled by
+// 1 / (1 - p), zeroed otherwise; outside training, the identity.
+Tensor dropout(const Tensor& x, float p, bool training, Rng& rng);
+
+// Sum over the last axis, accumulated in double.   x [..., n] -> [...]
+Tensor sum_last(const Tensor& x);
+
+}  // namespace attnscope

@@ -1,0 +1,266 @@
+// run_attention: the reference's ViTAttention.forward, one recorded step per line of PyTorch.
+//
+//     qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)
+//     qkv = qkv.permute(2, 0, 3, 1, 4)
+//     q, k, v = qkv.unbind(0)
+//     attn = (q @ k.transpose(-2, -1)) * self.scale
+//     attn = attn.softmax(dim=-1)
+//     attn = self.attn_drop(attn)
+//     x = (attn @ v).transpose(1, 2).reshape(B, N, C)
+//     x = self.proj(x)
+//     x = self.proj_drop(x)
+#include "pipeline.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "checks.hpp"
+#include "ops.hpp"
+#include "random.hpp"
+#include "torch_layout.hpp"
+#include "weights.hpp"
+
+namespace attnscope {
+
+namespace {
+
+// Random streams of one seed; fixed numbers so that a seed means the same thing forever.
+enum Stream : std::uint64_t { kInput = 1, kQkvWeight = 2, kProjWeight = 3, kProjBias = 4, kAttnDrop = 5, kProjDrop = 6 };
+
+Array uniform_array(const Shape& shape, float bound, std::uint64_t seed, Stream stream) {
+    Array a = make_array(shape);
+    Rng rng(seed, stream);
+    for (float& v : a) v = rng.uniform(-bound, bound);
+    return a;
+}
+
+// The words of one step: what it is called, the PyTorch it mirrors, and the note for the user.
+struct StepText {
+    std::string name;
+    std::string op;
+    std::string code;
+    std::string formula;
+    std::vector<std::string> inputs;
+    std::string note;
+    std::vector<Operand> weights = {};  // operands that are parameters, not steps
+};
+
+// Appends steps to a trace, filling in what PyTorch's tensor would look like and the stats.
+class Recorder {
+public:
+    Recorder(Trace& trace, const RunHooks& hooks) : trace_(trace), hooks_(hooks) {
+        trace_.steps.reserve(attention_step_names().size());  // references handed out stay valid
+    }
+
+    // same_values: a layout step holds the same multiset of values as that step: reuse its stats.
+    const Step& add(StepText text, Tensor tensor, const TorchLayout& layout, bool is_view,
+                    const Step* same_values = nullptr) {
+        if (hooks_.cancel && hooks_.cancel->load()) throw Cancelled();
+        if (trace_.steps.size() == trace_.steps.capacity()) throw std::logic_error("Recorder: step storage full");
+        Step step;
+        step.name = std::move(text.name);
+        step.op = std::move(text.op);
+        step.code = std::move(text.code);
+        step.formula = std::move(text.formula);
+        step.inputs = std::move(text.inputs);
+        for (const auto& input : step.inputs) step.operands.push_back({input, trace_.at(input).shape()});
+        for (auto& weight : text.weights) step.operands.push_back(std::move(weight));
+        step.tensor = std::move(tensor);
+        step.torch_strides = layout.strides;
+        step.contiguous = layout.is_contiguous();
+        step.is_view = is_view;
+        step.note = std::move(text.note);
+        step.stats = same_values ? same_values->stats : compute_stats(step.tensor.values);
+        trace_.steps.push_back(std::move(step));
+        if (hooks_.progress) hooks_.progress(trace_.steps.size(), trace_.steps.capacity());
+        return trace_.steps.back();
+    }
+
+private:
+    Trace& trace_;
+    const RunHooks& hooks_;
+};
+
+std::string strides_note(const TorchLayout& l) {
+    return " (strides " + format_strides(l.strides) + (l.is_contiguous() ? ", contiguous)" : ", not contiguous)");
+}
+
+void check_run_inputs(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x) {
+    const auto problems = validate(cfg, UINT64_MAX);
+    if (!problems.empty()) throw std::invalid_argument(problems.front());
+    const Shape xs = shape_of(x.values);
+    if (xs != Shape{cfg.batch, cfg.tokens, cfg.dim})
+        throw ShapeError("input: x has shape " + format_shape(xs) + ", expected [B, N, C] = " +
+                         format_shape({cfg.batch, cfg.tokens, cfg.dim}) + " from the config");
+    const std::string weights_problem = check_attention_weights(w, cfg.dim);
+    if (!weights_problem.empty()) throw ShapeError(weights_problem);
+}
+
+}  // namespace
+
+AttentionWeights default_weights(const AttentionConfig& cfg) {
+    const std::size_t C = cfg.dim;
+    AttentionWeights w;
+    // nn.init.xavier_uniform_(self.qkv.weight): bound = sqrt(6 / (fan_in + fan_out)) = sqrt(6 / (C + 3C))
+    w.qkv_weight = uniform_array({3 * C, C}, static_cast<float>(std::sqrt(6.0 / (4.0 * C))), cfg.seed, kQkvWeight);
+    // nn.init.zeros_(self.qkv.bias)
+    if (cfg.qkv_bias) w.qkv_bias = xt::zeros<float>({3 * C});
+    // nn.Linear(dim, dim) default: weight and bias uniform(+-1/sqrt(fan_in))
+    const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(C)));
+    w.proj_weight = uniform_array({C, C}, bound, cfg.seed, kProjWeight);
+    w.proj_bias = uniform_array({C}, bound, cfg.seed, kProjBias);
+    return w;
+}
+
+Tensor default_input(const AttentionConfig& cfg) {
+    Tensor x{make_array({cfg.batch, cfg.tokens, cfg.dim}), {"B", "N", "C"}};
+    Rng rng(cfg.seed, kInput);
+    for (float& v : x.values) v = rng.normal();
+    return x;
+}
+
+Trace run_attention(const AttentionConfig& cfg, const RunHooks& hooks) {
+    return run_attention(cfg, default_weights(cfg), default_input(cfg), hooks);
+}
+
+Trace run_attention(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x_in, const RunHooks& hooks) {
+    check_run_inputs(cfg, w, x_in);
+    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
+    const float scale_factor = static_cast<float>(std::pow(static_cast<double>(c), -0.5));  // self.scale
+    Trace trace;
+    trace.config = cfg;
+    Recorder rec(trace, hooks);
+
+    // x                                                                       [B, N, C]
+    TorchLayout layout = TorchLayout::contiguous({B, N, C});
+    const Step& input = rec.add({"input", "input", "x", "b n C", {}, "the input tensor, contiguous"},
+                                Tensor{x_in.values, {"B", "N", "C"}}, layout, false);
+
+    // self.qkv(x)                                                             [B, N, 3C]
+    layout = TorchLayout::contiguous({B, N, 3 * C});
+    const Step& qkv = rec.add(
+        {"qkv", "linear", "self.qkv(x)", "b n C, (three h c) C -> b n (three h c)", {"input"},
+         std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
+         {{"self.qkv.weight", shape_of(w.qkv_weight)}}},
+        linear(input.tensor, w.qkv_weight, w.qkv_bias ? &*w.qkv_bias : nullptr, "3C", "qkv.weight"), layout, false);
+
+    // .reshape(B, N, 3, self.num_heads, C // self.num_heads)               [B, N, 3, h, c]
+    layout = {{B, N, 3, h, c}, *torch_view_strides(layout, {B, N, 3, h, c})};
+    const Step& qkv_split = rec.add(
+        {"qkv_split", "reshape", ".reshape(B, N, 3, self.num_heads, C // self.num_heads)",
+         "b n (three h c) -> b n three h c", {"qkv"},
+         "view, no copy: splitting the last axis of a contiguous tensor only needs new strides" + strides_note(layout)},
+        reshape(qkv.tensor, {B, N, 3, h, c}, {"B", "N", "3", "h", "c"}), layout, true, &qkv);
+
+    // .permute(2, 0, 3, 1, 4)                                                 [3, B, h, N, c]
+    layout = torch_permute(layout, {2, 0, 3, 1, 4});
+    const Step& qkv_heads = rec.add(
+        {"qkv_heads", "permute", ".permute(2, 0, 3, 1, 4)", "b n three h c -> three b h n c", {"qkv_split"},
+         std::string("view, no copy: permute only reorders the strides") +
+             (layout.is_contiguous() ? "" : ", so the tensor is no longer contiguous") +
+             "; the numbers still lie in memory in [B, N, 3, h, c] order" + strides_note(layout)},
+        permute(qkv_split.tensor, {2, 0, 3, 1, 4}), layout, true, &qkv_split);
+
+    // q, k, v = qkv.unbind(0)                                                 [B, h, N, c] each
+    layout = torch_select(layout, 0);
+    const std::string unbind_note =
+        "view, no copy: unbind(0) picks one slice of the first axis; still not contiguous" + strides_note(layout);
+    const Step& q = rec.add({"q", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 0)",
+                             {"qkv_heads"}, unbind_note},
+                            select(qkv_heads.tensor, 0, 0), layout, true);
+    // Keys and values are indexed by the attended-to token: that axis is labelled N'.
+    Tensor k_values = select(qkv_heads.tensor, 0, 1), v_values = select(qkv_heads.tensor, 0, 2);
+    k_values.axes = v_values.axes = {"B", "h", "N'", "c"};
+    const Step& k = rec.add({"k", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 1)",
+                             {"qkv_heads"}, unbind_note},
+                            std::move(k_values), layout, true);
+    const Step& v = rec.add({"v", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 2)",
+                             {"qkv_heads"}, unbind_note},
+                            std::move(v_values), layout, true);
+
+    // k.transpose(-2, -1)                                                     [B, h, c, N']
+    layout = torch_transpose(layout, 2, 3);
+    const Step& k_t = rec.add({"k_t", "transpose", "k.transpose(-2, -1)", "b h n c -> b h c n", {"k"},
+                               "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)},
+                              transpose(k.tensor, 2, 3), layout, true, &k);
+
+    // q @ k.transpose(-2, -1)                                                 [B, h, N, N']
+    layout = TorchLayout::contiguous({B, h, N, N});
+    const Step& scores = rec.add(
+        {"scores", "matmul", "q @ k.transpose(-2, -1)", "b h n c, b h c m -> b h n m", {"q", "k_t"},
+         "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed"},
+        matmul(q.tensor, k_t.tensor, {"B", "h", "N", "N'"}, "q", "k_t"), layout, false);
+
+    // * self.scale                                                            [B, h, N, N']
+    char scale_text[96];
+    std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x c^-0.5 = %zu^-0.5 = %.6g)", c, scale_factor);
+    const Step& scaled = rec.add({"scaled", "scale", "* self.scale", scale_text, {"scores"}, "new contiguous tensor"},
+                                 scale(scores.tensor, scale_factor), layout, false);
+
+    // attn.softmax(dim=-1)                                                    [B, h, N, N']
+    const Step& attn = rec.add(
+        {"attn", "softmax", "attn.softmax(dim=-1)", "b h n m -> b h n m  (softmax over m)", {"scaled"},
+         "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys"},
+        softmax_last(scaled.tensor), layout, false);
+
+    // self.attn_drop(attn)                                                    [B, h, N, N']
+    Rng attn_rng(cfg.seed, kAttnDrop);
+    const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
+    const Step& attn_drop = rec.add(
+        {"attn_drop", "dropout", "self.attn_drop(attn)", "b h n m -> b h n m", {"attn"},
+         attn_dropping ? "new contiguous tensor: training-mode dropout zeroes weights and rescales the rest by 1/(1-p)"
+                       : "identity: dropout does nothing in eval mode (or with p = 0) and returns attn itself"},
+        dropout(attn.tensor, cfg.attn_drop, cfg.training, attn_rng), layout, !attn_dropping,
+        attn_dropping ? nullptr : &attn);
+
+    // attn @ v                                                                [B, h, N, c]
+    layout = TorchLayout::contiguous({B, h, N, c});
+    const Step& context = rec.add(
+        {"context", "matmul", "attn @ v", "b h n m, b h m c -> b h n c", {"attn_drop", "v"},
+         "new contiguous tensor: each output row is a weighted sum of the rows of v"},
+        matmul(attn_drop.tensor, v.tensor, {"B", "h", "N", "c"}, "attn", "v"), layout, false);
+
+    // .transpose(1, 2)                                                        [B, N, h, c]
+    layout = torch_transpose(layout, 1, 2);
+    const Step& context_t = rec.add(
+        {"context_t", "transpose", ".transpose(1, 2)", "b h n c -> b n h c", {"context"},
+         (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
+                                 : "view, no copy: not contiguous, so .view(B, N, C) here would raise an error") +
+             strides_note(layout)},
+        transpose(context.tensor, 1, 2), layout, true, &context);
+
+    // .reshape(B, N, C)                                                       [B, N, C]
+    const auto merged_view = torch_view_strides(layout, {B, N, C});
+    layout = TorchLayout::contiguous({B, N, C});
+    const Step& merged = rec.add(
+        {"merged", "reshape", ".reshape(B, N, C)", "b n h c -> b n (h c)", {"context_t"},
+         merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
+                     : "copy: context_t is not contiguous, so reshape copies the heads side by side into a new "
+                       "contiguous tensor (this is why the code says reshape, not view)"},
+        reshape(context_t.tensor, {B, N, C}, {"B", "N", "C"}), layout, merged_view.has_value(), &context_t);
+
+    // self.proj(x)                                                            [B, N, C]
+    const Step& out = rec.add({"out", "linear", "self.proj(x)", "b n C, D C -> b n D", {"merged"},
+                               "new contiguous tensor: nn.Linear writes x @ W^T + b",
+                               {{"self.proj.weight", shape_of(w.proj_weight)}}},
+                              linear(merged.tensor, w.proj_weight, &w.proj_bias, "C", "proj.weight"), layout, false);
+
+    // self.proj_drop(x)                                                       [B, N, C]
+    Rng proj_rng(cfg.seed, kProjDrop);
+    const bool proj_dropping = cfg.training && cfg.proj_drop > 0.0f;
+    rec.add({"out_drop", "dropout", "self.proj_drop(x)", "b n C -> b n C", {"out"},
+             proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
+                           : "identity: dropout does nothing in eval mode (or with p = 0)"},
+            dropout(out.tensor, cfg.proj_drop, cfg.training, proj_rng), layout, !proj_dropping,
+            proj_dropping ? nullptr : &out);
+
+    // Checks over the recorded steps.
+    trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg));
+    trace.checks.row_sums.push_back(check_row_sums(trace.at("attn"), false, 0.0f));
+    trace.checks.row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop));
+    trace.checks.nonfinite = find_first_nonfinite(trace.steps);
+    return trace;
+}
+
+}  // namespace attnscope

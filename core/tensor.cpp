@@ -1,0 +1,52 @@
+#include "tensor.hpp"
+
+#include <limits>
+#include <sstream>
+
+namespace attnscope {
+
+Shape shape_of(const Array& a) { return Shape(a.shape().begin(), a.shape().end()); }
+
+namespace {
+template <typename Seq>
+std::string join_bracketed(const Seq& items) {
+    std::ostringstream out;
+    out << '[';
+    for (std::size_t i = 0; i < items.size(); ++i) out << (i ? ", " : "") << items[i];
+    out << ']';
+    return out.str();
+}
+}  // namespace
+
+std::string format_shape(const Shape& shape) { return join_bracketed(shape); }
+std::string format_strides(const Strides& strides) { return join_bracketed(strides); }
+std::string format_axes(const Axes& axes) { return join_bracketed(axes); }
+
+std::size_t checked_mul(std::size_t a, std::size_t b) {
+    if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a)
+        throw std::overflow_error("size overflow: " + std::to_string(a) + " * " + std::to_string(b));
+    return a * b;
+}
+
+std::size_t element_count(const Shape& shape) {
+    std::size_t n = 1;
+    for (std::size_t d : shape) n = checked_mul(n, d);
+    return n;
+}
+
+Strides contiguous_strides(const Shape& shape) {
+    Strides strides(shape.size());
+    std::ptrdiff_t s = 1;
+    for (std::size_t i = shape.size(); i-- > 0;) {
+        strides[i] = s;
+        s *= static_cast<std::ptrdiff_t>(shape[i] ? shape[i] : 1);
+    }
+    return strides;
+}
+
+Array make_array(const Shape& shape) {
+    element_count(shape);  // throws on overflow before xtensor multiplies silently
+    return Array::from_shape(shape);
+}
+
+}  // namespace attnscope

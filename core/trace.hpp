@@ -1,0 +1,104 @@
+// What the engine records: one Step per op, and the checks run over them.
+//
+// A Trace is immutable once built. Panels, dumps and the command line read it; none of them
+// recompute a step.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config.hpp"
+#include "tensor.hpp"
+
+namespace attnscope {
+
+struct Stats {
+    float min = 0.0f;  // over finite values (0 when there are none)
+    float max = 0.0f;
+    double mean = 0.0;  // over finite values
+    double std = 0.0;   // population standard deviation over finite values
+    std::size_t nan_count = 0;
+    std::size_t inf_count = 0;
+};
+
+Stats compute_stats(const Array& values);
+
+// An operand as written in the PyTorch line, with its shape (TensorSensor-style annotation).
+struct Operand {
+    std::string expr;  // "q", "k.transpose(-2, -1)", "self.qkv.weight"
+    Shape shape;
+};
+
+struct Step {
+    std::string name;                 // pinned interface name: "qkv_heads"
+    std::string op;                   // "permute"
+    std::string code;                 // the PyTorch line it mirrors
+    std::string formula;              // einops-style: "b n three h c -> three b h n c"
+    std::vector<std::string> inputs;  // names of the steps it reads
+    std::vector<Operand> operands;    // what the PyTorch line reads, with shapes
+    Tensor tensor;                    // evaluated float32, row-major, with axis labels
+    Strides torch_strides;            // strides PyTorch's tensor has at this point
+    bool contiguous = true;           // PyTorch's is_contiguous() at this point
+    bool is_view = false;             // PyTorch returns a view here (no copy)
+    std::string note;                 // the contiguity note shown to the user
+    Stats stats;
+
+    Shape shape() const { return shape_of(tensor.values); }
+};
+
+struct ShapeCheck {
+    std::string step;
+    std::string formula;  // "[B, N, 3*C]"
+    Shape expected;
+    Shape actual;
+    bool ok = true;
+};
+
+// Softmax rows must sum to 1 per (batch, head, row).
+struct RowSumCheck {
+    std::string step;  // "attn" or "attn_drop"
+    Tensor sums;       // [B, h, N] row sums
+    double tolerance = 1e-5;
+    double max_error = 0.0;          // max |sum - 1|
+    std::size_t failing_rows = 0;    // rows with |sum - 1| > tolerance
+    std::size_t rows = 0;            // B * h * N
+    std::vector<double> head_max_error;       // [B * h], row-major over (b, head)
+    std::vector<std::size_t> head_failing;    // [B * h]
+    bool deviation_expected = false;  // training-mode dropout rescales rows: not a bug
+    std::string explanation;          // one or two sentences for the user
+    bool ok() const { return failing_rows == 0 || deviation_expected; }
+};
+
+struct NonFiniteCheck {
+    std::string first_step;  // empty when every step is finite
+    std::size_t nan_count = 0;  // in first_step
+    std::size_t inf_count = 0;
+    std::string message;
+    bool ok() const { return first_step.empty(); }
+};
+
+struct Checks {
+    std::vector<ShapeCheck> shapes;     // one per step
+    std::vector<RowSumCheck> row_sums;  // attn, attn_drop
+    NonFiniteCheck nonfinite;
+
+    bool shapes_ok() const;
+    const RowSumCheck* row_sum(std::string_view step) const;
+    bool all_ok() const;
+};
+
+struct Trace {
+    AttentionConfig config;
+    std::vector<Step> steps;
+    Checks checks;
+
+    const Step* find(std::string_view name) const;  // nullptr when absent
+    const Step& at(std::string_view name) const;    // throws std::out_of_range
+};
+
+// The pinned step names of the single-layer pipeline, in order.
+const std::vector<std::string>& attention_step_names();
+
+}  // namespace attnscope

@@ -1,0 +1,94 @@
+#include "trace_json.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <system_error>
+
+#include "io.hpp"
+
+namespace attnscope {
+
+namespace {
+
+nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json stats_to_json(const Stats& s) {
+    return {{"min", number(s.min)}, {"max", number(s.max)}, {"mean", number(s.mean)}, {"std", number(s.std)},
+            {"nan_count", s.nan_count}, {"inf_count", s.inf_count}};
+}
+
+nlohmann::json row_sums_to_json(const RowSumCheck& r) {
+    return {{"step", r.step},
+            {"tolerance", r.tolerance},
+            {"max_error", number(r.max_error)},
+            {"failing_rows", r.failing_rows},
+            {"rows", r.rows},
+            {"deviation_expected", r.deviation_expected},
+            {"ok", r.ok()},
+            {"explanation", r.explanation}};
+}
+
+}  // namespace
+
+nlohmann::json config_to_json(const AttentionConfig& c) {
+    return {{"batch", c.batch},         {"tokens", c.tokens},       {"dim", c.dim},
+            {"heads", c.heads},         {"head_dim", c.head_dim()}, {"qkv_bias", c.qkv_bias},
+            {"seed", c.seed},           {"training", c.training},   {"attn_drop", c.attn_drop},
+            {"proj_drop", c.proj_drop}};
+}
+
+nlohmann::json trace_to_json(const Trace& trace) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const Step& s : trace.steps) {
+        nlohmann::json operands = nlohmann::json::array();
+        for (const auto& o : s.operands) operands.push_back({{"expr", o.expr}, {"shape", o.shape}});
+        nlohmann::json j = {{"name", s.name},
+                            {"shape", s.shape()},
+                            {"code", s.code},
+                            {"formula", s.formula},
+                            {"op", s.op},
+                            {"inputs", s.inputs},
+                            {"operands", operands},
+                            {"axes", s.tensor.axes},
+                            {"strides", s.torch_strides},
+                            {"contiguous", s.contiguous},
+                            {"view", s.is_view},
+                            {"note", s.note},
+                            {"stats", stats_to_json(s.stats)}};
+        if (const RowSumCheck* r = trace.checks.row_sum(s.name)) {
+            j["row_sum_max_error"] = number(r->max_error);
+            j["failing_rows"] = r->failing_rows;
+        }
+        steps.push_back(std::move(j));
+    }
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const auto& sc : trace.checks.shapes)
+        shapes.push_back({{"step", sc.step}, {"formula", sc.formula}, {"expected", sc.expected},
+                          {"actual", sc.actual}, {"ok", sc.ok}});
+    nlohmann::json row_sums = nlohmann::json::array();
+    for (const auto& r : trace.checks.row_sums) row_sums.push_back(row_sums_to_json(r));
+    const NonFiniteCheck& nf = trace.checks.nonfinite;
+    nlohmann::json nonfinite = {{"ok", nf.ok()},
+                                {"first_step", nf.first_step.empty() ? nlohmann::json(nullptr) : nlohmann::json(nf.first_step)},
+                                {"nan_count", nf.nan_count},
+                                {"inf_count", nf.inf_count},
+                                {"message", nf.message}};
+    return {{"config", config_to_json(trace.config)},
+            {"steps", steps},
+            {"checks", {{"ok", trace.checks.all_ok()}, {"shapes_ok", trace.checks.shapes_ok()},
+                        {"shapes", shapes}, {"row_sums", row_sums}, {"nonfinite", nonfinite}}}};
+}
+
+void dump_trace(const Trace& trace, const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir)) throw FileError(dir + ": cannot create the dump folder (" + ec.message() + ")");
+    const fs::path json_path = fs::path(dir) / "trace.json";
+    fs::remove(json_path, ec);
+    if (ec) throw FileError(json_path.string() + ": cannot replace it (" + ec.message() + ")");
+    for (const Step& s : trace.steps) write_npy((fs::path(dir) / (s.name + ".npy")).string(), s.tensor.values);
+    write_file_atomic(json_path.string(), trace_to_json(trace).dump(2) + "\n");
+}
+
+}  // namespace attnscope

@@ -1,0 +1,240 @@
+// The whole pipeline against PyTorch (fixtures from tools/make_golden.py), and the checks.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "checks.hpp"
+#include "io.hpp"
+#include "pipeline.hpp"
+#include "weights.hpp"
+
+using namespace attnscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kGolden = fs::path(ATTNSCOPE_TEST_DATA) / "golden";
+
+nlohmann::json read_json(const fs::path& p) {
+    std::ifstream in(p);
+    REQUIRE(in.good());
+    return nlohmann::json::parse(in);
+}
+
+// Tolerance of every golden comparison: |ours - torch| <= 1e-5 * max(1, |torch|).
+// (Measured: at most 2.4e-7; the gap is summation order inside sgemm.)
+std::size_t count_mismatches(const Array& ours, const Array& torch, double* worst) {
+    std::size_t bad = 0;
+    *worst = 0;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+        const double t = torch.data()[i], d = std::fabs(double(ours.data()[i]) - t);
+        *worst = std::max(*worst, d);
+        bad += !(d <= 1e-5 * std::max(1.0, std::fabs(t)));
+    }
+    return bad;
+}
+
+struct GoldenCase {
+    fs::path dir;
+    nlohmann::json meta;
+    AttentionConfig config;
+    Trace trace;
+};
+
+GoldenCase run_golden(const fs::path& dir) {
+    GoldenCase g{dir, read_json(dir / "meta.json"), {}, {}};
+    g.config.batch = g.meta["batch"];
+    g.config.tokens = g.meta["tokens"];
+    g.config.dim = g.meta["dim"];
+    g.config.heads = g.meta["heads"];
+    g.config.qkv_bias = g.meta["qkv_bias"];
+    const AttentionWeights w = load_attention_weights((dir / "weights.safetensors").string(), std::nullopt, g.config.dim);
+    const Tensor x{read_npy((dir / "input.npy").string()), {"B", "N", "C"}};
+    g.trace = run_attention(g.config, w, x);
+    return g;
+}
+
+std::vector<fs::path> golden_dirs() {
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(kGolden))
+        if (e.is_directory()) dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+    return dirs;
+}
+
+}  // namespace
+
+TEST_CASE("golden: every step of every case equals PyTorch's ViTAttention within 1e-5") {
+    const auto dirs = golden_dirs();
+    REQUIRE(dirs.size() >= 4);  // bias on, bias off, h = 1, scores past 88
+    for (const auto& dir : dirs) {
+        const GoldenCase g = run_golden(dir);
+        REQUIRE(g.trace.steps.size() == attention_step_names().size());
+        for (const Step& step : g.trace.steps) {
+            CAPTURE(dir.filename().string());
+            CAPTURE(step.name);
+            const Array torch = read_npy((dir / (step.name + ".npy")).string());
+            REQUIRE(step.shape() == shape_of(torch));
+            double worst = 0;
+            CHECK(count_mismatches(step.tensor.values, torch, &worst) == 0);
+            // What PyTorch's tensor looks like at this step: strides and contiguity.
+            CHECK(step.torch_strides == g.meta["strides"][step.name].get<Strides>());
+            CHECK(step.contiguous == g.meta["contiguous"][step.name].get<bool>());
+        }
+        CHECK(g.trace.checks.all_ok());
+    }
+}
+
+TEST_CASE("golden: the case with scaled scores past 88 is finite and its rows sum to 1") {
+    const GoldenCase g = run_golden(kGolden / "large_b1_n12_c32_h2");
+    CHECK(g.meta["max_scaled"].get<double>() > 88.0);
+    CHECK(g.trace.at("scaled").stats.max > 88.0f);
+    CHECK(g.trace.checks.nonfinite.ok());
+    CHECK(g.trace.at("attn").stats.nan_count == 0);
+    CHECK(g.trace.checks.row_sum("attn")->failing_rows == 0);
+}
+
+TEST_CASE("weights from a checkpoint with --block read blocks.<I>.attn.* and give the same trace") {
+    const fs::path dir = kGolden / "nobias_b1_n10_c48_h6";
+    const AttentionWeights bare = load_attention_weights((dir / "weights.safetensors").string(), std::nullopt, 48);
+    const AttentionWeights block = load_attention_weights((dir / "checkpoint_blocks.safetensors").string(), 3, 48);
+    CHECK(bare.qkv_weight == block.qkv_weight);
+    CHECK(bare.proj_bias == block.proj_bias);
+    CHECK_FALSE(block.qkv_bias);
+    CHECK_THROWS_WITH_AS(load_attention_weights((dir / "checkpoint_blocks.safetensors").string(), 9, 48),
+                         doctest::Contains("no tensor named 'blocks.9.attn.qkv.weight'"), FileError);
+    CHECK_THROWS_WITH_AS(load_attention_weights((dir / "weights.safetensors").string(), std::nullopt, 120),
+                         doctest::Contains("qkv.weight has shape [144, 48], expected [3*C, C] = [360, 120] for dim 120"),
+                         FileError);
+}
+
+TEST_CASE("every step is recorded with its name, PyTorch line, axes and shape formula") {
+    const Trace t = run_attention(AttentionConfig{});  // the reference's debug example
+    std::vector<std::string> names;
+    for (const Step& s : t.steps) {
+        names.push_back(s.name);
+        CHECK_FALSE(s.code.empty());
+        CHECK_FALSE(s.formula.empty());
+        CHECK_FALSE(s.note.empty());
+        CHECK(s.tensor.axes.size() == s.shape().size());
+    }
+    CHECK(names == attention_step_names());
+    CHECK(t.at("qkv_split").shape() == Shape{2, 16, 3, 8, 96});
+    CHECK(t.at("qkv_heads").shape() == Shape{3, 2, 8, 16, 96});
+    CHECK(t.at("qkv_heads").tensor.axes == Axes{"3", "B", "h", "N", "c"});
+    CHECK(t.at("scores").tensor.axes == Axes{"B", "h", "N", "N'"});
+    CHECK(t.at("merged").note.find("copy") == 0);
+    CHECK(t.at("qkv_heads").is_view);
+    CHECK(t.checks.shapes.size() == names.size());
+    CHECK(t.checks.all_ok());
+}
+
+TEST_CASE("default weights follow the reference's initialisation and depend only on the seed") {
+    AttentionConfig c;
+    c.dim = 64;
+    c.heads = 4;
+    c.qkv_bias = true;
+    const AttentionWeights w = default_weights(c);
+    const float xavier = std::sqrt(6.0f / (64 + 192));
+    CHECK(xt::amax(xt::abs(w.qkv_weight))() <= xavier);
+    CHECK(xt::amax(xt::abs(w.qkv_weight))() > 0.9f * xavier);
+    CHECK(xt::amax(xt::abs(*w.qkv_bias))() == 0.0f);
+    CHECK(xt::amax(xt::abs(w.proj_weight))() <= 1.0f / 8.0f);
+    const Tensor x = default_input(c);
+    CHECK(double(xt::mean(x.values)()) == doctest::Approx(0.0).epsilon(0.05).scale(1));
+    CHECK(double(xt::stddev(x.values)()) == doctest::Approx(1.0).epsilon(0.05));
+    CHECK(default_weights(c).proj_weight == w.proj_weight);
+    CHECK(default_input(c).values == x.values);
+    c.seed = 1;
+    CHECK(default_weights(c).proj_weight != w.proj_weight);
+    CHECK(default_input(c).values != x.values);
+}
+
+TEST_CASE("training-mode dropout: row sums of attn_drop differ from 1 and the check says it is expected") {
+    AttentionConfig c;
+    c.training = true;
+    c.attn_drop = 0.1f;
+    const Trace t = run_attention(c);
+    const RowSumCheck& drop = *t.checks.row_sum("attn_drop");
+    CHECK(drop.failing_rows > 0);
+    CHECK(drop.deviation_expected);
+    CHECK(drop.ok());
+    CHECK(drop.explanation.find("not a bug") != std::string::npos);
+    CHECK(t.checks.row_sum("attn")->failing_rows == 0);
+    CHECK(t.checks.all_ok());
+    CHECK_FALSE(t.at("attn_drop").is_view);
+}
+
+TEST_CASE("row-sum check counts failing rows per head") {
+    Step probs;
+    probs.name = "attn";
+    probs.tensor = Tensor{xt::ones<float>({1, 2, 3, 4}) * 0.25f, {"B", "h", "N", "N'"}};
+    probs.tensor.values(0, 1, 2, 0) = 0.5f;  // one row of head 1 sums to 1.25
+    const RowSumCheck r = check_row_sums(probs, false, 0.0f);
+    CHECK(r.rows == 6);
+    CHECK(r.failing_rows == 1);
+    CHECK(r.head_failing == std::vector<std::size_t>{0, 1});
+    CHECK(r.max_error == doctest::Approx(0.25));
+    CHECK_FALSE(r.ok());
+    CHECK(r.sums.values(0, 1, 2) == doctest::Approx(1.25));
+}
+
+TEST_CASE("the NaN/Inf check names the first step where a non-finite value appears") {
+    AttentionConfig c;
+    c.batch = 1;
+    c.tokens = 4;
+    c.dim = 8;
+    c.heads = 2;
+    AttentionWeights w = default_weights(c);
+    Tensor x = default_input(c);
+    x.values *= 1e30f;  // finite input; x @ W^T overflows float32
+    w.qkv_weight *= 1e15f;
+    const Trace t = run_attention(c, w, x);
+    CHECK(t.checks.nonfinite.first_step == "qkv");
+    CHECK_FALSE(t.checks.all_ok());
+}
+
+TEST_CASE("config validation: divisibility, ranges and the memory budget, before anything is allocated") {
+    AttentionConfig c;
+    c.dim = 100;
+    auto p = validate(c, default_memory_budget());
+    REQUIRE(p.size() == 1);
+    CHECK(p[0] == "--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole number)");
+    c = AttentionConfig{};
+    c.tokens = 1000000;
+    p = validate(c, default_memory_budget());
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("over the memory budget") != std::string::npos);
+    c.tokens = std::size_t(1) << 62;  // products overflow 64 bits: saturate, never wrap to small
+    CHECK(trace_bytes(c) == UINT64_MAX);
+    CHECK_FALSE(validate(c, default_memory_budget()).empty());
+    c = AttentionConfig{};
+    c.attn_drop = 1.5f;
+    CHECK(validate(c, default_memory_budget()).at(0).find("--attn-drop") == 0);
+    c = AttentionConfig{};
+    c.heads = 0;
+    CHECK(validate(c, default_memory_budget()).at(0) == "--heads must be at least 1");
+    CHECK(validate(AttentionConfig{}, default_memory_budget()).empty());
+    CHECK_THROWS_AS(run_attention(AttentionConfig{}, default_weights(AttentionConfig{}),
+                                  Tensor{xt::zeros<float>({2, 16, 512}), {}}),
+                    ShapeError);
+}
+
+TEST_CASE("cancellation between steps and progress reports") {
+    std::size_t last = 0, total = 0;
+    RunHooks hooks;
+    hooks.progress = [&](std::size_t done, std::size_t all) {
+        last = done;
+        total = all;
+    };
+    run_attention(AttentionConfig{}, hooks);
+    CHECK(last == attention_step_names().size());
+    CHECK(total == last);
+    std::atomic<bool> cancel{true};
+    hooks.cancel = &cancel;
+    CHECK_THROWS_AS(run_attention(AttentionConfig{}, hooks), Cancelled);
+}
