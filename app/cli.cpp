@@ -5,6 +5,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,11 +30,6 @@ namespace attnscope {
 
 namespace {
 
-// A problem with the user's options or files: printed as one line, exit status 2.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 // The config options every command shares, defaults = the reference's debug example.
 struct ConfigOptions {
     AttentionConfig config;
@@ -48,15 +45,34 @@ struct ConfigOptions {
     }
 };
 
+// CLI11 converts "-5" to a huge unsigned number and saturates overlong ones: refuse both here.
+CLI::Validator whole_number(std::uint64_t max) {
+    return CLI::Validator(
+        [max](std::string& text) -> std::string {
+            const bool digits = !text.empty() && text.size() <= 20 &&
+                                std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+            if (digits) {
+                errno = 0;
+                const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+                if (errno == 0 && value <= max) return "";
+            }
+            return "'" + text + "' is not a whole number from 0 to " + std::to_string(max);
+        },
+        "UINT", "whole number");
+}
+
 void add_config_options(CLI::App& app, ConfigOptions& o) {
     AttentionConfig& c = o.config;
-    o.batch = app.add_option("--batch,-B", c.batch, "batch size B")->capture_default_str();
-    o.tokens = app.add_option("--tokens,-N", c.tokens, "tokens N")->capture_default_str();
-    o.dim = app.add_option("--dim,-C", c.dim, "embedding dim C")->capture_default_str();
-    o.heads = app.add_option("--heads", c.heads, "heads h (C % h == 0)")->capture_default_str();
+    const CLI::Validator size = whole_number(std::uint64_t(1) << 40);  // larger ones fail the memory budget anyway
+    o.batch = app.add_option("--batch,-B", c.batch, "batch size B")->check(size)->capture_default_str();
+    o.tokens = app.add_option("--tokens,-N", c.tokens, "tokens N")->check(size)->capture_default_str();
+    o.dim = app.add_option("--dim,-C", c.dim, "embedding dim C")->check(size)->capture_default_str();
+    o.heads = app.add_option("--heads", c.heads, "heads h (C % h == 0)")->check(size)->capture_default_str();
     o.qkv_bias = app.add_flag("--qkv-bias", c.qkv_bias, "qkv Linear has a bias (zeros)");
     o.all = {o.batch, o.tokens, o.dim, o.heads, o.qkv_bias,
-             app.add_option("--seed", c.seed, "seed of input, weights and dropout masks")->capture_default_str(),
+             app.add_option("--seed", c.seed, "seed of input, weights and dropout masks")
+                 ->check(whole_number(UINT64_MAX))
+                 ->capture_default_str(),
              app.add_flag("--training", c.training, "training mode: dropout active"),
              app.add_option("--attn-drop", c.attn_drop, "attention dropout p")->capture_default_str(),
              app.add_option("--proj-drop", c.proj_drop, "output dropout p")->capture_default_str()};
@@ -271,7 +287,7 @@ int run_cli(int argc, char** argv) {
     CLI::App* run = app.add_subcommand("run", "run the layer and dump every step as DIR/<step>.npy + DIR/trace.json");
     add_config_options(*run, run_options);
     run->add_option("--weights", weights, "safetensors with qkv.weight, qkv.bias (optional), proj.weight, proj.bias");
-    run->add_option("--block", block, "read blocks.<I>.attn.* from a whole checkpoint");
+    run->add_option("--block", block, "read blocks.<I>.attn.* from a whole checkpoint")->check(whole_number(1u << 20));
     run->add_option("--input", input, "x as a .npy of shape [B, N, C] (sets B, N, C)");
     run->add_option("--dump", dump, "folder for the dump")->required();
 
@@ -280,11 +296,15 @@ int run_cli(int argc, char** argv) {
     bool bench_json = false;
     CLI::App* bench = app.add_subcommand("bench", "median time of the full recorded forward");
     add_config_options(*bench, bench_options);
-    bench->add_option("--repeat", repeat, "timed runs")->capture_default_str();
+    bench->add_option("--repeat", repeat, "timed runs")->check(whole_number(100000))->capture_default_str();
     bench->add_flag("--json", bench_json, "print JSON");
+
+    CommandAction file_command;
+    add_file_commands(app, file_command);
 
     try {
         app.parse(argc, argv);
+        if (file_command) return file_command();
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
         if (run->parsed()) return cmd_run(run_options, weights, block, input, dump);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);

@@ -1,10 +1,28 @@
-// The attnscope command line: trace, run, bench, and (without a subcommand) the desktop app.
+// The attnscope command line: trace, run, bench, inspect, check, and (without a command) the app.
 #pragma once
+
+#include <functional>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
 
 namespace attnscope {
 
 // Parses argv and runs the chosen command; returns the exit status
 // (0 success, 2 bad usage or bad input with one line on stderr).
 int run_cli(int argc, char** argv);
+
+// A problem with the user's options or files: run_cli prints it as one line, exit status 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A command implemented in its own file registers a subcommand on `app` and, when that
+// subcommand is parsed, sets `action` to what run_cli must run (its return is the exit status;
+// it may throw UsageError, FileError or ShapeError, which run_cli reports with exit status 2).
+using CommandAction = std::function<int()>;
+
+// app/cli_files.cpp: `inspect FILE` and `check DUMP` (saved activations and checkpoints).
+void add_file_commands(CLI::App& app, CommandAction& action);
 
 }  // namespace attnscope

@@ -91,7 +91,7 @@ TEST_CASE("reshape keeps row-major order and refuses a different element count")
     CHECK(shape_error_of([&] { reshape(x, {5, 3}, {"a", "b"}); }).find("12 elements") != std::string::npos);
 }
 
-TEST_CASE("permute(2, 0, 3, 1, 4) moves every element where a naive index map says") {
+TEST_CASE("permute(2 0 3 1 4) moves every element where a naive index map says") {
     const Shape in{2, 3, 3, 4, 5};  // [B, N, 3, h, c]
     const Tensor x = iota_tensor(in, {"B", "N", "3", "h", "c"}, 1.0f, 0.0f);
     const Tensor y = permute(x, {2, 0, 3, 1, 4});
@@ -145,7 +145,7 @@ TEST_CASE("batched matmul against a naive triple loop") {
             }
 }
 
-TEST_CASE("matmul with k not transposed names q, k and the axes, like TensorSensor") {
+TEST_CASE("matmul with k not transposed names q k and the axes like TensorSensor") {
     const Tensor q = random_tensor({2, 8, 16, 96}, {"B", "h", "N", "c"}, 7);
     const Tensor k = random_tensor({2, 8, 16, 96}, {"B", "h", "N'", "c"}, 8);
     const std::string msg = shape_error_of([&] { matmul(q, k, {"B", "h", "N", "N'"}, "q", "k"); });
@@ -186,7 +186,7 @@ TEST_CASE("softmax of scores far above 88 gives no NaN (the naive float32 exp ov
     CHECK(y.values(0, 2) == doctest::Approx(1.0 / (1.0 + std::exp(-1.0))));
 }
 
-TEST_CASE("dropout: identity in eval; in training each value is 0 or x / (1 - p), about p dropped") {
+TEST_CASE("dropout: identity in eval - in training each value is 0 or x / (1 - p) about p dropped") {
     const Tensor x = random_tensor({64, 64}, {"N", "N'"}, 12);
     Rng rng(3, 4);
     const Tensor eval = dropout(x, 0.5f, false, rng);
@@ -206,7 +206,7 @@ TEST_CASE("dropout: identity in eval; in training each value is 0 or x / (1 - p)
     CHECK(dropout(x, p, true, same).values == y.values);  // seeded: the same mask again
 }
 
-TEST_CASE("PyTorch view rules: reshape after permute must copy, after a plain split it is a view") {
+TEST_CASE("PyTorch view rules: reshape after permute must copy after a plain split it is a view") {
     const TorchLayout qkv = TorchLayout::contiguous({2, 16, 2304});
     const auto split = torch_view_strides(qkv, {2, 16, 3, 8, 96});
     REQUIRE(split);

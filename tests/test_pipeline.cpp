@@ -112,7 +112,7 @@ TEST_CASE("weights from a checkpoint with --block read blocks.<I>.attn.* and giv
                          FileError);
 }
 
-TEST_CASE("every step is recorded with its name, PyTorch line, axes and shape formula") {
+TEST_CASE("every step is recorded with its name PyTorch line axes and shape formula") {
     const Trace t = run_attention(AttentionConfig{});  // the reference's debug example
     std::vector<std::string> names;
     for (const Step& s : t.steps) {
@@ -198,7 +198,7 @@ TEST_CASE("the NaN/Inf check names the first step where a non-finite value appea
     CHECK_FALSE(t.checks.all_ok());
 }
 
-TEST_CASE("config validation: divisibility, ranges and the memory budget, before anything is allocated") {
+TEST_CASE("config validation: divisibility ranges and the memory budget before anything is allocated") {
     AttentionConfig c;
     c.dim = 100;
     auto p = validate(c, default_memory_budget());
