@@ -11,7 +11,7 @@ struct GuiOptions {
     AttentionConfig config;       // the demo by default: x = torch.randn(2, 16, 768), 8 heads
     bool config_from_user = false;  // true when config options were given on the command line
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
-    std::string step;             // step selected at start ("" = first step)
+    std::string step;             // step selected at start ("" = the saved one, else attn)
     int width = 1600;
     int height = 1000;
 };

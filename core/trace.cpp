@@ -4,33 +4,83 @@
 #include <limits>
 #include <stdexcept>
 
+#include <xsimd/xsimd.hpp>
+
 namespace attnscope {
 
-Stats compute_stats(const Array& values) {
-    Stats s;
-    const float* d = values.data();
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+namespace {
+
+// Running totals of the finite values seen so far.
+struct StatsAccumulator {
+    float lo = std::numeric_limits<float>::infinity();
+    float hi = -std::numeric_limits<float>::infinity();
     double sum = 0.0, sum_sq = 0.0;
-    std::size_t finite = 0;
-    for (std::size_t i = 0, n = values.size(); i < n; ++i) {
-        const float v = d[i];
-        if (std::isnan(v)) {
-            ++s.nan_count;
-        } else if (std::isinf(v)) {
-            ++s.inf_count;
-        } else {
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-            sum += v;
-            sum_sq += static_cast<double>(v) * v;
-            ++finite;
+    std::size_t finite = 0, nan_count = 0, inf_count = 0;
+
+    void add_scalar(const float* d, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const float v = d[i];
+            if (std::isnan(v)) {
+                ++nan_count;
+            } else if (std::isinf(v)) {
+                ++inf_count;
+            } else {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+                sum += v;
+                sum_sq += static_cast<double>(v) * v;
+                ++finite;
+            }
         }
     }
-    if (finite) {
-        s.min = lo;
-        s.max = hi;
-        s.mean = sum / static_cast<double>(finite);
-        s.std = std::sqrt(std::max(0.0, sum_sq / static_cast<double>(finite) - s.mean * s.mean));
+
+    // A block of whole SIMD batches: float lanes within the block (short enough to keep float
+    // sums accurate), then one double add per block. x - x is 0 for finite x and NaN otherwise,
+    // so one NaN in `poison` sends the block to the scalar path.
+    void add_block(const float* d, std::size_t n) {
+        using batch = xsimd::batch<float>;
+        batch vlo(lo), vhi(hi), vsum(0.0f), vsq(0.0f), poison(0.0f);
+        for (std::size_t i = 0; i < n; i += batch::size) {
+            const batch b = batch::load_unaligned(d + i);
+            poison += b - b;
+            vlo = xsimd::min(vlo, b);
+            vhi = xsimd::max(vhi, b);
+            vsum += b;
+            vsq = xsimd::fma(b, b, vsq);
+        }
+        if (!(xsimd::hadd(poison) == 0.0f)) {  // NaN compares unequal too
+            add_scalar(d, n);
+            return;
+        }
+        alignas(64) float lanes[batch::size];
+        vlo.store_aligned(lanes);
+        for (float v : lanes) lo = std::min(lo, v);
+        vhi.store_aligned(lanes);
+        for (float v : lanes) hi = std::max(hi, v);
+        sum += xsimd::hadd(vsum);
+        sum_sq += xsimd::hadd(vsq);
+        finite += n;
+    }
+};
+
+}  // namespace
+
+Stats compute_stats(const Array& values) {
+    constexpr std::size_t kBlock = 1024;  // a multiple of every SIMD width
+    StatsAccumulator acc;
+    const float* d = values.data();
+    const std::size_t n = values.size(), whole = n - n % kBlock;
+    for (std::size_t i = 0; i < whole; i += kBlock) acc.add_block(d + i, kBlock);
+    acc.add_scalar(d + whole, n - whole);
+
+    Stats s;
+    s.nan_count = acc.nan_count;
+    s.inf_count = acc.inf_count;
+    if (acc.finite) {
+        s.min = acc.lo;
+        s.max = acc.hi;
+        s.mean = acc.sum / static_cast<double>(acc.finite);
+        s.std = std::sqrt(std::max(0.0, acc.sum_sq / static_cast<double>(acc.finite) - s.mean * s.mean));
     }
     return s;
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checks.hpp"
+#include "random.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
 #include "weights.hpp"
@@ -237,4 +238,34 @@ TEST_CASE("cancellation between steps and progress reports") {
     std::atomic<bool> cancel{true};
     hooks.cancel = &cancel;
     CHECK_THROWS_AS(run_attention(AttentionConfig{}, hooks), Cancelled);
+}
+
+TEST_CASE("stats equal a naive double-precision loop with NaN and Inf inside and outside SIMD blocks") {
+    Array a = make_array({5000});
+    Rng rng(7, 7);
+    for (float& v : a) v = 3.0f + 2.0f * rng.normal();
+    a(17) = NAN;
+    a(2049) = INFINITY;
+    a(4999) = -INFINITY;  // the scalar tail
+    Stats s = compute_stats(a);
+    double sum = 0, sq = 0, lo = INFINITY, hi = -INFINITY;
+    std::size_t finite = 0;
+    for (float v : a)
+        if (std::isfinite(v)) {
+            sum += v;
+            sq += double(v) * v;
+            lo = std::min(lo, double(v));
+            hi = std::max(hi, double(v));
+            ++finite;
+        }
+    const double mean = sum / finite;
+    CHECK(s.nan_count == 1);
+    CHECK(s.inf_count == 2);
+    CHECK(s.min == lo);
+    CHECK(s.max == hi);
+    CHECK(s.mean == doctest::Approx(mean).epsilon(1e-6));
+    CHECK(s.std == doctest::Approx(std::sqrt(sq / finite - mean * mean)).epsilon(1e-5));
+    const Stats none = compute_stats(xt::zeros<float>({0}));
+    CHECK(none.nan_count == 0);
+    CHECK(none.min == 0.0f);
 }

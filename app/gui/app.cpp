@@ -1,0 +1,430 @@
+// run_gui: the desktop app's straight-line main. Setup, frame loop, shutdown in reverse.
+//
+// [SECTION] settings   [SECTION] frame   [SECTION] run_gui
+#include "gui.hpp"
+
+// glad's gl.h first; the ImGui OpenGL3 backend header declares functions only (its own loader
+// lives inside libimgui.a and is never included here).
+#include <glad/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine_runner.hpp"
+#include "fonts.hpp"
+#include "gfx/heatmap_renderer.hpp"
+#include "gfx/png.hpp"
+#include "io.hpp"
+#include "logic/settings.hpp"
+#include "panels/panels.hpp"
+#include "ui_state.hpp"
+
+namespace attnscope {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] settings
+// ---------------------------------------------------------------------------------------------
+
+std::string g_glfw_error;
+volatile std::sig_atomic_t g_stop = 0;  // SIGINT/SIGTERM: leave the loop and shut down cleanly
+
+void OnSignal(int) { g_stop = 1; }
+
+void OnGlfwError(int code, const char* text) {
+    g_glfw_error = std::string(text ? text : "") + " (GLFW error " + std::to_string(code) + ")";
+}
+
+std::optional<ui::Settings> LoadSettings(const std::string& path, std::string* message) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;  // first run
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string error;
+    auto s = ui::settings_from_json(ss.str(), &error);
+    if (!s) *message = "ignored " + path + ": " + error;
+    return s;
+}
+
+void SaveSettings(const std::string& path, const UiState& ui, const AttentionConfig& config) {
+    ui::Settings s;
+    s.config = config;
+    s.has_config = true;
+    s.step = ui.selected_step;
+    s.ui_scale = ui.ui_scale;
+    s.panels = ui.panels;
+    s.range_mode = ui.range_mode;
+    s.scale_mode = ui.scale_mode;
+    s.colormap = ui.colormap;
+    s.heads_shared_scale = ui.heads_shared_scale;
+    s.play_interval = ui.stepper.interval;
+    try {
+        write_file_atomic(path, ui::settings_to_json(s));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: cannot save settings: %s\n", e.what());
+    }
+}
+
+void ApplySettings(const ui::Settings& s, UiState& ui) {
+    ui.ui_scale = s.ui_scale;
+    ui.panels = s.panels;
+    ui.range_mode = s.range_mode;
+    ui.scale_mode = s.scale_mode;
+    ui.colormap = s.colormap;
+    ui.heads_shared_scale = s.heads_shared_scale;
+    ui.stepper.interval = s.play_interval;
+}
+
+void SetupStyle(float scale) {
+    ImGuiStyle style;
+    ImGui::StyleColorsDark(&style);
+    style.WindowRounding = 4.0f;
+    style.FrameRounding = 3.0f;
+    style.GrabRounding = 3.0f;
+    style.WindowPadding = ImVec2(10, 8);
+    style.FramePadding = ImVec2(6, 4);
+    style.ItemSpacing = ImVec2(8, 6);
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.10f, 0.12f, 1.0f);
+    style.Colors[ImGuiCol_TitleBgActive] = ImVec4(0.20f, 0.28f, 0.45f, 1.0f);
+    style.ScaleAllSizes(scale);
+    ImGui::GetStyle() = style;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] frame
+// ---------------------------------------------------------------------------------------------
+
+void HandleKeys(const Trace& trace, UiState& ui) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!io.WantTextInput && !trace.steps.empty()) {
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) ui.stepper.key(ui::StepKey::Prev);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ui.stepper.key(ui::StepKey::Next);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) ui.stepper.key(ui::StepKey::First);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) ui.stepper.key(ui::StepKey::Last);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) ui.stepper.key(ui::StepKey::TogglePlay);
+    }
+    // 1.86: io.KeysDown is indexed by GLFW key codes for keys without an ImGuiKey_.
+    if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) ui.show_help = !ui.show_help;
+    if (io.KeyCtrl) {
+        if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
+            ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
+        if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
+            ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
+        if (ImGui::IsKeyPressed(GLFW_KEY_0, false)) ui.ui_scale = 1.0f;
+        if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) ui.quit_requested = true;
+    }
+}
+
+// Keeps ui.selected_step equal to the stepper's step; starts the axis animation on a change.
+void SyncSelection(const Trace& trace, UiState& ui) {
+    ui.stepper.set_count(static_cast<int>(trace.steps.size()));
+    if (trace.steps.empty()) return;
+    const std::string& name = trace.steps[static_cast<std::size_t>(ui.stepper.selected)].name;
+    if (name != ui.selected_step) {
+        ui.previous_step = ui.selected_step;
+        ui.selected_step = name;
+        ui.step_changed_at = ui.now;
+    }
+}
+
+void DrawFrame(const Trace& trace, UiState& ui) {
+    HandleKeys(trace, ui);
+    ui.stepper.tick(ImGui::GetIO().DeltaTime);
+    SyncSelection(trace, ui);
+    DrawMenuBar(trace, ui);
+    DrawPipelinePanel(trace, ui);
+    DrawConfigPanel(trace, ui);
+    DrawShapePanel(trace, ui);
+    DrawInspectorPanel(trace, ui);
+    DrawHeadsPanel(trace, ui);
+    DrawRowSumPanel(trace, ui);
+    DrawHelpWindows(trace, ui);
+    SyncSelection(trace, ui);
+}
+
+std::string StepList(const Trace& trace) {
+    std::string s;
+    for (const auto& step : trace.steps) s += (s.empty() ? "" : ", ") + step.name;
+    return s;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] run_gui
+// ---------------------------------------------------------------------------------------------
+
+int run_gui(const GuiOptions& options) {
+    const bool shot = !options.screenshot_path.empty();
+    const int width = std::clamp(options.width, 320, 8192), height = std::clamp(options.height, 240, 8192);
+    UiState ui;
+    ui.animate = !shot;
+    ui.screenshot = shot;
+
+    // Settings (never in --screenshot mode, so screenshots are reproducible).
+    std::string settings_dir, settings_message;
+    std::optional<ui::Settings> settings;
+    if (!shot) {
+        settings_dir = ui::settings_dir(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
+        if (!settings_dir.empty()) {
+            std::error_code ec;
+            std::filesystem::create_directories(settings_dir, ec);
+            ui.settings_path = settings_dir + "/settings.json";
+            settings = LoadSettings(ui.settings_path, &settings_message);
+            if (!settings_message.empty()) std::fprintf(stderr, "attnscope: %s\n", settings_message.c_str());
+            if (settings) ApplySettings(*settings, ui);
+        }
+    }
+    AttentionConfig config = options.config;
+    if (!shot && !options.config_from_user && settings && settings->has_config) config = settings->config;
+
+    // The first trace: synchronous for small configs, so the first frame already shows it.
+    EngineRunner runner;
+    std::shared_ptr<const Trace> trace;
+    const Trace empty_trace;
+    ui.config_draft = config;
+    ui.config_errors = validate(config, default_memory_budget());
+    if (!ui.config_errors.empty() && shot) {
+        std::fprintf(stderr, "attnscope: %s\n", ui.config_errors.front().c_str());
+        return 2;
+    }
+    if (ui.config_errors.empty()) {
+        if (!shot && trace_bytes(config) > EngineRunner::kWorkerThresholdBytes) {
+            runner.start(config);  // the panels show "running" until it is done
+        } else {
+            EngineResult r = EngineRunner::run_now(config);
+            if (r.trace) {
+                trace = r.trace;
+                ui.engine_seconds = r.seconds;
+                ++ui.trace_generation;
+            } else {
+                ui.run_error = r.error;
+                if (shot) {
+                    std::fprintf(stderr, "attnscope: the engine failed: %s\n", r.error.c_str());
+                    return 2;
+                }
+            }
+        }
+    }
+    // The step shown first: --step, else the last one, else attn (heads grid + row sums at once).
+    std::string start_step = !options.step.empty() ? options.step
+                                                    : (!shot && settings && !settings->step.empty() ? settings->step : "attn");
+    if (trace) {
+        if (!trace->find(start_step)) {
+            if (!options.step.empty()) {
+                std::fprintf(stderr, "attnscope: no step named '%s'; the steps are: %s\n", options.step.c_str(),
+                             StepList(*trace).c_str());
+                if (shot) return 2;
+            }
+            start_step = "attn";
+        }
+        SelectStep(*trace, ui, start_step);
+        SyncSelection(*trace, ui);
+    } else {
+        ui.selected_step = start_step;
+    }
+
+    // Window and GL context.
+    glfwSetErrorCallback(OnGlfwError);
+    if (!glfwInit()) {
+        std::fprintf(stderr, "attnscope: cannot open a window (no DISPLAY?); run under xvfb-run -a\n");
+        return 2;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    if (shot) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+    int win_w = width, win_h = height;
+    if (!shot) {
+        int wx = 0, wy = 0, ww = 0, wh = 0;
+        if (GLFWmonitor* m = glfwGetPrimaryMonitor()) glfwGetMonitorWorkarea(m, &wx, &wy, &ww, &wh);
+        if (ww > 0 && wh > 0) {
+            win_w = std::min(win_w, ww);
+            win_h = std::min(win_h, wh);
+        }
+    }
+    GLFWwindow* window = glfwCreateWindow(win_w, win_h, "attnscope", nullptr, nullptr);
+    if (!window) {
+        std::fprintf(stderr, "attnscope: cannot create an OpenGL 3.3 core window: %s\n", g_glfw_error.c_str());
+        glfwTerminate();
+        return 2;
+    }
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(shot ? 0 : 1);
+    if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(glfwGetProcAddress))) {
+        std::fprintf(stderr, "attnscope: cannot load OpenGL 3.3 functions\n");
+        glfwDestroyWindow(window);
+        glfwTerminate();
+        return 2;
+    }
+    ui.gl_info = std::string(reinterpret_cast<const char*>(glGetString(GL_VERSION))) + " / " +
+                 reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+
+    // Dear ImGui.
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    const std::string ini_path = settings_dir.empty() ? "" : settings_dir + "/imgui.ini";
+    io.IniFilename = shot || ini_path.empty() ? nullptr : ini_path.c_str();
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+    float built_scale = shot ? 1.0f : ui.ui_scale;
+    if (shot) ui.ui_scale = 1.0f;
+    build_fonts(built_scale);
+    SetupStyle(built_scale);
+
+    gfx::HeatmapRenderer heatmaps;
+    std::string gfx_error;
+    if (!heatmaps.init(&gfx_error)) std::fprintf(stderr, "attnscope: heatmaps disabled: %s\n", gfx_error.c_str());
+    ui.heatmaps = &heatmaps;
+    if (!settings_message.empty()) ui.set_status(settings_message);
+
+    // --screenshot renders into an offscreen framebuffer of exactly the requested size.
+    GLuint shot_fbo = 0, shot_color = 0;
+    if (shot) {
+        glGenTextures(1, &shot_color);
+        glBindTexture(GL_TEXTURE_2D, shot_color);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        glGenFramebuffers(1, &shot_fbo);
+        glBindFramebuffer(GL_FRAMEBUFFER, shot_fbo);
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, shot_color, 0);
+        const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+        glBindFramebuffer(GL_FRAMEBUFFER, 0);
+        if (!complete) {
+            std::fprintf(stderr, "attnscope: cannot create a %dx%d offscreen framebuffer\n", width, height);
+            shot_fbo = 0;
+        }
+    }
+
+    // Frame loop.
+    std::signal(SIGINT, OnSignal);
+    std::signal(SIGTERM, OnSignal);
+    int exit_status = 0;
+    const int shot_frames = 6;  // tables and auto-sized windows settle after a few frames
+    int frame = 0;
+    const double t0 = glfwGetTime();
+    while (!glfwWindowShouldClose(window) && !ui.quit_requested && !g_stop) {
+        glfwPollEvents();
+        ui.now = glfwGetTime() - t0;
+        if (ui.ui_scale != built_scale) {  // Ctrl+= / Ctrl+-: rebuild crisp fonts at the new size
+            built_scale = ui.ui_scale;
+            build_fonts(built_scale);
+            ImGui_ImplOpenGL3_DestroyFontsTexture();
+            ImGui_ImplOpenGL3_CreateFontsTexture();
+            SetupStyle(built_scale);
+        }
+        // A finished worker run: swap the snapshot in, or keep the last good trace.
+        if (auto r = runner.poll()) {
+            if (r->trace) {
+                trace = r->trace;
+                ui.run_error.clear();
+                ui.engine_seconds = r->seconds;
+                ++ui.trace_generation;
+                SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
+            } else {
+                ui.run_error = r->error;
+            }
+        }
+        ui.engine_busy = runner.busy();
+        ui.engine_progress = runner.progress();
+        if (ui.rerun_requested) {
+            ui.rerun_requested = false;
+            ui.config_errors = validate(ui.config_draft, default_memory_budget());
+            if (ui.config_errors.empty()) {
+                if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes) {
+                    runner.start(ui.config_draft);
+                    ui.engine_busy = true;
+                } else {
+                    EngineResult r = EngineRunner::run_now(ui.config_draft);
+                    if (r.trace) {
+                        trace = r.trace;
+                        ui.run_error.clear();
+                        ui.engine_seconds = r.seconds;
+                        ++ui.trace_generation;
+                        SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
+                    } else {
+                        ui.run_error = r.error;
+                    }
+                }
+            }
+        }
+        const Trace& shown = trace ? *trace : empty_trace;
+
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        if (shot) {
+            io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+            io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+            io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+            io.DeltaTime = 1.0f / 60.0f;
+        }
+        ImGui::NewFrame();
+        DrawFrame(shown, ui);
+        ImGui::Render();
+        heatmaps.flush();
+
+        int fb_w = width, fb_h = height;
+        if (!shot) glfwGetFramebufferSize(window, &fb_w, &fb_h);
+        glBindFramebuffer(GL_FRAMEBUFFER, shot ? shot_fbo : 0);
+        glViewport(0, 0, fb_w, fb_h);
+        glClearColor(0.06f, 0.06f, 0.07f, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+        if (ui.export_requested) {
+            ui.export_requested = false;
+            const std::string path = "attnscope-" + ui.selected_step + ".png";
+            std::string error;
+            if (heatmaps.export_png("inspector", path, 512, &error))
+                ui.set_status("wrote " + (std::filesystem::current_path() / path).string());
+            else
+                ui.set_status("export failed: " + error);
+        }
+        if (shot && ++frame >= shot_frames) {
+            // Read before any swap; the offscreen target (or the back buffer) holds the frame.
+            glBindFramebuffer(GL_READ_FRAMEBUFFER, shot_fbo);
+            if (!shot_fbo) glReadBuffer(GL_BACK);
+            const std::vector<std::uint8_t> pixels = gfx::read_pixels_top_down(width, height);
+            std::string error;
+            if (!gfx::write_png_atomic(options.screenshot_path, width, height, pixels, &error)) {
+                std::fprintf(stderr, "attnscope: %s\n", error.c_str());
+                exit_status = 2;
+            }
+            break;
+        }
+        heatmaps.collect();
+        glBindFramebuffer(GL_FRAMEBUFFER, 0);
+        glfwSwapBuffers(window);
+    }
+
+    // Shutdown in reverse.
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    if (!shot && !ui.settings_path.empty()) SaveSettings(ui.settings_path, ui, trace ? trace->config : ui.config_draft);
+    if (shot_fbo) glDeleteFramebuffers(1, &shot_fbo);
+    if (shot_color) glDeleteTextures(1, &shot_color);
+    ui.heatmaps = nullptr;
+    heatmaps.shutdown();
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return exit_status;
+}
+
+}  // namespace attnscope

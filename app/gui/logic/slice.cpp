@@ -1,0 +1,157 @@
+#include "slice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace attnscope::ui {
+
+SliceSpec default_slice(const Shape& shape) {
+    SliceSpec spec;
+    const int rank = static_cast<int>(shape.size());
+    spec.index.assign(shape.size(), 0);
+    if (rank >= 2) {
+        spec.row_axis = rank - 2;
+        spec.col_axis = rank - 1;
+    } else if (rank == 1) {
+        spec.col_axis = 0;
+    }
+    return spec;
+}
+
+SliceSpec normalized(SliceSpec spec, const Shape& shape) {
+    const int rank = static_cast<int>(shape.size());
+    spec.index.resize(shape.size(), 0);
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        spec.index[i] = shape[i] == 0 ? 0 : std::min(spec.index[i], shape[i] - 1);
+    auto in_range = [&](int a) { return a >= 0 && a < rank; };
+    if (rank >= 2) {
+        if (!in_range(spec.row_axis) || !in_range(spec.col_axis) || spec.row_axis == spec.col_axis) {
+            const SliceSpec d = default_slice(shape);
+            // Keep whichever of the two is still usable.
+            if (in_range(spec.col_axis) && spec.col_axis != d.row_axis) {
+                spec.row_axis = d.row_axis;
+            } else if (in_range(spec.row_axis) && spec.row_axis != d.col_axis) {
+                spec.col_axis = d.col_axis;
+            } else {
+                spec.row_axis = d.row_axis;
+                spec.col_axis = d.col_axis;
+            }
+            if (spec.row_axis == spec.col_axis) {
+                spec.row_axis = d.row_axis;
+                spec.col_axis = d.col_axis;
+            }
+        }
+    } else if (rank == 1) {
+        spec.row_axis = -1;
+        spec.col_axis = 0;
+    } else {
+        spec.row_axis = -1;
+        spec.col_axis = -1;
+    }
+    return spec;
+}
+
+Slice2D extract_slice(const float* data, const Shape& shape, const SliceSpec& spec) {
+    Slice2D out;
+    const std::size_t rank = shape.size();
+    for (std::size_t d : shape)
+        if (d == 0) return out;  // an empty tensor has an empty slice
+    const Strides strides = contiguous_strides(shape);
+    out.rows = spec.row_axis >= 0 ? shape[static_cast<std::size_t>(spec.row_axis)] : 1;
+    out.cols = spec.col_axis >= 0 ? shape[static_cast<std::size_t>(spec.col_axis)] : 1;
+    std::ptrdiff_t base = 0;
+    for (std::size_t i = 0; i < rank; ++i) {
+        if (static_cast<int>(i) == spec.row_axis || static_cast<int>(i) == spec.col_axis) continue;
+        base += static_cast<std::ptrdiff_t>(spec.index.at(i)) * strides[i];
+    }
+    const std::ptrdiff_t rs = spec.row_axis >= 0 ? strides[static_cast<std::size_t>(spec.row_axis)] : 0;
+    const std::ptrdiff_t cs = spec.col_axis >= 0 ? strides[static_cast<std::size_t>(spec.col_axis)] : 0;
+    out.values.resize(out.rows * out.cols);
+    bool any_finite = false;
+    float lo = 0.0f, hi = 0.0f;
+    for (std::size_t r = 0; r < out.rows; ++r) {
+        const float* row = data + base + static_cast<std::ptrdiff_t>(r) * rs;
+        for (std::size_t c = 0; c < out.cols; ++c) {
+            const float v = row[static_cast<std::ptrdiff_t>(c) * cs];
+            out.values[r * out.cols + c] = v;
+            if (std::isnan(v)) {
+                ++out.nan_count;
+            } else if (std::isinf(v)) {
+                ++out.inf_count;
+            } else if (!any_finite) {
+                lo = hi = v;
+                any_finite = true;
+            } else {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        }
+    }
+    out.min = lo;
+    out.max = hi;
+    return out;
+}
+
+Slice2D extract_slice(const Array& values, const SliceSpec& spec) {
+    const Shape shape(values.shape().begin(), values.shape().end());
+    return extract_slice(values.data(), shape, spec);
+}
+
+std::vector<std::size_t> full_index(const SliceSpec& spec, std::size_t rank, std::size_t r, std::size_t c) {
+    std::vector<std::size_t> index = spec.index;
+    index.resize(rank, 0);
+    if (spec.row_axis >= 0 && static_cast<std::size_t>(spec.row_axis) < rank) index[spec.row_axis] = r;
+    if (spec.col_axis >= 0 && static_cast<std::size_t>(spec.col_axis) < rank) index[spec.col_axis] = c;
+    return index;
+}
+
+std::string format_index(const std::vector<std::size_t>& index) {
+    std::ostringstream s;
+    s << '[';
+    for (std::size_t i = 0; i < index.size(); ++i) s << (i ? ", " : "") << index[i];
+    s << ']';
+    return s.str();
+}
+
+std::string describe_slice(const std::string& name, const SliceSpec& spec, std::size_t rank) {
+    std::ostringstream s;
+    s << name << '[';
+    for (std::size_t i = 0; i < rank; ++i) {
+        if (i) s << ", ";
+        if (static_cast<int>(i) == spec.row_axis || static_cast<int>(i) == spec.col_axis)
+            s << ':';
+        else
+            s << (i < spec.index.size() ? spec.index[i] : 0);
+    }
+    s << ']';
+    return s.str();
+}
+
+int head_axis(const Axes& axes) {
+    for (std::size_t i = 0; i < axes.size(); ++i)
+        if (axes[i] == "h") return static_cast<int>(i);
+    return -1;
+}
+
+SliceSpec head_slice(const Axes& axes, const Shape& shape, const SliceSpec& base, std::size_t head) {
+    const int h = head_axis(axes);
+    SliceSpec spec = base;
+    spec.index.resize(shape.size(), 0);
+    std::vector<int> others;
+    for (int i = static_cast<int>(shape.size()) - 1; i >= 0 && others.size() < 2; --i)
+        if (i != h) others.push_back(i);
+    if (others.size() == 2) {
+        spec.row_axis = others[1];
+        spec.col_axis = others[0];
+    } else if (others.size() == 1) {
+        spec.row_axis = -1;
+        spec.col_axis = others[0];
+    } else {
+        spec.row_axis = spec.col_axis = -1;
+    }
+    if (h >= 0) spec.index[h] = head;
+    return normalized(spec, shape);
+}
+
+}  // namespace attnscope::ui

@@ -1,0 +1,47 @@
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "panels/panels.hpp"
+
+namespace attnscope {
+
+const Step* SelectedStep(const Trace& trace, const UiState& ui) {
+    if (trace.steps.empty()) return nullptr;
+    if (const Step* s = trace.find(ui.selected_step)) return s;
+    const int i = std::clamp(ui.stepper.selected, 0, static_cast<int>(trace.steps.size()) - 1);
+    return &trace.steps[static_cast<std::size_t>(i)];
+}
+
+void SelectStep(const Trace& trace, UiState& ui, const std::string& name) {
+    for (std::size_t i = 0; i < trace.steps.size(); ++i)
+        if (trace.steps[i].name == name) {
+            ui.stepper.set_count(static_cast<int>(trace.steps.size()));
+            ui.stepper.select(static_cast<int>(i));
+            return;
+        }
+}
+
+InspectorView& ViewFor(UiState& ui, const Step& step) {
+    InspectorView& v = ui.views[step.name];
+    const Shape shape = step.shape();
+    if (!v.has_spec) {
+        v.spec = ui::default_slice(shape);
+        v.has_spec = true;
+    }
+    v.spec = ui::normalized(v.spec, shape);
+    return v;
+}
+
+void PlaceWindow(float x, float y, float w, float h) {
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    const float sx = d.x / 1600.0f, sy = d.y / 1000.0f;
+    ImGui::SetNextWindowPos(ImVec2(x * sx, y * sy), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(w * sx, h * sy), ImGuiCond_FirstUseEver);
+}
+
+bool IsAttentionMap(const std::string& step) {
+    return step == "scores" || step == "scaled" || step == "attn" || step == "attn_drop";
+}
+
+}  // namespace attnscope

@@ -1,0 +1,120 @@
+// Config panel: B, N, C, h, qkv_bias, seed, training, dropout p. A change asks the frame loop to
+// rerun the engine (in a worker thread for large configs); problems are shown inline and the
+// last good trace stays on screen.
+#include <imgui.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+namespace {
+
+bool SameConfig(const AttentionConfig& a, const AttentionConfig& b) {
+    return a.batch == b.batch && a.tokens == b.tokens && a.dim == b.dim && a.heads == b.heads &&
+           a.qkv_bias == b.qkv_bias && a.seed == b.seed && a.training == b.training && a.attn_drop == b.attn_drop &&
+           a.proj_drop == b.proj_drop;
+}
+
+// An unsigned input that reports a change when typing ends or a +/- button is used.
+bool SizeInput(const char* label, std::size_t* value, const char* help) {
+    static_assert(sizeof(std::size_t) == sizeof(ImU64), "size_t must be 64-bit here");
+    const ImU64 one = 1;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.5f);
+    const bool changed = ImGui::InputScalar(label, ImGuiDataType_U64, value, &one, nullptr, "%llu");
+    const bool commit = (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
+    return commit;
+}
+
+}  // namespace
+
+void DrawConfigPanel(const Trace& trace, UiState& ui) {
+    if (!ui.panels.config) return;
+    PlaceWindow(0, 570, 530, 430);
+    if (!ImGui::Begin("Config", &ui.panels.config)) {
+        ImGui::End();
+        return;
+    }
+    AttentionConfig& c = ui.config_draft;
+    bool commit = false;
+    ImGui::TextDisabled("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)");
+    commit |= SizeInput("B batch", &c.batch, "batch size B: how many sequences (images) at once");
+    ImGui::SameLine();
+    commit |= SizeInput("N tokens", &c.tokens, "sequence length N: tokens (patches + class token) per sequence");
+    commit |= SizeInput("C dim", &c.dim, "embedding dimension C (768 for ViT-B)");
+    ImGui::SameLine();
+    commit |= SizeInput("h heads", &c.heads, "number of heads h; each head gets c = C / h features");
+    commit |= ImGui::Checkbox("qkv_bias", &c.qkv_bias);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+    {
+        const ImU64 one = 1;
+        const bool changed = ImGui::InputScalar("seed", ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
+        commit |= (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit();
+    }
+    ImGui::SameLine();
+    commit |= ImGui::Checkbox("training", &c.training);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("model.train(): dropout zeroes weights with probability p and rescales the rest by 1/(1-p)");
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    ImGui::SliderFloat("attn_drop p", &c.attn_drop, 0.0f, 0.9f, "%.2f");
+    commit |= ImGui::IsItemDeactivatedAfterEdit();
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    ImGui::SliderFloat("proj_drop p", &c.proj_drop, 0.0f, 0.9f, "%.2f");
+    commit |= ImGui::IsItemDeactivatedAfterEdit();
+
+    ImGui::TextDisabled("presets");
+    ImGui::SameLine();
+    auto preset = [&](const char* label, std::size_t B, std::size_t N, std::size_t C, std::size_t h, const char* tip) {
+        if (ImGui::SmallButton(label)) {
+            c.batch = B, c.tokens = N, c.dim = C, c.heads = h;
+            commit = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+    };
+    preset("demo", 2, 16, 768, 8, "the article's x = torch.randn(2, 16, 768) with 8 heads");
+    ImGui::SameLine();
+    preset("ViT-B", 1, 197, 768, 12, "one ViT-B/16 image: 196 patches + class token, 12 heads of 197 x 197");
+    ImGui::SameLine();
+    preset("tiny", 1, 4, 8, 2, "small enough to read every number in the inspector's numbers tab");
+    if (commit) ui.rerun_requested = true;
+
+    ImGui::Separator();
+    // Derived numbers, so the reader sees c and the scale.
+    if (c.heads && c.dim % c.heads == 0) {
+        const std::size_t hd = c.dim / c.heads;
+        ImGui::Text("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g", c.dim, c.heads, hd,
+                    1.0 / std::sqrt(static_cast<double>(hd)));
+    }
+    ImGui::Text("trace size %s", format_bytes(trace_bytes(c)).c_str());
+
+    if (!ui.config_errors.empty()) {
+        ImGui::PushTextWrapPos(0.0f);
+        for (const auto& e : ui.config_errors) ImGui::TextColored(BadColor(), "\u2717 %s", e.c_str());
+        ImGui::PopTextWrapPos();
+    }
+    if (!ui.run_error.empty()) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextColored(BadColor(), "\u2717 the engine stopped: %s", ui.run_error.c_str());
+        ImGui::PopTextWrapPos();
+    }
+    if (ui.engine_busy) {
+        ImGui::ProgressBar(ui.engine_progress, ImVec2(-1, 0), "running the engine ...");
+    } else if (!trace.steps.empty()) {
+        const AttentionConfig& s = trace.config;
+        if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), "showing the last good trace:");
+        else if (ui.screenshot) ImGui::TextColored(OkColor(), "\u2713 on screen:");
+        else ImGui::TextColored(OkColor(), "\u2713 on screen (engine ran in %.1f ms):", ui.engine_seconds * 1e3);
+        ImGui::TextDisabled("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s", s.batch, s.tokens, s.dim, s.heads,
+                            s.qkv_bias ? "True" : "False", static_cast<unsigned long long>(s.seed),
+                            s.training ? "training" : "eval");
+    }
+    ImGui::End();
+}
+
+}  // namespace attnscope

@@ -1,0 +1,182 @@
+// Heads grid: all h heads of the chosen batch item as small multiples (scores, scaled, attn and
+// attn_drop; also q, k, v and context, whose tensors have a head axis). Click a head to open it
+// large in the inspector. Shared or per-head colour scale.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "fonts.hpp"
+#include "gfx/heatmap_renderer.hpp"
+#include "logic/slice.hpp"
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+void DrawHeadsPanel(const Trace& trace, UiState& ui) {
+    if (!ui.panels.heads) return;
+    PlaceWindow(1130, 22, 470, 548);
+    if (!ImGui::Begin("Heads", &ui.panels.heads)) {
+        ImGui::End();
+        return;
+    }
+    const Step* step = SelectedStep(trace, ui);
+    const int h_axis = step ? ui::head_axis(step->tensor.axes) : -1;
+    if (!step || h_axis < 0 || step->shape().size() < 3) {
+        const std::string title = step ? step->name + " " + format_axes(step->tensor.axes) + " has no head axis h"
+                                        : std::string("No trace");
+        EmptyState(title.c_str(),
+                   "The heads grid shows every head side by side once the features are split into h heads: "
+                   "scores, scaled, attn and attn_drop (one N x N' map per head), and q, k, v, context "
+                   "(N x c per head). Press \u2192 / \u2190 or pick attn in the pipeline.");
+        ImGui::End();
+        return;
+    }
+    const Shape shape = step->shape();
+    InspectorView& view = ViewFor(ui, *step);
+    const std::size_t heads = shape[static_cast<std::size_t>(h_axis)];
+    const std::size_t shown = std::min<std::size_t>(heads, 64);
+    const Axes& axes = step->tensor.axes;
+
+    // Controls: the other fixed axes (batch item, q/k/v selector) shared with the inspector.
+    ui::SliceSpec base = ui::head_slice(axes, shape, view.spec, 0);
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (static_cast<int>(i) == h_axis || static_cast<int>(i) == base.row_axis || static_cast<int>(i) == base.col_axis)
+            continue;
+        ImGui::PushID(static_cast<int>(i));
+        const std::string label = i < axes.size() ? axes[i] : "?";
+        int idx = static_cast<int>(view.spec.index[i]);
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+        ImGui::PushStyleColor(ImGuiCol_SliderGrab, AxisColorVec4(label));
+        const char* name = label == "B" ? "batch item" : label == "3" ? "q/k/v" : label.c_str();
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+        if (ImGui::SliderInt(name, &idx, 0, static_cast<int>(shape[i]) - 1))
+            view.spec.index[i] = static_cast<std::size_t>(idx);
+        ImGui::PopStyleColor();
+        ImGui::PopID();
+        ImGui::SameLine();
+    }
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize("shared scale").x + ImGui::GetFontSize() * 3)
+        ImGui::NewLine();
+    ImGui::Checkbox("shared scale", &ui.heads_shared_scale);
+    ImGui::SameLine();
+    HelpMarker("Shared: one range for all heads, so heads can be compared. Per head: each head uses its own "
+               "min..max, so the pattern inside a weak head is visible too.");
+
+    // Slices first (uploads happen only when a slice changes), then one range for all or each.
+    std::vector<const ui::Slice2D*> slices(shown, nullptr);
+    std::vector<std::string> slots(shown);
+    float lo = 0, hi = 0;
+    bool first = true;
+    for (std::size_t hd = 0; hd < shown; ++hd) {
+        const ui::SliceSpec spec = ui::head_slice(axes, shape, view.spec, hd);
+        char key[256];
+        std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+                      step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
+        slots[hd] = "head" + std::to_string(hd);
+        if (!ui.heatmaps) continue;
+        slices[hd] = &ui.heatmaps->slice(slots[hd], key, [&] { return ui::extract_slice(step->tensor.values, spec); });
+        if (slices[hd]->empty()) continue;
+        lo = first ? slices[hd]->min : std::min(lo, slices[hd]->min);
+        hi = first ? slices[hd]->max : std::max(hi, slices[hd]->max);
+        first = false;
+    }
+    const ui::Colormap cmap = ui::resolve_colormap(ui.colormap, step->stats.min, step->stats.max);
+    const RowSumCheck* rs = trace.checks.row_sum(step->name);
+    const std::size_t b = !axes.empty() && axes[0] == "B" ? view.spec.index[0] : 0;
+
+    // Tile layout: the column count that gives the largest cells.
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float legend_w = ColorLegendWidth();
+    const float label_h = fonts().small->FontSize + 4.0f;
+    const float gap = ImGui::GetFontSize() * 0.5f;
+    const float W = avail.x - (ui.heads_shared_scale ? legend_w + gap : 0.0f);
+    const float H = avail.y - label_h;
+    const float srows = slices[0] ? static_cast<float>(std::max<std::size_t>(slices[0]->rows, 1)) : 1.0f;
+    const float scols = slices[0] ? static_cast<float>(std::max<std::size_t>(slices[0]->cols, 1)) : 1.0f;
+    // Square cells, or for long thin slices (N x c) stretched up to 4x along the short side.
+    int best_cols = 1;
+    ImVec2 tile(8, 8);
+    float best_area = 0.0f;
+    for (int c = 1; c <= static_cast<int>(shown); ++c) {
+        const int r = static_cast<int>((shown + c - 1) / c);
+        const float tw = W / c - gap, th = H / r - label_h - gap - ImGui::GetStyle().ItemSpacing.y;
+        if (tw <= 4 || th <= 4) continue;
+        const float cell = std::min(tw / scols, th / srows);
+        ImVec2 t(scols * cell, srows * cell);
+        if (scols != srows) {
+            t.x = std::min(tw, t.x * 4.0f);
+            t.y = std::min(th, t.y * 4.0f);
+        }
+        const float area = t.x * t.y;
+        if (area > best_area * 1.05f) {
+            best_area = area;
+            best_cols = c;
+            tile = t;
+        }
+    }
+    const int selected_head = static_cast<int>(view.spec.index[static_cast<std::size_t>(h_axis)]);
+    const bool inspector_shows_head =
+        view.spec.row_axis != h_axis && view.spec.col_axis != h_axis;
+
+    ImGui::BeginGroup();
+    for (std::size_t hd = 0; hd < shown; ++hd) {
+        if (hd % best_cols) ImGui::SameLine(0, gap);
+        ImGui::BeginGroup();
+        const ui::Slice2D* s = slices[hd];
+        ui::ColorRange range;
+        if (s) {
+            range = ui.heads_shared_scale
+                        ? ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode)
+                        : ui::make_range(ui::RangeMode::PerSlice, s->min, s->max, 0, 0, 0, 0, cmap, ui.scale_mode);
+        }
+        const std::uintptr_t tex = ui.heatmaps && s ? ui.heatmaps->texture(slots[hd], range) : 0;
+        // Label: "head 3" and, on attention maps, the row-sum status of this head.
+        ImGui::PushFont(fonts().small);
+        const bool sel = inspector_shows_head && static_cast<int>(hd) == selected_head;
+        ImGui::TextColored(sel ? ImVec4(1, 1, 1, 1) : DimColor(), "head %zu", hd);
+        if (rs) {
+            const std::size_t i = b * heads + hd;
+            if (i < rs->head_failing.size() && rs->head_failing[i] > 0) {
+                ImGui::SameLine(0, 4);
+                ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(), "%zu rows \u2260 1",
+                                   rs->head_failing[i]);
+            }
+        }
+        ImGui::PopFont();
+        HeatmapOptions opt;
+        char id[32];
+        std::snprintf(id, sizeof id, "head_tile%zu", hd);
+        opt.id = id;
+        opt.size = tile;
+        opt.square_cells = false;
+        opt.selected = sel;
+        static const ui::Slice2D kEmpty;
+        const HeatmapHover hover = DrawHeatmap(tex, s ? *s : kEmpty, opt);
+        if (hover.hovered && s) {
+            const auto spec = ui::head_slice(axes, shape, view.spec, hd);
+            const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
+            ImGui::SetTooltip("head %zu: %s%s = %s\n(click to open it large in the inspector)", hd, step->name.c_str(),
+                              ui::format_index(idx).c_str(), ui::format_value(s->at(hover.row, hover.col)).c_str());
+        }
+        if (hover.clicked) {  // open it large: the inspector shows exactly this head's slice
+            const ui::SliceSpec spec = ui::head_slice(axes, shape, view.spec, hd);
+            view.spec = spec;
+            ui.focused_head = static_cast<int>(hd);
+            ImGui::SetWindowFocus("Tensor inspector");
+        }
+        ImGui::EndGroup();
+    }
+    ImGui::EndGroup();
+    if (ui.heads_shared_scale && !first) {
+        ImGui::SameLine(0, gap);
+        const ui::ColorRange range = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode);
+        ColorLegend(range, std::min(H, std::max(tile.y * 2.0f, ImGui::GetFontSize() * 8.0f)), false, false);
+    }
+    if (shown < heads) ImGui::TextColored(WarnColor(), "showing the first %zu of %zu heads", shown, heads);
+    ImGui::End();
+}
+
+}  // namespace attnscope

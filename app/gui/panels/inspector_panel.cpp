@@ -1,0 +1,259 @@
+// Tensor inspector: shape, strides, stats, NaN/Inf; any N-D tensor as a 2-D slice (rows and
+// columns axes + sliders for the rest), GPU heatmap with zoom/pan/grid/hover, colour range and
+// colormap options, a legend, a numeric table for small slices, failing softmax rows outlined.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "fonts.hpp"
+#include "gfx/heatmap_renderer.hpp"
+#include "logic/rowsum.hpp"
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+namespace {
+
+std::string AxisName(const Axes& axes, int i) {
+    if (i < 0) return "-";
+    return std::to_string(i) + ": " + (static_cast<std::size_t>(i) < axes.size() ? axes[i] : "?");
+}
+
+bool AxisCombo(const char* label, int* axis, const Step& step) {
+    const Axes& axes = step.tensor.axes;
+    const int rank = static_cast<int>(step.shape().size());
+    bool changed = false;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+    if (ImGui::BeginCombo(label, AxisName(axes, *axis).c_str())) {
+        for (int i = 0; i < rank; ++i) {
+            ImGui::PushStyleColor(ImGuiCol_Text, AxisColorVec4(static_cast<std::size_t>(i) < axes.size() ? axes[i] : "?"));
+            if (ImGui::Selectable(AxisName(axes, i).c_str(), i == *axis)) {
+                *axis = i;
+                changed = true;
+            }
+            ImGui::PopStyleColor();
+        }
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+}  // namespace
+
+void DrawInspectorPanel(const Trace& trace, UiState& ui) {
+    if (!ui.panels.inspector) return;
+    PlaceWindow(530, 522, 600, 478);
+    if (!ImGui::Begin("Tensor inspector", &ui.panels.inspector)) {
+        ImGui::End();
+        return;
+    }
+    const Step* step = SelectedStep(trace, ui);
+    if (!step) {
+        EmptyState("Nothing to inspect", "No trace is loaded.");
+        ImGui::End();
+        return;
+    }
+    const Shape shape = step->shape();
+    InspectorView& view = ViewFor(ui, *step);
+    ui::SliceSpec& spec = view.spec;
+
+    // ---- facts
+    ImGui::Text("%s", step->name.c_str());
+    ImGui::SameLine();
+    ColoredShape(shape, step->tensor.axes);
+    ImGui::SameLine();
+    ImGui::TextDisabled("float32, %s elements", ui::format_value(static_cast<double>(step->tensor.values.size())).c_str());
+    const Stats& st = step->stats;
+    ImGui::PushFont(fonts().mono);
+    ImGui::Text("min %s  max %s  mean %s  std %s", ui::format_value(st.min).c_str(), ui::format_value(st.max).c_str(),
+                ui::format_value(st.mean).c_str(), ui::format_value(st.std).c_str());
+    ImGui::PopFont();
+    ImGui::SameLine();
+    if (st.nan_count || st.inf_count)
+        ImGui::TextColored(BadColor(), " NaN %zu  Inf %zu", st.nan_count, st.inf_count);
+    else
+        ImGui::TextColored(OkColor(), " no NaN/Inf");
+
+    if (shape.empty() || step->tensor.values.size() == 0) {
+        EmptyState("Empty tensor", "This step holds no values (a dimension is 0).");
+        ImGui::End();
+        return;
+    }
+
+    // ---- slice selection
+    if (shape.size() >= 2) {
+        int row = spec.row_axis, col = spec.col_axis;
+        if (AxisCombo("rows", &row, *step)) {
+            if (row == spec.col_axis) spec.col_axis = spec.row_axis;  // picking the other one swaps
+            spec.row_axis = row;
+        }
+        ImGui::SameLine();
+        if (AxisCombo("cols", &col, *step)) {
+            if (col == spec.row_axis) spec.row_axis = spec.col_axis;
+            spec.col_axis = col;
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("swap")) std::swap(spec.row_axis, spec.col_axis);
+        ImGui::SameLine();
+        ImGui::PushFont(fonts().mono);
+        ImGui::TextDisabled("%s", ui::describe_slice(step->name, spec, shape.size()).c_str());
+        ImGui::PopFont();
+    }
+    int sliders = 0;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (static_cast<int>(i) == spec.row_axis || static_cast<int>(i) == spec.col_axis) continue;
+        const std::string label = i < step->tensor.axes.size() ? step->tensor.axes[i] : "?";
+        if (sliders % 2) ImGui::SameLine();
+        ImGui::PushID(static_cast<int>(i));
+        ImGui::PushStyleColor(ImGuiCol_SliderGrab, AxisColorVec4(label));
+        ImGui::PushStyleColor(ImGuiCol_SliderGrabActive, AxisColorVec4(label));
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
+        int idx = static_cast<int>(spec.index[i]);
+        char name[64];
+        std::snprintf(name, sizeof name, "%s (axis %zu)", label.c_str(), i);
+        if (ImGui::SliderInt(name, &idx, 0, static_cast<int>(shape[i]) - 1)) spec.index[i] = static_cast<std::size_t>(idx);
+        ImGui::PopStyleColor(2);
+        ImGui::PopID();
+        ++sliders;
+    }
+    spec = ui::normalized(spec, shape);
+
+    // ---- colour options
+    int range_mode = static_cast<int>(ui.range_mode);
+    ImGui::TextDisabled("range");
+    ImGui::SameLine();
+    ImGui::RadioButton("slice", &range_mode, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("tensor", &range_mode, 1);
+    ImGui::SameLine();
+    ImGui::RadioButton("fixed", &range_mode, 2);
+    ui.range_mode = static_cast<ui::RangeMode>(range_mode);
+    if (ui.range_mode == ui::RangeMode::Fixed) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+        ImGui::DragFloatRange2("##fixed", &ui.fixed_lo, &ui.fixed_hi, 0.01f, 0.0f, 0.0f, "%.3g", "%.3g");
+    }
+    ImGui::SameLine();
+    bool log = ui.scale_mode == ui::ScaleMode::Log;
+    if (ImGui::Checkbox("log", &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
+    ImGui::SameLine();
+    int cmap = static_cast<int>(ui.colormap);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    ImGui::Combo("##cmap", &cmap, "auto\0sequential\0diverging\0");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones");
+    ui.colormap = static_cast<ui::ColormapChoice>(cmap);
+    ImGui::SameLine();
+    ImGui::Checkbox("numbers", &ui.show_numbers);
+
+    // ---- the slice and its texture (uploaded only when the slice changes)
+    char key[256];
+    std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+                  step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
+    std::snprintf(key + std::strlen(key), sizeof key - std::strlen(key), "/%d,%d", spec.row_axis, spec.col_axis);
+    static const ui::Slice2D kEmpty;
+    const ui::Slice2D& slice = ui.heatmaps ? ui.heatmaps->slice("inspector", key, [&] {
+        return ui::extract_slice(step->tensor.values, spec);
+    }) : kEmpty;
+    const ui::Colormap colormap = ui::resolve_colormap(ui.colormap, st.min, st.max);
+    const ui::ColorRange range = ui::make_range(ui.range_mode, slice.min, slice.max, st.min, st.max, ui.fixed_lo,
+                                                ui.fixed_hi, colormap, ui.scale_mode);
+    const std::uintptr_t tex = ui.heatmaps ? ui.heatmaps->texture("inspector", range) : 0;
+
+    // Failing softmax rows of this (b, h), when the slice is a [N, N'] attention map.
+    std::vector<bool> marked;
+    const RowSumCheck* rs = trace.checks.row_sum(step->name);
+    const Axes& axes = step->tensor.axes;
+    if (rs && shape.size() == 4 && spec.row_axis == 2 && spec.col_axis == 3)
+        marked = ui::failing_rows(*rs, spec.index[0], spec.index[1]);
+    const bool any_marked = std::find(marked.begin(), marked.end(), true) != marked.end();
+
+    const bool small = slice.rows * slice.cols <= 32 * 32;
+    {
+        if (!ui.show_numbers) {
+            const ImVec2 avail = ImGui::GetContentRegionAvail();
+            const float legend_w = ColorLegendWidth();
+            const float hover_h = ImGui::GetTextLineHeightWithSpacing() * (any_marked ? 2.0f : 1.0f) + 2.0f;
+            const ImVec2 area(std::max(avail.x - legend_w - ImGui::GetStyle().ItemSpacing.x, 50.0f),
+                              std::max(avail.y - hover_h, 50.0f));
+            const std::string problem = ui.heatmaps ? ui.heatmaps->problem("inspector") : "no renderer";
+            if (!tex && !problem.empty()) {
+                EmptyState("Cannot draw this slice", problem.c_str());
+            } else {
+                HeatmapOptions opt;
+                opt.id = "inspector_heatmap";
+                opt.size = area;
+                opt.view = &view;
+                opt.marked_rows = any_marked ? &marked : nullptr;
+                if (rs && rs->deviation_expected) {  // expected, not a failure: keep the map readable
+                    opt.marked_color = IM_COL32(255, 190, 60, 255);
+                    opt.outline_marked_rows = false;
+                }
+                const HeatmapHover hover = DrawHeatmap(tex, slice, opt);
+                ImGui::SameLine();
+                ColorLegend(range, area.y, slice.nan_count > 0, slice.inf_count > 0);
+                // Hover line (always drawn so the layout does not jump).
+                const std::string row_axis = spec.row_axis >= 0 && spec.row_axis < (int)axes.size() ? axes[spec.row_axis] : "";
+                const std::string col_axis = spec.col_axis >= 0 && spec.col_axis < (int)axes.size() ? axes[spec.col_axis] : "";
+                ImGui::PushFont(fonts().mono);
+                if (hover.hovered) {
+                    const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
+                    const float v = slice.at(hover.row, hover.col);
+                    ImGui::Text("%s%s = %s", step->name.c_str(), ui::format_index(idx).c_str(), ui::format_value(v).c_str());
+                    ImGui::BeginTooltip();
+                    ImGui::Text("%s%s", step->name.c_str(), ui::format_index(idx).c_str());
+                    ImGui::Text("= %.7g", static_cast<double>(v));
+                    ImGui::TextDisabled("row %s = %zu, col %s = %zu", row_axis.c_str(), hover.row, col_axis.c_str(), hover.col);
+                    if (hover.row < marked.size() && marked[hover.row]) ImGui::TextColored(BadColor(), "this row does not sum to 1");
+                    ImGui::EndTooltip();
+                } else {
+                    ImGui::TextDisabled("rows %s (%zu), cols %s (%zu); hover: value, wheel: zoom, drag: pan",
+                                        row_axis.c_str(), slice.rows, col_axis.c_str(), slice.cols);
+                    if (ImGui::IsItemHovered())
+                        ImGui::SetTooltip("%s; slice min %s, max %s", ui::colormap_name(range.colormap),
+                                          ui::format_value(slice.min).c_str(), ui::format_value(slice.max).c_str());
+                }
+                ImGui::PopFont();
+                if (any_marked)
+                    ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(),
+                                       "flagged rows: |row sum - 1| > %.0e%s", rs->tolerance,
+                                       rs->deviation_expected ? " (expected: training-mode dropout)" : "");
+            }
+        } else {
+            if (!small) {
+                ImGui::TextDisabled("showing the top-left 32 x 32 of this %zu x %zu slice", slice.rows, slice.cols);
+            }
+            const std::size_t R = std::min<std::size_t>(slice.rows, 32), C = std::min<std::size_t>(slice.cols, 32);
+            ImGui::PushFont(fonts().mono);
+            if (C > 0 && ImGui::BeginTable("numbers", static_cast<int>(C) + 1,
+                                           ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Borders |
+                                               ImGuiTableFlags_SizingFixedFit)) {
+                ImGui::TableSetupScrollFreeze(1, 1);
+                ImGui::TableSetupColumn("");
+                for (std::size_t c = 0; c < C; ++c) ImGui::TableSetupColumn(std::to_string(c).c_str());
+                ImGui::TableHeadersRow();
+                for (std::size_t r = 0; r < R; ++r) {
+                    ImGui::TableNextRow();
+                    ImGui::TableNextColumn();
+                    ImGui::TextDisabled("%zu", r);
+                    for (std::size_t c = 0; c < C; ++c) {
+                        ImGui::TableNextColumn();
+                        const float v = slice.at(r, c);
+                        const auto rgba = ui::colormap_color(range.colormap, ui::normalize_value(v, range));
+                        ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(rgba[0], rgba[1], rgba[2], 110));
+                        ImGui::Text("%9.4f", static_cast<double>(v));
+                    }
+                }
+                ImGui::EndTable();
+            }
+            ImGui::PopFont();
+        }
+    }
+    ImGui::End();
+}
+
+}  // namespace attnscope

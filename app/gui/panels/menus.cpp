@@ -1,0 +1,103 @@
+// Main menu bar (File, View, Help) and the Help windows (keys, about).
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+void DrawMenuBar(const Trace& trace, UiState& ui) {
+    if (!ImGui::BeginMainMenuBar()) return;
+    if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Export heatmap as PNG", nullptr, false, SelectedStep(trace, ui) != nullptr))
+            ui.export_requested = true;
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Writes the inspector's current slice to attnscope-<step>.png in the working folder");
+        ImGui::MenuItem("Open ...", nullptr, false, false);  // comes with a later issue
+        ImGui::Separator();
+        if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.quit_requested = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        ImGui::MenuItem("Pipeline", nullptr, &ui.panels.pipeline);
+        ImGui::MenuItem("Shape view", nullptr, &ui.panels.shape);
+        ImGui::MenuItem("Tensor inspector", nullptr, &ui.panels.inspector);
+        ImGui::MenuItem("Heads", nullptr, &ui.panels.heads);
+        ImGui::MenuItem("Row sums", nullptr, &ui.panels.row_sums);
+        ImGui::MenuItem("Config", nullptr, &ui.panels.config);
+        ImGui::Separator();
+        if (ImGui::MenuItem("Zoom in", "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
+        if (ImGui::MenuItem("Zoom out", "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
+        if (ImGui::MenuItem("Reset zoom", "Ctrl+0")) ui.ui_scale = 1.0f;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Help")) {
+        ImGui::MenuItem("Keys", "F1", &ui.show_help);
+        ImGui::MenuItem("About attnscope", nullptr, &ui.show_about);
+        ImGui::EndMenu();
+    }
+    // Where we are, and any status message, on the right.
+    if (const Step* s = SelectedStep(trace, ui)) {
+        ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+        ImGui::TextDisabled("step %d / %zu:", ui.stepper.selected + 1, trace.steps.size());
+        ImGui::SameLine();
+        ImGui::TextUnformatted(s->name.c_str());
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", s->code.c_str());
+    }
+    if (!ui.status.empty() && ui.now - ui.status_time < 8.0) {
+        const float w = ImGui::CalcTextSize(ui.status.c_str()).x;
+        ImGui::SameLine(ImGui::GetWindowWidth() - w - ImGui::GetFontSize());
+        ImGui::TextColored(WarnColor(), "%s", ui.status.c_str());
+    }
+    ImGui::EndMainMenuBar();
+}
+
+void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
+    if (ui.show_help) {
+        ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
+                                ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+        if (ImGui::Begin("Keys", &ui.show_help, ImGuiWindowFlags_AlwaysAutoResize)) {
+            static const char* const keys[][2] = {
+                {"\u2190 / \u2192", "previous / next step"},
+                {"Home / End", "first / last step"},
+                {"Space", "play / pause through the steps (pace: slider in the pipeline panel)"},
+                {"Ctrl+= / Ctrl+-", "zoom the whole UI (Ctrl+0 resets)"},
+                {"mouse wheel", "zoom the heatmap around the cursor (double-click: fit)"},
+                {"drag", "pan a zoomed heatmap"},
+                {"click a head", "open that head large in the inspector"},
+                {"F1", "this window"},
+                {"Ctrl+Q", "quit"},
+            };
+            if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+                for (const auto& k : keys) {
+                    ImGui::TableNextRow();
+                    ImGui::TableNextColumn();
+                    ImGui::TextUnformatted(k[0]);
+                    ImGui::TableNextColumn();
+                    ImGui::TextUnformatted(k[1]);
+                }
+                ImGui::EndTable();
+            }
+        }
+        ImGui::End();
+    }
+    if (ui.show_about) {
+        ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
+                                ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+        if (ImGui::Begin("About attnscope", &ui.show_about, ImGuiWindowFlags_AlwaysAutoResize)) {
+            ImGui::Text("attnscope: step through multi-head attention");
+            ImGui::TextDisabled("Every panel reads the recorded trace of ViTAttention.forward;");
+            ImGui::TextDisabled("nothing on screen is recomputed by the UI.");
+            ImGui::Separator();
+            ImGui::Text("OpenGL: %s", ui.gl_info.c_str());
+            ImGui::Text("Dear ImGui %s", IMGUI_VERSION);
+            if (!ui.settings_path.empty()) ImGui::Text("settings: %s", ui.settings_path.c_str());
+        }
+        ImGui::End();
+    }
+}
+
+}  // namespace attnscope

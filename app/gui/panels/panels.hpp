@@ -1,0 +1,31 @@
+// The panels. Each is DrawXxxPanel(const Trace&, UiState&): it reads the immutable trace, changes
+// only UI state, returns early after Begin when collapsed, and draws an explicit empty/error state.
+#pragma once
+
+#include "trace.hpp"
+#include "ui_state.hpp"
+
+namespace attnscope {
+
+void DrawMenuBar(const Trace& trace, UiState& ui);
+void DrawHelpWindows(const Trace& trace, UiState& ui);
+void DrawPipelinePanel(const Trace& trace, UiState& ui);
+void DrawShapePanel(const Trace& trace, UiState& ui);
+void DrawInspectorPanel(const Trace& trace, UiState& ui);
+void DrawHeadsPanel(const Trace& trace, UiState& ui);
+void DrawRowSumPanel(const Trace& trace, UiState& ui);
+void DrawConfigPanel(const Trace& trace, UiState& ui);
+
+// ---- shared by the panels -------------------------------------------------------------------
+// The selected step (nullptr when the trace is empty).
+const Step* SelectedStep(const Trace& trace, const UiState& ui);
+// Selects a step by name (keeps the stepper in sync).
+void SelectStep(const Trace& trace, UiState& ui, const std::string& name);
+// The inspector's view of a step, created and normalized for its shape.
+InspectorView& ViewFor(UiState& ui, const Step& step);
+// Initial window placement for a 1600 x 1000 layout, scaled to the display.
+void PlaceWindow(float x, float y, float w, float h);
+// The steps whose tensors the heads grid shows.
+bool IsAttentionMap(const std::string& step);
+
+}  // namespace attnscope

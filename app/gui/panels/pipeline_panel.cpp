@@ -1,0 +1,137 @@
+// Pipeline panel: every recorded step as a row (name, shape before -> after, check status),
+// playback controls. Mouse selects; the frame loop maps ←/→ Home End Space to the stepper.
+#include <imgui.h>
+
+#include <cstdio>
+
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+namespace {
+
+const ShapeCheck* ShapeCheckFor(const Trace& trace, const std::string& step) {
+    for (const auto& c : trace.checks.shapes)
+        if (c.step == step) return &c;
+    return nullptr;
+}
+
+// "✓", "✗ shape", "⚠ rows" ... and a tooltip with the reason.
+void StatusCell(const Trace& trace, const Step& step) {
+    const ShapeCheck* sc = ShapeCheckFor(trace, step.name);
+    const RowSumCheck* rs = trace.checks.row_sum(step.name);
+    const bool nonfinite_here = trace.checks.nonfinite.first_step == step.name;
+    std::string tip;
+    if (sc && !sc->ok) {
+        ImGui::TextColored(BadColor(), "\u2717 shape");
+        tip = "expected " + sc->formula + " = " + format_shape(sc->expected) + ", got " + format_shape(sc->actual);
+    } else if (nonfinite_here) {
+        ImGui::TextColored(BadColor(), "\u2717 NaN/Inf");
+        tip = trace.checks.nonfinite.message;
+    } else if (rs && rs->failing_rows > 0 && !rs->deviation_expected) {
+        ImGui::TextColored(BadColor(), "\u2717 rows");
+        tip = std::to_string(rs->failing_rows) + " rows do not sum to 1";
+    } else if (rs && rs->failing_rows > 0) {
+        ImGui::TextColored(WarnColor(), "\u26A0 rows");
+        tip = rs->explanation;
+    } else {
+        ImGui::TextColored(OkColor(), rs ? "\u2713 rows" : "\u2713");
+        tip = sc ? "shape " + format_shape(sc->actual) + " = " + sc->formula : "no check for this step";
+        if (rs) tip += "\nevery softmax row sums to 1";
+    }
+    if (ImGui::IsItemHovered() && !tip.empty()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+        ImGui::TextUnformatted(tip.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+}
+
+}  // namespace
+
+void DrawPipelinePanel(const Trace& trace, UiState& ui) {
+    if (!ui.panels.pipeline) return;
+    PlaceWindow(0, 22, 530, 548);
+    if (!ImGui::Begin("Pipeline", &ui.panels.pipeline)) {
+        ImGui::End();
+        return;
+    }
+    if (trace.steps.empty()) {
+        EmptyState("No trace yet", ui.run_error.empty() ? "The engine has not produced a trace. Check the config panel."
+                                                         : ui.run_error.c_str());
+        ImGui::End();
+        return;
+    }
+    // Playback controls.
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) ui.stepper.key(ui::StepKey::Prev);
+    ImGui::SameLine();
+    if (ImGui::Button(ui.stepper.playing ? "Pause" : "Play", ImVec2(ImGui::GetFontSize() * 4, 0)))
+        ui.stepper.key(ui::StepKey::TogglePlay);
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) ui.stepper.key(ui::StepKey::Next);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+    float pace = static_cast<float>(ui.stepper.interval);
+    if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, "%.1f s / step")) ui.stepper.interval = pace;
+    ImGui::SameLine();
+    ImGui::TextDisabled("\u2190/\u2192 Home End Space");
+
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_SizingFixedFit;
+    if (ImGui::BeginTable("steps", 4, flags, ImVec2(0, 0))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("shape before \u2192 after", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("check", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableHeadersRow();
+        const Step* selected = SelectedStep(trace, ui);
+        for (std::size_t i = 0; i < trace.steps.size(); ++i) {
+            const Step& step = trace.steps[i];
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%zu", i);
+            ImGui::TableNextColumn();
+            const bool is_selected = &step == selected;
+            char label[64];
+            std::snprintf(label, sizeof label, "%s##row%zu", step.name.c_str(), i);
+            if (ImGui::Selectable(label, is_selected, ImGuiSelectableFlags_SpanAllColumns)) {
+                ui.stepper.set_count(static_cast<int>(trace.steps.size()));
+                ui.stepper.select(static_cast<int>(i));
+            }
+            if (is_selected && ui.stepper.playing) ImGui::SetScrollHereY(0.5f);
+            if (ImGui::IsItemHovered()) {
+                ImGui::BeginTooltip();
+                ImGui::Text("%s: %s", step.op.c_str(), step.code.c_str());
+                ImGui::TextDisabled("%s", step.formula.c_str());
+                ImGui::EndTooltip();
+            }
+            ImGui::TableNextColumn();
+            // Shape before -> after: the first input's shape (a matmul shows both operands).
+            if (!step.inputs.empty()) {
+                for (std::size_t k = 0; k < step.inputs.size(); ++k) {
+                    const Step* in = trace.find(step.inputs[k]);
+                    if (!in) continue;
+                    if (k) {
+                        ImGui::SameLine(0, 4);
+                        ImGui::TextUnformatted(step.op == "matmul" ? "@" : ",");
+                        ImGui::SameLine(0, 4);
+                    }
+                    ColoredShape(in->shape(), in->tensor.axes);
+                }
+                if (step.inputs.size() < 2) ImGui::SameLine(0, 6);  // two operands: result on its own line
+                ImGui::TextUnformatted("\u2192");
+                ImGui::SameLine(0, 6);
+            }
+            ColoredShape(step.shape(), step.tensor.axes);
+            ImGui::TableNextColumn();
+            StatusCell(trace, step);
+        }
+        ImGui::EndTable();
+    }
+    ImGui::End();
+}
+
+}  // namespace attnscope

@@ -1,0 +1,373 @@
+// Shape view: the selected step's axes as colour-coded boxes (input row -> output row, with
+// lines showing where every axis went and an animated move when stepping), the reference's
+// forward() with the current expression highlighted and each operand's shape written under it
+// (the way TensorSensor annotates code), the einops formula and the contiguity note.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "fonts.hpp"
+#include "logic/axes.hpp"
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+namespace {
+
+// The reference's ViTAttention.forward (the article this app explains), one string per line.
+// Shown without the "def forward(self, x):" line and its indentation, to fit the panel.
+const char* const kForward[] = {
+    "B, N, C = x.shape",
+    "qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)",
+    "qkv = qkv.permute(2, 0, 3, 1, 4)",
+    "q, k, v = qkv.unbind(0)",
+    "attn = (q @ k.transpose(-2, -1)) * self.scale",
+    "attn = attn.softmax(dim=-1)",
+    "attn = self.attn_drop(attn)",
+    "x = (attn @ v).transpose(1, 2).reshape(B, N, C)",
+    "x = self.proj(x)",
+    "x = self.proj_drop(x)",
+    "return x",
+};
+constexpr int kForwardLines = sizeof(kForward) / sizeof(kForward[0]);
+
+int LineOf(const std::string& step) {
+    static const std::pair<const char*, int> map[] = {
+        {"input", 0},  {"qkv", 1},    {"qkv_split", 1}, {"qkv_heads", 2}, {"q", 3},         {"k", 3},
+        {"v", 3},      {"k_t", 4},    {"scores", 4},    {"scaled", 4},    {"attn", 5},      {"attn_drop", 6},
+        {"context", 7}, {"context_t", 7}, {"merged", 7}, {"out", 8},      {"out_drop", 9},
+    };
+    for (const auto& [name, line] : map)
+        if (step == name) return line;
+    return -1;
+}
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+// Position of expr in line as a whole token (not inside a longer name), searching from `from`.
+std::size_t FindToken(const std::string& line, const std::string& expr, std::size_t from = 0) {
+    for (std::size_t p = line.find(expr, from); p != std::string::npos; p = line.find(expr, p + 1)) {
+        const bool left_ok = p == 0 || !IsIdentChar(line[p - 1]) || line[p - 1] == '.';
+        const std::size_t e = p + expr.size();
+        const bool right_ok = e >= line.size() || !(std::isalnum(static_cast<unsigned char>(line[e])) || line[e] == '_');
+        if (left_ok && right_ok && (p == 0 || line[p - 1] != '.')) return p;
+    }
+    return std::string::npos;
+}
+
+const Axes* AxesOf(const Trace& trace, const std::string& expr) {
+    if (const Step* s = trace.find(expr)) return &s->tensor.axes;
+    return nullptr;
+}
+
+// Where an operand is written in the line: its own name, or k.transpose(...) for k_t, or the
+// variable the line uses for it.
+std::pair<std::size_t, std::size_t> LocateOperand(const std::string& line, const std::string& expr,
+                                                  std::size_t span_begin, std::size_t span_end) {
+    auto within = [&](std::size_t p) { return p != std::string::npos && p >= span_begin && p < span_end; };
+    std::size_t p = FindToken(line, expr, span_begin);
+    if (within(p)) return {p, expr.size()};
+    if (expr.size() > 2 && expr.compare(expr.size() - 2, 2, "_t") == 0) {
+        const std::string base = expr.substr(0, expr.size() - 2) + ".transpose(";
+        p = line.find(base, span_begin);
+        if (within(p)) {
+            const std::size_t close = line.find(')', p);
+            if (close != std::string::npos) return {p, close + 1 - p};
+        }
+    }
+    // attn_drop is called attn, qkv_* are called qkv, context is (attn @ v), scaled is attn ...
+    static const std::pair<const char*, const char*> aliases[] = {
+        {"attn_drop", "attn"}, {"scaled", "attn"}, {"qkv_split", "qkv"}, {"qkv_heads", "qkv"},
+        {"input", "x"},        {"merged", "x"},    {"out", "x"},         {"context_t", "(attn @ v).transpose(1, 2)"},
+        {"context", "(attn @ v)"}, {"qkv", "self.qkv(x)"}, {"scores", "(q @ k.transpose(-2, -1))"},
+    };
+    for (const auto& [name, alias] : aliases)
+        if (expr == name) {
+            p = line.find(alias, span_begin);
+            if (within(p)) return {p, std::string(alias).size()};
+        }
+    if (expr.rfind("self.", 0) == 0) {  // self.qkv.weight -> self.qkv
+        const std::string module = expr.substr(0, expr.rfind('.'));
+        p = line.find(module, span_begin);
+        if (within(p)) return {p, module.size()};
+    }
+    return {std::string::npos, 0};
+}
+
+void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fs = ImGui::GetFontSize();
+    const float gap = fs * 0.45f;
+    const float label_w = fs * 6.5f;
+    const float row_h = fs * 2.6f;
+    const float between = fs * 1.9f;  // vertical space for the move lines
+
+    struct Row {
+        std::string name;
+        Shape shape;
+        Axes axes;
+        std::vector<float> x;  // left edges
+        std::vector<float> w;
+    };
+    auto layout = [&](const std::string& name, const Shape& shape, const Axes& axes, float x0) {
+        Row r{name, shape, axes, {}, {}};
+        float x = x0;
+        for (std::size_t i = 0; i < shape.size(); ++i) {
+            const ImVec2 s = AxisBoxSize(i < axes.size() ? axes[i] : "?", shape[i]);
+            r.x.push_back(x);
+            r.w.push_back(s.x);
+            x += s.x + gap;
+        }
+        return r;
+    };
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float x0 = origin.x + label_w;
+    std::vector<Row> inputs;
+    for (const auto& name : step.inputs)
+        if (const Step* in = trace.find(name)) inputs.push_back(layout(name, in->shape(), in->tensor.axes, x0));
+    const Row out = layout(step.name, step.shape(), step.tensor.axes, x0);
+
+    float y = origin.y;
+    dl->ChannelsSplit(2);  // 0: lines, 1: boxes on top
+    dl->ChannelsSetCurrent(1);
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    // Input rows (a matmul has two: the second sits beside the first when it fits).
+    float in_y = y;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const Row& r = inputs[k];
+        dl->AddText(ImVec2(origin.x, y + fs * 0.7f), dim, r.name.c_str());
+        for (std::size_t i = 0; i < r.x.size(); ++i) DrawAxisBox(dl, ImVec2(r.x[i], y), r.axes[i], r.shape[i]);
+        if (k == 0) in_y = y;
+        y += row_h + (k + 1 < inputs.size() ? fs * 0.5f : 0.0f);
+        if (k + 1 < inputs.size()) {
+            dl->AddText(ImVec2(origin.x + label_w - fs * 1.5f, y - fs * 0.2f), text, step.op == "matmul" ? "@" : "+");
+        }
+    }
+    // Lines from where each output axis came from (first input) to where it is now.
+    const float out_y = inputs.empty() ? y : y + between;
+    std::vector<ui::AxisMove> moves;
+    if (!inputs.empty()) moves = ui::axis_moves(inputs[0].axes, out.axes);
+    auto input_centre = [&](float pos) {
+        const Row& r = inputs[0];
+        if (r.x.empty()) return x0;
+        const float clamped = std::clamp(pos, 0.0f, static_cast<float>(r.x.size() - 1));
+        const std::size_t i = static_cast<std::size_t>(std::floor(clamped));
+        const std::size_t j = std::min(i + 1, r.x.size() - 1);
+        const float f = clamped - static_cast<float>(i);
+        const float ci = r.x[i] + r.w[i] / 2, cj = r.x[j] + r.w[j] / 2;
+        return ci + (cj - ci) * f;
+    };
+    const float first_row_bottom = in_y + row_h;
+    const float last_input_bottom = y;
+    dl->ChannelsSetCurrent(0);
+    // With two operands, an axis the second one has comes from there (N', c of v).
+    std::vector<int> from_second(out.axes.size(), -1);
+    if (inputs.size() > 1) {
+        std::vector<bool> used(inputs[1].axes.size(), false);
+        for (std::size_t i = 0; i < out.axes.size(); ++i)
+            for (std::size_t j = 0; j < inputs[1].axes.size(); ++j)
+                if (!used[j] && inputs[1].axes[j] == out.axes[i] && out.axes[i] != "N") {
+                    used[j] = true;
+                    from_second[i] = static_cast<int>(j);
+                    break;
+                }
+    }
+    if (!inputs.empty()) {
+        for (std::size_t i = 0; i < out.x.size(); ++i) {
+            if (from_second[i] >= 0) {
+                const Row& r2 = inputs[1];
+                const std::size_t j = static_cast<std::size_t>(from_second[i]);
+                dl->AddLine(ImVec2(r2.x[j] + r2.w[j] / 2, last_input_bottom), ImVec2(out.x[i] + out.w[i] / 2, out_y),
+                            AxisColorU32(out.axes[i], 0.8f), 2.0f);
+                continue;
+            }
+            const ImU32 col = AxisColorU32(out.axes[i], 0.8f);
+            const ImVec2 to(out.x[i] + out.w[i] / 2, out_y);
+            if (moves[i].matched) {
+                const ImVec2 from(input_centre(moves[i].from), first_row_bottom);
+                dl->AddBezierCubic(from, ImVec2(from.x, from.y + (to.y - from.y) * 0.5f),
+                                   ImVec2(to.x, to.y - (to.y - from.y) * 0.5f), to, col, 2.0f);
+            } else {
+                // A new axis (split, merge, matmul result): lines from the axes it replaces.
+                const Row& r = inputs[0];
+                std::vector<bool> used(r.axes.size(), false);
+                for (const auto& m : moves)
+                    if (m.matched) used[static_cast<std::size_t>(m.from)] = true;
+                bool any = false;
+                for (std::size_t j = 0; j < r.axes.size(); ++j)
+                    if (!used[j]) {
+                        any = true;
+                        const ImVec2 from(r.x[j] + r.w[j] / 2, first_row_bottom);
+                        dl->AddLine(from, to, col, 1.5f);
+                    }
+                if (!any && inputs.size() > 1) {  // e.g. N' of a matmul comes from the second operand
+                    const Row& r2 = inputs[1];
+                    for (std::size_t j = 0; j < r2.axes.size(); ++j)
+                        if (r2.axes[j] == out.axes[i])
+                            dl->AddLine(ImVec2(r2.x[j] + r2.w[j] / 2, last_input_bottom), to, col, 1.5f);
+                }
+            }
+        }
+    }
+    dl->ChannelsSetCurrent(1);
+    // The output row, animated from the input positions for a moment after a step change.
+    const float t = ui.animate ? ui::ease_in_out(static_cast<float>((ui.now - ui.step_changed_at) / 0.7)) : 1.0f;
+    dl->AddText(ImVec2(origin.x, out_y + fs * 0.7f), text, step.name.c_str());
+    for (std::size_t i = 0; i < out.x.size(); ++i) {
+        float x = out.x[i];
+        float yy = out_y;
+        float alpha = 1.0f;
+        if (!inputs.empty() && t < 1.0f) {
+            const float from_x = input_centre(moves[i].from) - out.w[i] / 2;
+            x = from_x + (out.x[i] - from_x) * t;
+            yy = first_row_bottom - row_h + (out_y - (first_row_bottom - row_h)) * t;
+            if (!moves[i].matched) alpha = 0.3f + 0.7f * t;
+        }
+        DrawAxisBox(dl, ImVec2(x, yy), out.axes[i], out.shape[i], alpha, true);
+    }
+    dl->ChannelsMerge();
+    float right = x0;
+    for (const Row& r : inputs)
+        if (!r.x.empty()) right = std::max(right, r.x.back() + r.w.back());
+    if (!out.x.empty()) right = std::max(right, out.x.back() + out.w.back());
+    ImGui::Dummy(ImVec2(right - origin.x, out_y + row_h - origin.y + fs * 0.3f));
+}
+
+void DrawForwardListing(const Trace& trace, const Step& step) {
+    const int current = LineOf(step.name);
+    ImGui::TextDisabled("ViTAttention.forward(self, x), the reference:");
+    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 1.0f));
+    ImGui::PushFont(fonts().mono_small);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fs = ImGui::GetFontSize();
+    for (int i = 0; i < kForwardLines; ++i) {
+        const std::string line = kForward[i];
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        if (i != current) {
+            ImGui::TextDisabled("%s", line.c_str());
+            continue;
+        }
+        // Highlight the expression of this step inside its line.
+        std::size_t b = line.find(step.code), len = step.code.size();
+        if (b == std::string::npos) b = 0, len = line.size();
+        const float hx0 = p.x + ImGui::CalcTextSize(line.substr(0, b).c_str()).x;
+        const float hx1 = hx0 + ImGui::CalcTextSize(line.substr(b, len).c_str()).x;
+        dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + ImGui::CalcTextSize(line.c_str()).x + 2, p.y + fs + 1),
+                          IM_COL32(255, 255, 255, 18));
+        dl->AddRectFilled(ImVec2(hx0 - 2, p.y - 1), ImVec2(hx1 + 2, p.y + fs + 1), IM_COL32(255, 200, 60, 70), 3.0f);
+        ImGui::TextUnformatted(line.c_str());
+        // TensorSensor-style: each operand's shape under where it is written.
+        struct Note {
+            float x0, x1;
+            std::string expr;
+            Shape shape;
+            const Axes* axes;
+        };
+        std::vector<Note> notes;
+        const std::size_t eq = line.find(" = ");
+        const std::size_t rhs = eq == std::string::npos ? 0 : eq + 3;
+        const std::size_t from = step.code.empty() || step.code[0] == '.' || step.code[0] == '*' ? rhs : b;
+        for (const auto& op : step.operands) {
+            const auto [pos, n] = LocateOperand(line, op.expr, from, b + len + 1);
+            if (pos == std::string::npos) continue;
+            const float a0 = p.x + ImGui::CalcTextSize(line.substr(0, pos).c_str()).x;
+            const float a1 = a0 + ImGui::CalcTextSize(line.substr(pos, n).c_str()).x;
+            notes.push_back({a0, a1, op.expr, op.shape, AxesOf(trace, op.expr)});
+        }
+        ImGui::PopFont();
+        ImGui::PushFont(fonts().small);
+        const float sfs = ImGui::GetFontSize();
+        const float base_y = ImGui::GetCursorScreenPos().y;
+        std::vector<float> row_end;  // stack labels that would overlap
+        float max_rows = 0;
+        for (const Note& n : notes) {
+            const std::string s = format_shape(n.shape);
+            const float w = ImGui::CalcTextSize(s.c_str()).x;
+            const float cx = (n.x0 + n.x1) / 2;
+            float lx = std::max(cx - w / 2, p.x);
+            std::size_t row = 0;
+            while (row < row_end.size() && row_end[row] > lx - 6) ++row;
+            if (row == row_end.size()) row_end.push_back(0);
+            row_end[row] = lx + w;
+            max_rows = std::max(max_rows, static_cast<float>(row + 1));
+            const float y = base_y + 2 + row * (sfs + 2);
+            const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
+            dl->AddLine(ImVec2(n.x0, base_y), ImVec2(n.x1, base_y), IM_COL32(255, 200, 60, 200), 1.5f);
+            dl->AddLine(ImVec2(cx, base_y), ImVec2(cx, y + 2), IM_COL32(255, 200, 60, 120), 1.0f);
+            // Numbers in their axis colours.
+            float x = lx;
+            dl->AddText(ImVec2(x, y), col, "[");
+            x += ImGui::CalcTextSize("[").x;
+            for (std::size_t d = 0; d < n.shape.size(); ++d) {
+                const std::string num = std::to_string(n.shape[d]);
+                const ImU32 c = n.axes && d < n.axes->size() ? AxisColorU32((*n.axes)[d]) : col;
+                dl->AddText(ImVec2(x, y), c, num.c_str());
+                x += ImGui::CalcTextSize(num.c_str()).x;
+                const char* sep = d + 1 < n.shape.size() ? ", " : "]";
+                dl->AddText(ImVec2(x, y), col, sep);
+                x += ImGui::CalcTextSize(sep).x;
+            }
+        }
+        ImGui::Dummy(ImVec2(1, max_rows * (sfs + 2) + 4));
+        ImGui::PopFont();
+        ImGui::PushFont(fonts().mono_small);
+    }
+    ImGui::PopFont();
+    ImGui::PopStyleVar();
+}
+
+}  // namespace
+
+void DrawShapePanel(const Trace& trace, UiState& ui) {
+    if (!ui.panels.shape) return;
+    PlaceWindow(530, 22, 600, 500);
+    if (!ImGui::Begin("Shape view", &ui.panels.shape)) {
+        ImGui::End();
+        return;
+    }
+    const Step* step = SelectedStep(trace, ui);
+    if (!step) {
+        EmptyState("No step selected", "Run the engine from the config panel to record a trace.");
+        ImGui::End();
+        return;
+    }
+    // Title line: name, op, view/copy, contiguity.
+    ImGui::Text("%s", step->name.c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("= %s", step->op.c_str());
+    ImGui::SameLine();
+    ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), step->is_view ? "  view (no copy)" : "  new tensor");
+    ImGui::SameLine();
+    ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), step->contiguous ? "  contiguous" : "  not contiguous");
+
+    DrawAxisRows(trace, *step, ui);
+
+    ImGui::Separator();
+    ImGui::TextDisabled("einops");
+    ImGui::SameLine();
+    ImGui::PushFont(fonts().mono);
+    ImGui::TextUnformatted(step->formula.c_str());
+    ImGui::PopFont();
+    ImGui::TextDisabled("strides");
+    ImGui::SameLine();
+    ImGui::PushFont(fonts().mono);
+    ImGui::Text("%s", format_strides(step->torch_strides).c_str());
+    ImGui::PopFont();
+    ImGui::SameLine();
+    HelpMarker("The strides PyTorch's tensor has at this point (elements to skip per index step on each axis). "
+               "A view only changes shape and strides; the numbers stay where they are in memory.");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("note");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(step->note.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::Separator();
+    DrawForwardListing(trace, *step);
+    ImGui::End();
+}
+
+}  // namespace attnscope

@@ -1,0 +1,88 @@
+// Everything the panels may change: selection, view options, requests to the frame loop.
+// Panels never change the Trace (it is an immutable snapshot); they write requests here and the
+// frame loop (app.cpp) acts on them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "logic/colormap.hpp"
+#include "logic/settings.hpp"
+#include "logic/slice.hpp"
+#include "logic/stepper.hpp"
+
+namespace attnscope::gfx {
+class HeatmapRenderer;
+}
+
+namespace attnscope {
+
+struct InspectorView {
+    ui::SliceSpec spec;
+    bool has_spec = false;
+    float zoom = 1.0f;           // 1 = fit the panel
+    float pan_x = 0.0f, pan_y = 0.0f;  // in cells, top-left corner shown
+};
+
+struct UiState {
+    // ---- selection and playback
+    ui::Stepper stepper;
+    std::string selected_step;   // name of stepper.selected (kept in sync by the frame loop)
+    std::string previous_step;   // the step shown before (for the axis-move animation)
+    double step_changed_at = -1e9;  // time of the last selection change
+    double now = 0.0;            // seconds since start
+    bool animate = true;         // false in --screenshot (frames must be final)
+    bool screenshot = false;     // --screenshot: nothing that varies between runs (timings) is drawn
+
+    // ---- inspector
+    std::map<std::string, InspectorView> views;  // per step
+    ui::RangeMode range_mode = ui::RangeMode::PerSlice;
+    ui::ScaleMode scale_mode = ui::ScaleMode::Linear;
+    ui::ColormapChoice colormap = ui::ColormapChoice::Auto;
+    float fixed_lo = 0.0f, fixed_hi = 1.0f;
+    bool show_numbers = false;   // the numeric table instead of the heatmap
+
+    // ---- heads grid
+    bool heads_shared_scale = true;
+    int focused_head = -1;       // the head opened large (-1: none)
+
+    // ---- panels
+    ui::PanelVisibility panels;
+    bool show_help = false;
+    bool show_about = false;
+    bool show_imgui_metrics = false;
+
+    // ---- config panel
+    AttentionConfig config_draft;       // what the config panel edits
+    AttentionConfig config_shown;       // the config of the trace on screen
+    std::vector<std::string> config_errors;  // from validate(), shown inline
+    std::string run_error;              // the engine threw (ShapeError ...)
+    bool rerun_requested = false;       // set by the config panel; consumed by the frame loop
+    bool engine_busy = false;           // a worker is running
+    float engine_progress = 0.0f;       // 0..1
+    double engine_seconds = 0.0;        // how long the last run took
+
+    // ---- frame-loop requests
+    bool quit_requested = false;
+    bool export_requested = false;
+    std::string status;                 // one line in the menu bar (export written, settings error)
+    double status_time = -1e9;
+
+    // ---- look
+    float ui_scale = 1.0f;              // Ctrl+= / Ctrl+- (fonts are rebuilt by the frame loop)
+    std::uint64_t trace_generation = 0; // bumps when a new trace is swapped in (texture keys)
+
+    gfx::HeatmapRenderer* heatmaps = nullptr;  // owned by the frame loop
+    std::string gl_info;                // GL_VERSION / GL_RENDERER for Help > About
+    std::string settings_path;          // "" in --screenshot mode (nothing is read or written)
+
+    void set_status(std::string text) {
+        status = std::move(text);
+        status_time = now;
+    }
+};
+
+}  // namespace attnscope

@@ -1,0 +1,66 @@
+// Shared drawing helpers for the panels: axis boxes and coloured shapes, the heatmap widget
+// (zoom, pan, cell grid, hover, highlighted rows), the colour legend, empty states.
+#pragma once
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "logic/colormap.hpp"
+#include "logic/slice.hpp"
+#include "tensor.hpp"
+#include "ui_state.hpp"
+
+namespace attnscope {
+
+ImU32 AxisColorU32(const std::string& label, float alpha = 1.0f);
+ImVec4 AxisColorVec4(const std::string& label);
+
+// "[2, 16, 3, 8, 96]" with every number in its axis colour (hover: the axis labels).
+void ColoredShape(const Shape& shape, const Axes& axes);
+
+// One labelled axis box (label on top, size below) at pos; returns its size.
+ImVec2 AxisBoxSize(const std::string& label, std::size_t dim);
+void DrawAxisBox(ImDrawList* dl, ImVec2 pos, const std::string& label, std::size_t dim, float alpha = 1.0f,
+                 bool outline = false);
+
+// A drawn empty state: a framed, centred message in the remaining space (never a blank panel).
+void EmptyState(const char* title, const char* detail);
+
+// A small (?) that shows text on hover.
+void HelpMarker(const char* text);
+
+struct HeatmapOptions {
+    const char* id = "heatmap";
+    ImVec2 size{0, 0};
+    InspectorView* view = nullptr;              // zoom/pan state; nullptr: fit, no interaction
+    const std::vector<bool>* marked_rows = nullptr;  // rows outlined (and flagged at the left edge)
+    ImU32 marked_color = IM_COL32(255, 40, 40, 255);
+    bool outline_marked_rows = true;            // false: flags at the left edge only
+    bool selected = false;                      // draw a highlight frame
+    bool square_cells = false;                  // keep cells square (heads grid)
+};
+
+struct HeatmapHover {
+    bool hovered = false;
+    bool clicked = false;  // released without dragging
+    std::size_t row = 0, col = 0;
+    ImVec2 image_min{0, 0}, image_max{0, 0};
+};
+
+// Draws slice (texture from HeatmapRenderer) into the area; returns what the mouse does.
+HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const HeatmapOptions& options);
+
+// A vertical colour bar with value labels (height = available or given).
+void ColorLegend(const ui::ColorRange& range, float height, bool has_nan, bool has_inf);
+float ColorLegendWidth();
+
+// Text in the colour used for good / bad / warning states.
+ImVec4 OkColor();
+ImVec4 BadColor();
+ImVec4 WarnColor();
+ImVec4 DimColor();
+
+}  // namespace attnscope
