@@ -299,12 +299,14 @@ int run_cli(int argc, char** argv) {
     bench->add_option("--repeat", repeat, "timed runs")->check(whole_number(100000))->capture_default_str();
     bench->add_flag("--json", bench_json, "print JSON");
 
-    CommandAction file_command;
+    CommandAction file_command, vit_command;
     add_file_commands(app, file_command);
+    add_vit_command(app, vit_command);
 
     try {
         app.parse(argc, argv);
         if (file_command) return file_command();
+        if (vit_command) return vit_command();
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
         if (run->parsed()) return cmd_run(run_options, weights, block, input, dump);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);

@@ -25,4 +25,7 @@ using CommandAction = std::function<int()>;
 // app/cli_files.cpp: `inspect FILE` and `check DUMP` (saved activations and checkpoints).
 void add_file_commands(CLI::App& app, CommandAction& action);
 
+// app/cli_vit.cpp: `vit --model FILE (--image | --pixels) ...` (a whole ViT forward on an image).
+void add_vit_command(CLI::App& app, CommandAction& action);
+
 }  // namespace attnscope

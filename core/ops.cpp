@@ -101,15 +101,15 @@ Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std
     y.axes.back() = out_axis;
     const std::size_t rows = in ? x.values.size() / in : element_count(Shape(xs.begin(), xs.end() - 1));
     float* yd = y.values.data();
-    if (bias) {  // y = bias, then y += x @ W^T (beta = 1), the order torch's addmm uses
+    // y = bias, then y += x @ W^T (beta = 1), the order torch's addmm uses; without a bias, beta = 0.
+    if (bias)
         for (std::size_t r = 0; r < rows; ++r) std::memcpy(yd + r * out, bias->data(), out * sizeof(float));
-    } else {
-        std::fill(yd, yd + y.values.size(), 0.0f);
-    }
     if (rows && out && in)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(rows, "linear"), blas_int(out, "linear"),
                     blas_int(in, "linear"), 1.0f, x.values.data(), blas_int(in, "linear"), weight.data(),
-                    blas_int(in, "linear"), 1.0f, yd, blas_int(out, "linear"));
+                    blas_int(in, "linear"), bias ? 1.0f : 0.0f, yd, blas_int(out, "linear"));
+    else if (!bias)
+        std::fill(yd, yd + y.values.size(), 0.0f);  // in == 0: an empty sum
     return y;
 }
 
