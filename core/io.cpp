@@ -495,7 +495,7 @@ std::size_t npy_dim(const PyValue& v, const PyValue& shape, const std::string& p
 
 }  // namespace
 
-Array parse_npy(const std::uint8_t* data, std::size_t size, const std::string& path) {
+std::size_t npy_header_size(const std::uint8_t* data, std::size_t size, const std::string& path) {
     if (size < kNpyMagicLen || std::memcmp(data, kNpyMagic, kNpyMagicLen) != 0)
         fail(path, "not a .npy file (it does not start with the magic string \\x93NUMPY)");
     if (size < kNpyMagicLen + 2) fail(path, "truncated header: the file ends after the magic string");
@@ -518,11 +518,16 @@ Array parse_npy(const std::uint8_t* data, std::size_t size, const std::string& p
         fail(path, "header length " + std::to_string(header_len) +
                        " bytes is absurd (attnscope's limit is " + std::to_string(kNpyMaxHeader) +
                        " bytes)");
-    if (header_len > size - prefix)
-        fail(path, "header length " + std::to_string(header_len) + " bytes runs past the end of the file (" +
-                       std::to_string(size) + " bytes)");
-    const std::string header(reinterpret_cast<const char*>(data + prefix), header_len);
+    return prefix + header_len;
+}
 
+NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std::string& path) {
+    const std::size_t header_end = npy_header_size(data, size, path);
+    const std::size_t prefix = data[6] == 1 ? kNpyMagicLen + 4 : kNpyMagicLen + 6;
+    if (header_end > size)
+        fail(path, "header length " + std::to_string(header_end - prefix) + " bytes runs past the end of the file (" +
+                       std::to_string(size) + " bytes)");
+    const std::string header(reinterpret_cast<const char*>(data + prefix), header_end - prefix);
     const PyValue dict = PyLiteralParser(header, path).parse_document();
     if (dict.kind != PyValue::Dict)
         fail(path, "malformed header: expected a dict, found " + std::string(kind_name(dict.kind)) +
@@ -550,7 +555,7 @@ Array parse_npy(const std::uint8_t* data, std::size_t size, const std::string& p
         fail(path, "dtype is structured (a list of fields); " + std::string(kNpyAccepts));
     if (descr->kind != PyValue::Str)
         fail(path, "'descr' must be a dtype string, found " + py_repr(*descr));
-    const auto [itemsize, kind] = npy_dtype(descr->text, path);
+    const std::size_t itemsize = npy_dtype(descr->text, path).first;
     if (fortran->kind != PyValue::Bool)
         fail(path, "'fortran_order' must be True or False, found " + py_repr(*fortran));
     if (shape_value->kind != PyValue::Tuple)
@@ -567,19 +572,28 @@ Array parse_npy(const std::uint8_t* data, std::size_t size, const std::string& p
         fail(path, "shape " + npy_shape_text(shape) + " of " + descr->text +
                        " has too many elements (the size overflows)");
     }
-    const std::size_t available = size - prefix - header_len;
+    return {descr->text, fortran->flag, std::move(shape), header_end, nbytes};
+}
+
+Array parse_npy(const std::uint8_t* data, std::size_t size, const std::string& path) {
+    const NpyHeader header = parse_npy_header(data, size, path);
+    const FloatKind kind = npy_dtype(header.descr, path).second;
+    const Shape& shape = header.shape;
+    const std::size_t nbytes = header.data_bytes;
+    const std::string shape_text = npy_shape_text(shape) + " of " + header.descr;
+    const std::size_t available = size - header.data_offset;
     if (available < nbytes)
-        fail(path, "truncated data: shape " + npy_shape_text(shape) + " of " + descr->text + " needs " +
-                       std::to_string(nbytes) + " bytes, the file has " + std::to_string(available));
+        fail(path, "truncated data: shape " + shape_text + " needs " + std::to_string(nbytes) +
+                       " bytes, the file has " + std::to_string(available));
     if (available > nbytes)
-        fail(path, std::to_string(available - nbytes) + " unexpected bytes after the data: shape " +
-                       npy_shape_text(shape) + " of " + descr->text + " needs " +
-                       std::to_string(nbytes) + " bytes, the file has " + std::to_string(available));
+        fail(path, std::to_string(available - nbytes) + " unexpected bytes after the data: shape " + shape_text +
+                       " needs " + std::to_string(nbytes) + " bytes, the file has " + std::to_string(available));
 
     Array out = make_array(shape);
+    const std::size_t count = out.size();
     if (count == 0) return out;
-    const std::uint8_t* src = data + prefix + header_len;
-    if (!fortran->flag || shape.size() < 2) {
+    const std::uint8_t* src = data + header.data_offset;
+    if (!header.fortran_order || shape.size() < 2) {
         convert_to_float(kind, src, count, out.data());
         return out;
     }

@@ -48,6 +48,18 @@ void write_file_atomic(const std::string& path, const std::string& bytes);
 // ---- .npy -----------------------------------------------------------------------------------
 // Reads little-endian f2/f4/f8 (C or Fortran order) into a row-major float32 array.
 Array read_npy(const std::string& path);
+// The header of a .npy file, parsed without reading the data.
+struct NpyHeader {
+    std::string descr;  // "<f4"
+    bool fortran_order = false;
+    Shape shape;
+    std::size_t data_offset = 0;  // magic + version + length field + header dict
+    std::size_t data_bytes = 0;   // shape x item size
+};
+// The bytes before the data (magic, version, length field, dict), from the first 12 bytes alone.
+std::size_t npy_header_size(const std::uint8_t* data, std::size_t size, const std::string& name_for_errors);
+// Parses the header; the bytes may end right after it. Refuses dtypes parse_npy cannot convert.
+NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std::string& name_for_errors);
 Array parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name_for_errors);
 // Writes float32, C order, format version 1.0 (atomically).
 void write_npy(const std::string& path, const Array& values);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pipeline.hpp"
+#include "tensor_source.hpp"
 
 namespace attnscope {
 
@@ -19,5 +20,23 @@ std::string check_attention_weights(const AttentionWeights& weights, std::size_t
 // Throws FileError("path: ...") for missing or mis-shaped tensors.
 AttentionWeights load_attention_weights(const std::string& path, std::optional<std::size_t> block,
                                         std::optional<std::size_t> dim);
+
+// The attention weights of one block found in any source, under timm's names (qkv, proj) or
+// Hugging Face ViT's (query, key, value, attention.output.dense), with where they came from.
+struct SourceWeights {
+    AttentionWeights weights;
+    std::string convention;            // "timm" or "Hugging Face"
+    std::optional<std::size_t> block;  // the block read, when the names carry one
+};
+
+// Hugging Face keeps q, k, v as three Linear layers; their rows stacked in that order are timm's
+// fused qkv.   query, key, value [C, ...] each -> [3C, ...]
+Array stack_qkv(const Array& query, const Array& key, const Array& value);
+
+// Finds and loads the weights of `block` (or, when block is nothing, of the only block the source
+// holds); weights under bare names (qkv.weight ...) serve any block. dim: the C the weights must fit, or nothing to take it from the weights.
+// FileError("path: ...") when they are missing, ambiguous (several blocks) or mis-shaped.
+SourceWeights load_attention_weights(const TensorSource& source, std::optional<std::size_t> block,
+                                     std::optional<std::size_t> dim);
 
 }  // namespace attnscope
