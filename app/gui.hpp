@@ -1,6 +1,8 @@
 // Entry point of the desktop app (implemented in app/gui/ when built with ATTNSCOPE_GUI).
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 
 #include "config.hpp"
@@ -10,6 +12,8 @@ namespace attnscope {
 struct GuiOptions {
     AttentionConfig config;       // the demo by default: x = torch.randn(2, 16, 768), 8 heads
     bool config_from_user = false;  // true when config options were given on the command line
+    std::string open_path;        // `attnscope FILE`: open this file (activations, checkpoint, dump)
+    std::optional<std::size_t> block;  // --block: the block of a multi-block file
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
     std::string step;             // step selected at start ("" = the saved one, else attn)
     int width = 1600;

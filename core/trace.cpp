@@ -103,6 +103,12 @@ bool Checks::all_ok() const {
     return shapes_ok() && nonfinite.ok();
 }
 
+const StepDifference* Trace::difference(std::string_view step) const {
+    for (const auto& d : differences)
+        if (d.step == step) return &d;
+    return nullptr;
+}
+
 const Step* Trace::find(std::string_view name) const {
     for (const auto& s : steps)
         if (s.name == name) return &s;

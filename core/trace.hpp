@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,9 @@ struct Operand {
     Shape shape;
 };
 
+// Where a step's tensor comes from: the engine, or a file the user opened.
+enum class StepOrigin { Computed, Loaded };
+
 struct Step {
     std::string name;                 // pinned interface name: "qkv_heads"
     std::string op;                   // "permute"
@@ -44,8 +48,21 @@ struct Step {
     bool is_view = false;             // PyTorch returns a view here (no copy)
     std::string note;                 // the contiguity note shown to the user
     Stats stats;
+    StepOrigin origin = StepOrigin::Computed;
+    std::string origin_detail;        // Loaded: "acts.safetensors: blocks.0.attn.attn_weights"
 
     Shape shape() const { return shape_of(tensor.values); }
+};
+
+// A step present both in the user's file and in the reference run: how they differ.
+struct StepDifference {
+    std::string step;
+    std::string finding;    // "ok", "axis order", "softmax axis" ... (see core/diagnose.hpp)
+    std::string diagnosis;  // one line for the user
+    double max_error = 0.0;
+    double tolerance = 0.0;
+    bool ok = true;
+    std::optional<Tensor> difference;  // user - reference, when the shapes agree
 };
 
 struct ShapeCheck {
@@ -93,6 +110,10 @@ struct Trace {
     AttentionConfig config;
     std::vector<Step> steps;
     Checks checks;
+    std::string source_path;                   // the file the trace was built from ("" = the engine)
+    std::vector<StepDifference> differences;   // loaded steps compared with the reference
+
+    const StepDifference* difference(std::string_view step) const;  // nullptr when not compared
 
     const Step* find(std::string_view name) const;  // nullptr when absent
     const Step& at(std::string_view name) const;    // throws std::out_of_range

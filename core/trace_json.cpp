@@ -54,7 +54,12 @@ nlohmann::json trace_to_json(const Trace& trace) {
                             {"contiguous", s.contiguous},
                             {"view", s.is_view},
                             {"note", s.note},
+                            {"origin", s.origin == StepOrigin::Loaded ? "loaded" : "computed"},
                             {"stats", stats_to_json(s.stats)}};
+        if (s.origin == StepOrigin::Loaded) j["origin_detail"] = s.origin_detail;
+        if (const StepDifference* d = trace.difference(s.name))
+            j["difference"] = {{"finding", d->finding}, {"diagnosis", d->diagnosis},
+                               {"max_error", number(d->max_error)}, {"ok", d->ok}};
         if (const RowSumCheck* r = trace.checks.row_sum(s.name)) {
             j["row_sum_max_error"] = number(r->max_error);
             j["failing_rows"] = r->failing_rows;
