@@ -1,8 +1,6 @@
 // The attnscope command line, run as a separate process: exit codes, output, dumps, bad input.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,25 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "io.hpp"
+#include "run_attnscope.hpp"
 
 using namespace attnscope;
+using namespace attnscope::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
 const fs::path kGolden = fs::path(ATTNSCOPE_TEST_DATA) / "golden";
-
-struct Result {
-    int status = -1;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // A fresh folder per test under the system temp dir.
 fs::path scratch(const std::string& name) {
@@ -39,22 +27,10 @@ fs::path scratch(const std::string& name) {
     return dir;
 }
 
-Result run_attnscope(const std::string& args) {
-    const fs::path dir = scratch("io");
-    const std::string cmd = std::string("'") + ATTNSCOPE_EXE + "' " + args + " > '" + (dir / "out").string() +
-                            "' 2> '" + (dir / "err").string() + "' < /dev/null";
-    const int raw = std::system(cmd.c_str());
-    Result r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-    r.out = slurp(dir / "out");
-    r.err = slurp(dir / "err");
-    return r;
-}
-
 // Exit 2, one line on stderr, and that line contains `phrase`.
 void check_usage_error(const std::string& args, const std::string& phrase) {
     CAPTURE(args);
-    const Result r = run_attnscope(args);
+    const ProcessResult r = run_attnscope(args);
     CAPTURE(r.err);
     CHECK(r.status == 2);
     CHECK(r.err.find(phrase) != std::string::npos);
@@ -66,7 +42,7 @@ void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p,
 }  // namespace
 
 TEST_CASE("trace prints the reference's shapes PyTorch lines and contiguity notes") {
-    const Result r = run_attnscope("trace");
+    const ProcessResult r = run_attnscope("trace");
     REQUIRE(r.status == 0);
     CHECK(r.out.find("qkv        [2, 16, 2304]") != std::string::npos);
     CHECK(r.out.find("qkv_split  [2, 16, 3, 8, 96]") != std::string::npos);
@@ -80,7 +56,7 @@ TEST_CASE("trace prints the reference's shapes PyTorch lines and contiguity note
 }
 
 TEST_CASE("trace --json has config steps and checks - attn carries row_sum_max_error") {
-    const Result r = run_attnscope("trace --json --batch 1 --tokens 5 --dim 24 --heads 3 --qkv-bias");
+    const ProcessResult r = run_attnscope("trace --json --batch 1 --tokens 5 --dim 24 --heads 3 --qkv-bias");
     REQUIRE(r.status == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["config"]["batch"] == 1);
@@ -100,13 +76,13 @@ TEST_CASE("trace --json has config steps and checks - attn carries row_sum_max_e
 
 TEST_CASE("run --dump writes every step as .npy and trace.json readable back") {
     const fs::path dir = scratch("dump");
-    const Result r = run_attnscope("run --dump '" + dir.string() + "'");
+    const ProcessResult r = run_attnscope("run --dump '" + dir.string() + "'");
     REQUIRE(r.status == 0);
     for (const char* step : {"input", "qkv", "qkv_split", "qkv_heads", "q", "k", "v", "k_t", "scores", "scaled", "attn",
                              "attn_drop", "context", "context_t", "merged", "out", "out_drop"})
         CHECK(fs::exists(dir / (std::string(step) + ".npy")));
     CHECK(shape_of(read_npy((dir / "qkv_heads.npy").string())) == Shape{3, 2, 8, 16, 96});
-    const auto j = nlohmann::json::parse(slurp(dir / "trace.json"));
+    const auto j = nlohmann::json::parse(read_text(dir / "trace.json"));
     const auto t = nlohmann::json::parse(run_attnscope("trace --json").out);
     CHECK(j["steps"].size() == t["steps"].size());
     CHECK(j["steps"][14]["shape"] == t["steps"][14]["shape"]);
@@ -178,7 +154,7 @@ TEST_CASE("bad files exit 2 with one line naming the file and leave no trace.jso
 }
 
 TEST_CASE("bench --json prints the median time of the recorded forward") {
-    const Result r = run_attnscope("bench --repeat 3 --json --batch 1 --tokens 8 --dim 32 --heads 4");
+    const ProcessResult r = run_attnscope("bench --repeat 3 --json --batch 1 --tokens 8 --dim 32 --heads 4");
     REQUIRE(r.status == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["median_ms"].get<double>() > 0.0);

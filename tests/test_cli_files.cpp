@@ -2,47 +2,24 @@
 // (0 read / all match, 3 divergence, 2 unreadable) and one-line errors for malformed files.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cstdio>
-#include <iterator>
 
 #include <nlohmann/json.hpp>
 
+#include "run_attnscope.hpp"
+
 using json = nlohmann::json;
 namespace fs = std::filesystem;
+using namespace attnscope::testing;
 
 namespace {
 
 const std::string kData = std::string(ATTNSCOPE_TEST_DATA) + "/activations/";
 
-struct Result {
-    int status = -1;
-    std::string out, err;  // stdout through a pipe, stderr through a file
-};
-
 // Runs attnscope in the fixtures folder, so that paths in the output are short.
-Result run_attnscope(const std::string& args) {
-    const fs::path err = fs::temp_directory_path() / ("attnscope_cli_files_" + std::to_string(::getpid()) + ".err");
-    const std::string cmd = "cd '" + kData + "' && '" + ATTNSCOPE_EXE + "' " + args + " 2> '" + err.string() +
-                            "' < /dev/null";
-    Result r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    REQUIRE(pipe);
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
-    const int raw = ::pclose(pipe);
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-    std::ifstream in(err, std::ios::binary);
-    r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    fs::remove(err);
-    return r;
-}
+ProcessResult run_in_fixtures(const std::string& args) { return run_attnscope(args, kData); }
 
 std::string last_line(const std::string& text) {
     const std::size_t end = text.find_last_not_of('\n');
@@ -53,7 +30,7 @@ std::string last_line(const std::string& text) {
 // Exit 2, exactly one line on stderr, naming the file and containing `phrase`.
 void check_unreadable(const std::string& args, const std::string& file, const std::string& phrase) {
     CAPTURE(args);
-    const Result r = run_attnscope(args);
+    const ProcessResult r = run_in_fixtures(args);
     CAPTURE(r.err);
     CHECK(r.status == 2);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -69,7 +46,7 @@ TEST_CASE("check: each buggy implementation ends in its first divergence, exit 3
     for (const auto& [name, e] : expected.items()) {
         std::string options;
         for (const auto& o : e["options"]) options += " " + o.get<std::string>();
-        const Result r = run_attnscope("check " + name + options);
+        const ProcessResult r = run_in_fixtures("check " + name + options);
         CAPTURE(name);
         CAPTURE(r.out);
         CAPTURE(r.err);
@@ -81,7 +58,7 @@ TEST_CASE("check: each buggy implementation ends in its first divergence, exit 3
 }
 
 TEST_CASE("check: hook exports match every step, exit 0 - one line per step present, in pipeline order") {
-    const Result r = run_attnscope("check timm_export.safetensors --block 1");
+    const ProcessResult r = run_in_fixtures("check timm_export.safetensors --block 1");
     CAPTURE(r.err);
     REQUIRE(r.status == 0);
     CHECK(last_line(r.out) == "all steps match");
@@ -94,7 +71,7 @@ TEST_CASE("check: hook exports match every step, exit 0 - one line per step pres
     }
     CHECK(r.out.find("blocks.1.attn.attn") != std::string::npos);
     CHECK(r.out.find("ok (max error") != std::string::npos);
-    const Result hf = run_attnscope("check hf_export.safetensors --block 0 --heads 4");
+    const ProcessResult hf = run_in_fixtures("check hf_export.safetensors --block 0 --heads 4");
     CHECK(hf.status == 0);
     CHECK(hf.out.find("Hugging Face names, block 0") != std::string::npos);
 }
@@ -117,7 +94,7 @@ TEST_CASE("check: missing choices and bad inputs exit 2 with one line") {
 }
 
 TEST_CASE("inspect --json: every tensor with dtype, shape, role - attention maps carry the row-sum check") {
-    const Result r = run_attnscope("inspect attn_maps.npz --json");
+    const ProcessResult r = run_in_fixtures("inspect attn_maps.npz --json");
     REQUIRE(r.status == 0);
     const json j = json::parse(r.out);
     REQUIRE(j["tensors"].size() == 3);
@@ -133,7 +110,7 @@ TEST_CASE("inspect --json: every tensor with dtype, shape, role - attention maps
     CHECK(columns["role"].is_null());
     CHECK(columns["failing_rows"] == 40);
     CHECK(columns["row_sum_max_error"].get<double>() > 0.1);
-    const json model = json::parse(run_attnscope("inspect hf_model.safetensors --json").out);
+    const json model = json::parse(run_in_fixtures("inspect hf_model.safetensors --json").out);
     for (const auto& t : model["tensors"]) {
         CHECK_FALSE(t.contains("row_sum_max_error"));  // square weights are not attention maps
         if (t["name"] == "vit.encoder.layer.1.attention.attention.key.bias") {
@@ -144,17 +121,17 @@ TEST_CASE("inspect --json: every tensor with dtype, shape, role - attention maps
 }
 
 TEST_CASE("inspect: the table names roles - NaN is reported on stderr with exit 0") {
-    const Result r = run_attnscope("inspect timm_export.safetensors");
+    const ProcessResult r = run_in_fixtures("inspect timm_export.safetensors");
     REQUIRE(r.status == 0);
     CHECK(r.out.rfind("timm_export.safetensors: safetensors, ", 0) == 0);
     CHECK(r.out.find("qkv.weight (timm, block 1)") != std::string::npos);
     CHECK(r.out.find("attention map blocks.0.attn.attn: All 40 rows sum to 1") != std::string::npos);
-    const Result nan = run_attnscope("inspect bad/nan_attn.npz");
+    const ProcessResult nan = run_in_fixtures("inspect bad/nan_attn.npz");
     CHECK(nan.status == 0);
     CHECK(nan.err == "attnscope: bad/nan_attn.npz: tensor 'attn' holds 200 NaN and 0 Inf values\n");
     CHECK(nan.out.find("40 of 40 rows do not sum to 1") != std::string::npos);
-    CHECK(run_attnscope("inspect bug_heads_reshape").status == 0);
-    CHECK(run_attnscope("inspect bad/scalar.npy").status == 0);
+    CHECK(run_in_fixtures("inspect bug_heads_reshape").status == 0);
+    CHECK(run_in_fixtures("inspect bad/scalar.npy").status == 0);
 }
 
 TEST_CASE("inspect: malformed files give one line on stderr and exit 2") {
