@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "activations.hpp"
 #include "cli.hpp"
 #include "config.hpp"
 #include "diagnose.hpp"
@@ -27,12 +28,6 @@ namespace attnscope {
 namespace {
 
 constexpr int kDivergence = 3;
-
-// "holds 3 NaN and 0 Inf values", or "" when every value is finite.
-std::string nonfinite_text(const Stats& s) {
-    if (s.nan_count + s.inf_count == 0) return "";
-    return "holds " + std::to_string(s.nan_count) + " NaN and " + std::to_string(s.inf_count) + " Inf values";
-}
 
 // ---- inspect --------------------------------------------------------------------------------
 nlohmann::json inspected_to_json(const InspectedTensor& t) {
@@ -118,12 +113,7 @@ struct CheckOptions {
 
 // The block to compare: --block, or the only block the dump's step names carry.
 std::optional<std::size_t> dump_block(const TensorSource& dump, std::optional<std::size_t> block) {
-    std::vector<Role> roles;
-    for (const TensorInfo& t : dump.tensors()) {
-        const Role role = recognize_role(t.name, t.shape);
-        if (role.kind == RoleKind::Step) roles.push_back(role);
-    }
-    const std::vector<std::size_t> blocks = blocks_of(roles);
+    const std::vector<std::size_t> blocks = step_blocks(dump);
     if (block || blocks.size() <= 1) return block ? block : blocks.empty() ? std::nullopt : std::optional(blocks[0]);
     std::string list;
     for (std::size_t b : blocks) list += (list.empty() ? "" : ", ") + std::to_string(b);
@@ -150,22 +140,7 @@ Tensor input_of(const CheckOptions& o, const std::vector<UserStep>& steps) {
             throw UsageError(o.dump + ": no input x [B, N, C] (a tensor named input, x or hidden_states); pass "
                                       "--input FILE");
     }
-    if (x->dimension() != 3)
-        throw UsageError(from + ": the input has shape " + format_shape(shape_of(*x)) + ", expected [B, N, C]");
-    const std::string problem = nonfinite_text(compute_stats(*x));
-    if (!problem.empty()) throw UsageError(from + ": the input " + problem + "; attnscope needs finite numbers");
-    return {std::move(*x), {"B", "N", "C"}};
-}
-
-void require_finite_weights(const AttentionWeights& w, const std::string& path) {
-    const std::pair<const char*, const Array*> arrays[] = {{"qkv.weight", &w.qkv_weight},
-                                                           {"qkv.bias", w.qkv_bias ? &*w.qkv_bias : nullptr},
-                                                           {"proj.weight", &w.proj_weight},
-                                                           {"proj.bias", &w.proj_bias}};
-    for (const auto& [name, array] : arrays) {
-        const std::string problem = array ? nonfinite_text(compute_stats(*array)) : "";
-        if (!problem.empty()) throw UsageError(path + ": " + name + " " + problem + "; attnscope needs finite numbers");
-    }
+    return checked_input(std::move(*x), from);
 }
 
 void print_report(const CheckReport& report) {
@@ -192,20 +167,13 @@ int cmd_check(const CheckOptions& o) {
                                   "merged, out, or an alias such as attn_weights); nothing to compare");
     Tensor x = input_of(o, steps);
 
-    AttentionConfig cfg;
-    cfg.batch = x.values.shape()[0];
-    cfg.tokens = x.values.shape()[1];
-    cfg.dim = x.values.shape()[2];
     const std::string weights_path = o.weights.empty() ? o.dump : o.weights;
     const SourceWeights found =
-        load_attention_weights(o.weights.empty() ? dump : TensorSource::open(o.weights), block, cfg.dim);
+        load_attention_weights(o.weights.empty() ? dump : TensorSource::open(o.weights), block, x.values.shape()[2]);
     require_finite_weights(found.weights, weights_path);
-    cfg.qkv_bias = found.weights.qkv_bias.has_value();
     const std::optional<std::size_t> heads = o.heads ? o.heads : infer_heads(dump, steps);
     if (!heads) throw UsageError(o.dump + ": cannot tell the number of heads (no 4-D q, k, v or attn); pass --heads H");
-    cfg.heads = *heads;
-    const auto problems = validate(cfg, default_memory_budget());
-    if (!problems.empty()) throw UsageError(problems.front());
+    const AttentionConfig cfg = reference_config(x, found.weights, *heads);
 
     std::printf("check %s: B=%zu N=%zu C=%zu h=%zu c=%zu; weights: %s (%s names%s); input: %s\n", o.dump.c_str(),
                 cfg.batch, cfg.tokens, cfg.dim, cfg.heads, cfg.head_dim(), weights_path.c_str(),

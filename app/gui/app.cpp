@@ -41,7 +41,14 @@ namespace {
 std::string g_glfw_error;
 volatile std::sig_atomic_t g_stop = 0;  // SIGINT/SIGTERM: leave the loop and shut down cleanly
 
+std::vector<std::string> g_dropped;  // paths dropped on the window (GLFW drop callback)
+
 void OnSignal(int) { g_stop = 1; }
+
+void OnDrop(GLFWwindow*, int count, const char** paths) {
+    for (int i = 0; i < count; ++i)
+        if (paths[i]) g_dropped.emplace_back(paths[i]);
+}
 
 void OnGlfwError(int code, const char* text) {
     g_glfw_error = std::string(text ? text : "") + " (GLFW error " + std::to_string(code) + ")";
@@ -70,6 +77,8 @@ void SaveSettings(const std::string& path, const UiState& ui, const AttentionCon
     s.colormap = ui.colormap;
     s.heads_shared_scale = ui.heads_shared_scale;
     s.play_interval = ui.stepper.interval;
+    s.recent_files = ui.recent_files;
+    s.browser_folder = ui.browser_folder;
     try {
         write_file_atomic(path, ui::settings_to_json(s));
     } catch (const std::exception& e) {
@@ -85,6 +94,8 @@ void ApplySettings(const ui::Settings& s, UiState& ui) {
     ui.colormap = s.colormap;
     ui.heads_shared_scale = s.heads_shared_scale;
     ui.stepper.interval = s.play_interval;
+    ui.recent_files = s.recent_files;
+    ui.browser_folder = s.browser_folder;
 }
 
 void SetupStyle(float scale) {
@@ -124,6 +135,7 @@ void HandleKeys(const Trace& trace, UiState& ui) {
             ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
         if (ImGui::IsKeyPressed(GLFW_KEY_0, false)) ui.ui_scale = 1.0f;
         if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) ui.quit_requested = true;
+        if (ImGui::IsKeyPressed(GLFW_KEY_O, false)) OpenFileBrowser(ui);
     }
 }
 
@@ -151,7 +163,79 @@ void DrawFrame(const Trace& trace, UiState& ui) {
     DrawHeadsPanel(trace, ui);
     DrawRowSumPanel(trace, ui);
     DrawHelpWindows(trace, ui);
+    DrawFileBrowser(ui);
+    DrawFileErrorModal(ui);
     SyncSelection(trace, ui);
+}
+
+// The step a file opens at: its attention maps when that is all it holds, else its first
+// divergence from the reference, else the wanted step when the file has it, else attn or the first.
+std::string FileStartStep(const FileTrace& file, const std::string& wanted) {
+    const Trace& t = file.trace;
+    if (file.attention_maps_only && t.find("attn")) return "attn";
+    if (const StepDifference* d = FirstDivergence(t)) return d->step;
+    if (!wanted.empty() && t.find(wanted)) return wanted;
+    if (t.find("attn")) return "attn";
+    return t.steps.empty() ? std::string() : t.steps.front().name;
+}
+
+// Runs trace_from_file in the worker; the trace on screen stays until it is done.
+void StartFile(EngineRunner& runner, UiState& ui, const std::string& path) {
+    ui.loading_path = path;
+    runner.start(EngineRunner::file_job(path, ui.open_block, ui.open_heads));
+    ui.engine_busy = true;
+}
+
+// Puts a finished run on screen (a file's or the config's), or records why it failed; the trace
+// on screen stays when it failed. Returns false on failure.
+bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, UiState& ui) {
+    const bool was_file = !ui.loading_path.empty();
+    const std::string path = ui.loading_path;
+    ui.loading_path.clear();
+    if (!r.trace) {
+        if (was_file) {
+            ui.file_error = r.error;
+            ui.file_error_shown = false;
+        } else {
+            ui.run_error = r.error;
+        }
+        return false;
+    }
+    trace = r.trace;
+    ui.engine_seconds = r.seconds;
+    ++ui.trace_generation;
+    if (r.file) {
+        const bool same_file = ui.file_path == path;
+        ui.file_path = path;
+        ui.file_blocks = r.file->blocks;
+        ui.file_block = r.file->block;
+        ui.file_notes = r.file->notes;
+        ui.file_error.clear();
+        std::error_code ec;
+        const std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
+        ui.recent_files = ui::add_recent(ui.recent_files, ec ? path : absolute);
+        if (!same_file) ui.views.clear();  // other shapes: zoom and slices start fresh
+        ui.show_difference = FirstDivergence(*trace) != nullptr;
+        SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
+    } else {
+        ui.run_error.clear();
+        if (!ui.file_path.empty()) ui.views.clear();
+        ui.file_path.clear();
+        ui.file_blocks.clear();
+        ui.file_block.reset();
+        ui.file_notes.clear();
+        ui.open_heads.reset();
+        ui.show_difference = false;
+        SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
+    }
+    return true;
+}
+
+std::string WindowTitle(const UiState& ui) {
+    if (ui.file_path.empty()) return "attnscope";
+    std::string t = "attnscope \u2014 " + ui::display_name(ui.file_path);
+    if (ui.file_block && ui.file_blocks.size() > 1) t += " (block " + std::to_string(*ui.file_block) + ")";
+    return t;
 }
 
 std::string StepList(const Trace& trace) {
@@ -200,7 +284,17 @@ int run_gui(const GuiOptions& options) {
         std::fprintf(stderr, "attnscope: %s\n", ui.config_errors.front().c_str());
         return 2;
     }
-    if (ui.config_errors.empty()) {
+    const bool open_file = !options.open_path.empty();
+    if (open_file && shot) {
+        // --screenshot FILE: wait for the worker, so the PNG shows the file (or exit 2 with its error).
+        ui.open_block = options.block;
+        StartFile(runner, ui, options.open_path);
+        const std::optional<EngineResult> r = runner.wait();
+        if (!r || !AcceptResult(*r, trace, ui)) {
+            std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the file job was cancelled");
+            return 2;
+        }
+    } else if (ui.config_errors.empty()) {
         if (!shot && trace_bytes(config) > EngineRunner::kWorkerThresholdBytes) {
             runner.start(config);  // the panels show "running" until it is done
         } else {
@@ -221,6 +315,7 @@ int run_gui(const GuiOptions& options) {
     // The step shown first: --step, else the last one, else attn (heads grid + row sums at once).
     std::string start_step = !options.step.empty() ? options.step
                                                     : (!shot && settings && !settings->step.empty() ? settings->step : "attn");
+    if (trace && !ui.file_path.empty() && options.step.empty()) start_step = SelectedStep(*trace, ui)->name;  // FileStartStep's
     if (trace) {
         if (!trace->find(start_step)) {
             if (!options.step.empty()) {
@@ -280,6 +375,12 @@ int run_gui(const GuiOptions& options) {
     const std::string ini_path = settings_dir.empty() ? "" : settings_dir + "/imgui.ini";
     io.IniFilename = shot || ini_path.empty() ? nullptr : ini_path.c_str();
     ImGui_ImplGlfw_InitForOpenGL(window, true);
+    glfwSetDropCallback(window, OnDrop);  // the ImGui backend does not install one
+    if (open_file && !shot) {
+        ui.open_block = options.block;
+        StartFile(runner, ui, options.open_path);  // the demo stays on screen until the file is read
+    }
+    std::string window_title = "attnscope";
     ImGui_ImplOpenGL3_Init("#version 330 core");
     float built_scale = shot ? 1.0f : ui.ui_scale;
     if (shot) ui.ui_scale = 1.0f;
@@ -329,36 +430,40 @@ int run_gui(const GuiOptions& options) {
         }
         // A finished worker run: swap the snapshot in, or keep the last good trace.
         if (auto r = runner.poll()) {
-            if (r->trace) {
-                trace = r->trace;
-                ui.run_error.clear();
-                ui.engine_seconds = r->seconds;
-                ++ui.trace_generation;
-                SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
-            } else {
-                ui.run_error = r->error;
-            }
+            if (AcceptResult(*r, trace, ui) && r->file && !ui.settings_path.empty())
+                SaveSettings(ui.settings_path, ui, ui.config_draft);  // the recent-files list survives a crash
         }
         ui.engine_busy = runner.busy();
         ui.engine_progress = runner.progress();
+        // Files: dropped on the window, File > Open, Open Recent, the block selector.
+        if (!g_dropped.empty()) {
+            ui.open_request = g_dropped.front();
+            ui.open_block.reset();
+            ui.open_heads.reset();
+            g_dropped.clear();
+        }
+        if (!ui.open_request.empty()) {
+            StartFile(runner, ui, ui.open_request);
+            ui.open_request.clear();
+        }
+        if (ui.back_to_config_requested) {
+            ui.back_to_config_requested = false;
+            ui.rerun_requested = true;
+        }
+        if (WindowTitle(ui) != window_title) {
+            window_title = WindowTitle(ui);
+            glfwSetWindowTitle(window, window_title.c_str());
+        }
         if (ui.rerun_requested) {
             ui.rerun_requested = false;
+            ui.loading_path.clear();
             ui.config_errors = validate(ui.config_draft, default_memory_budget());
             if (ui.config_errors.empty()) {
-                if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes) {
-                    runner.start(ui.config_draft);
+                if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes || runner.busy()) {
+                    runner.start(ui.config_draft);  // also supersedes a file still being read
                     ui.engine_busy = true;
                 } else {
-                    EngineResult r = EngineRunner::run_now(ui.config_draft);
-                    if (r.trace) {
-                        trace = r.trace;
-                        ui.run_error.clear();
-                        ui.engine_seconds = r.seconds;
-                        ++ui.trace_generation;
-                        SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
-                    } else {
-                        ui.run_error = r.error;
-                    }
+                    AcceptResult(EngineRunner::run_now(ui.config_draft), trace, ui);
                 }
             }
         }
@@ -414,7 +519,8 @@ int run_gui(const GuiOptions& options) {
     // Shutdown in reverse.
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
-    if (!shot && !ui.settings_path.empty()) SaveSettings(ui.settings_path, ui, trace ? trace->config : ui.config_draft);
+    if (!shot && !ui.settings_path.empty())
+        SaveSettings(ui.settings_path, ui, trace && ui.file_path.empty() ? trace->config : ui.config_draft);
     if (shot_fbo) glDeleteFramebuffers(1, &shot_fbo);
     if (shot_color) glDeleteTextures(1, &shot_color);
     ui.heatmaps = nullptr;

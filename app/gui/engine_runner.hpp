@@ -1,25 +1,33 @@
 // Runs the engine for the UI: synchronously for small configs, in one worker thread for large
-// ones. The result is an immutable snapshot (shared_ptr<const Trace>) the frame loop swaps in.
+// ones and for files. The result is an immutable snapshot (shared_ptr<const Trace>) the frame loop
+// swaps in.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "activations.hpp"
 #include "config.hpp"
+#include "pipeline.hpp"
 #include "trace.hpp"
 
 namespace attnscope {
 
 struct EngineResult {
     AttentionConfig config;
-    std::shared_ptr<const Trace> trace;  // null on error
-    std::string error;                   // what the engine threw
+    std::shared_ptr<const Trace> trace;     // null on error
+    std::shared_ptr<const FileTrace> file;  // a file's trace (blocks, notes); trace points into it
+    std::string error;                      // what the engine or the file reader threw
     double seconds = 0.0;
 };
+
+// A job for the worker: builds one result (sets trace or file; exceptions become .error).
+using EngineJob = std::function<EngineResult(const RunHooks& hooks)>;
 
 class EngineRunner {
 public:
@@ -33,21 +41,29 @@ public:
 
     static EngineResult run_now(const AttentionConfig& config);
 
-    // Starts the worker. If one is running it is cancelled and this config runs next.
-    void start(const AttentionConfig& config);
+    // The jobs: the engine on a config, or trace_from_file on a path.
+    static EngineJob config_job(const AttentionConfig& config);
+    static EngineJob file_job(const std::string& path, std::optional<std::size_t> block,
+                              std::optional<std::size_t> heads);
+
+    // Starts the worker. If one is running it is cancelled and this job runs next.
+    void start(const AttentionConfig& config) { start(config_job(config)); }
+    void start(EngineJob job);
     bool busy() const { return running_; }
     float progress() const { return progress_.load(); }
     // A finished result, once (never a cancelled one).
     std::optional<EngineResult> poll();
+    // Blocks until the running job (and any queued one) is done; its result (--screenshot).
+    std::optional<EngineResult> wait();
 
 private:
-    void launch(const AttentionConfig& config);
+    void launch(EngineJob job);
     std::thread thread_;
     std::atomic<bool> cancel_{false};
     std::atomic<bool> done_{false};
     std::atomic<float> progress_{0.0f};
     bool running_ = false;  // UI thread only
-    std::optional<AttentionConfig> pending_;
+    EngineJob pending_;
     std::mutex mutex_;
     EngineResult result_;  // guarded by mutex_, handed over when done_
     bool cancelled_ = false;

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config.hpp"
 #include "logic/colormap.hpp"
+#include "logic/file_browser.hpp"
 #include "logic/settings.hpp"
 #include "logic/slice.hpp"
 #include "logic/stepper.hpp"
@@ -44,6 +46,7 @@ struct UiState {
     ui::ColormapChoice colormap = ui::ColormapChoice::Auto;
     float fixed_lo = 0.0f, fixed_hi = 1.0f;
     bool show_numbers = false;   // the numeric table instead of the heatmap
+    bool show_difference = false;  // a compared step: user - reference instead of the values
 
     // ---- heads grid
     bool heads_shared_scale = true;
@@ -64,6 +67,28 @@ struct UiState {
     bool engine_busy = false;           // a worker is running
     float engine_progress = 0.0f;       // 0..1
     double engine_seconds = 0.0;        // how long the last run took
+
+    // ---- the open file (file_path empty: the engine's config trace is on screen)
+    std::string file_path;                   // the file whose trace is on screen
+    std::vector<std::size_t> file_blocks;    // its blocks (a selector when more than one)
+    std::optional<std::size_t> file_block;   // the block shown
+    std::vector<std::string> file_notes;     // where input, weights, heads came from
+    std::string loading_path;                // a file job is running for this path
+    std::string open_request;                // File > Open, drop, recent: the frame loop opens it
+    std::optional<std::size_t> open_block;   // the block to open (block selector)
+    std::optional<std::size_t> open_heads;   // h chosen in the config panel for a file
+    bool back_to_config_requested = false;   // "back to the demo / config"
+    std::string file_error;                  // the last file that could not be opened (modal)
+    bool file_error_shown = false;           // the modal has been opened for file_error
+    std::vector<std::string> recent_files;   // most recent first (settings.json)
+
+    // ---- File > Open browser
+    bool browser_open = false;
+    std::string browser_folder;              // the folder listed
+    char browser_edit[1024] = {};            // the editable path field
+    ui::FolderListing browser_listing;
+    bool browser_refresh = true;             // list browser_folder again
+    int browser_selected = -1;               // index into browser_listing.entries
 
     // ---- frame-loop requests
     bool quit_requested = false;

@@ -2,13 +2,17 @@
 // summaries, axis colours and moves, keyboard stepping/playback, settings (de)serialisation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <numeric>
 #include <set>
 
 #include "logic/axes.hpp"
 #include "logic/colormap.hpp"
+#include "logic/file_browser.hpp"
 #include "logic/rowsum.hpp"
 #include "logic/settings.hpp"
 #include "logic/slice.hpp"
@@ -452,4 +456,91 @@ TEST_CASE("settings folder follows XDG_CONFIG_HOME, then HOME") {
     CHECK(settings_dir("", "/home/u") == "/home/u/.config/attnscope");
     CHECK(settings_dir(nullptr, "/home/u") == "/home/u/.config/attnscope");
     CHECK(settings_dir(nullptr, nullptr).empty());
+}
+
+// ---- File > Open browser and recent files ------------------------------------------------------
+
+TEST_CASE("the browser shows folders first, then tensor files, sorted; other files and hidden ones are left out") {
+    const std::vector<DirEntry> raw = {{"b.npz", false, 1},      {"notes.txt", false, 1}, {"Zeta", true, 0},
+                                       {"A.SAFETENSORS", false, 1}, {".hidden", true, 0},  {"alpha", true, 0},
+                                       {"c.npy", false, 1},      {"model.pt", false, 1},  {".x.npy", false, 1}};
+    const std::vector<DirEntry> e = browser_entries(raw);
+    std::vector<std::string> names;
+    for (const auto& d : e) names.push_back(d.name);
+    CHECK(names == std::vector<std::string>{"alpha", "Zeta", "A.SAFETENSORS", "b.npz", "c.npy"});
+}
+
+TEST_CASE("tensor file extensions, any case") {
+    CHECK(is_tensor_file("x.npy"));
+    CHECK(is_tensor_file("dump.NPZ"));
+    CHECK(is_tensor_file("model.safetensors"));
+    CHECK(!is_tensor_file("model.pt"));
+    CHECK(!is_tensor_file("npy"));
+    CHECK(!is_tensor_file("x.npy.txt"));
+}
+
+TEST_CASE("parent folder and display name") {
+    CHECK(parent_folder("/a/b") == "/a");
+    CHECK(parent_folder("/a/b/") == "/a");
+    CHECK(parent_folder("/a") == "/");
+    CHECK(parent_folder("/") == "/");
+    CHECK(display_name("/a/b/acts.npz") == "acts.npz");
+    CHECK(display_name("/a/dump/") == "dump");
+}
+
+TEST_CASE("list_folder: entries, .npy count, and an inline error for a missing folder") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "attnscope_browser_test";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "sub");
+    for (const char* f : {"q.npy", "k.npy", "readme.md", "acts.npz"}) std::ofstream(dir / f) << "x";
+    const FolderListing l = list_folder(dir.string());
+    CHECK(l.error.empty());
+    CHECK(l.folder == dir.string());
+    CHECK(l.npy_files == 2);
+    REQUIRE(l.entries.size() == 4);
+    CHECK(l.entries[0].name == "sub");
+    CHECK(l.entries[0].is_dir);
+    CHECK(l.entries[1].name == "acts.npz");
+    CHECK(l.entries[1].size == 1);
+    const FolderListing missing = list_folder((dir / "nope").string());
+    CHECK(missing.error.find("no such folder") != std::string::npos);
+    CHECK(missing.entries.empty());
+    const FolderListing file = list_folder((dir / "q.npy").string());
+    CHECK(file.error.find("not a folder") != std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("recent files: most recent first, de-duplicated, at most 10") {
+    std::vector<std::string> r;
+    for (int i = 0; i < 12; ++i) r = add_recent(r, "/f" + std::to_string(i));
+    REQUIRE(r.size() == 10);
+    CHECK(r.front() == "/f11");
+    CHECK(r.back() == "/f2");
+    r = add_recent(r, "/f5");
+    CHECK(r.size() == 10);
+    CHECK(r.front() == "/f5");
+    CHECK(std::count(r.begin(), r.end(), "/f5") == 1);
+}
+
+TEST_CASE("settings keep the recent files and the browser folder") {
+    Settings s;
+    s.recent_files = {"/a/x.npz", "/b/y.safetensors"};
+    s.browser_folder = "/a";
+    std::string error;
+    const auto back = settings_from_json(settings_to_json(s), &error);
+    REQUIRE(back);
+    CHECK(back->recent_files == s.recent_files);
+    CHECK(back->browser_folder == "/a");
+    // Older settings files have neither key.
+    const auto old = settings_from_json("{\"version\": 1}", &error);
+    REQUIRE(old);
+    CHECK(old->recent_files.empty());
+    // More than 10 entries are cut.
+    std::string many = "{\"recent_files\": [";
+    for (int i = 0; i < 15; ++i) many += (i ? ",\"/f" : "\"/f") + std::to_string(i) + "\"";
+    many += "]}";
+    const auto cut = settings_from_json(many, &error);
+    REQUIRE(cut);
+    CHECK(cut->recent_files.size() == 10);
 }

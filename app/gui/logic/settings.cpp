@@ -25,6 +25,8 @@ std::string settings_to_json(const Settings& s) {
     j["colormap"] = static_cast<int>(s.colormap);
     j["heads_shared_scale"] = s.heads_shared_scale;
     j["play_interval"] = s.play_interval;
+    j["recent_files"] = s.recent_files;
+    j["browser_folder"] = s.browser_folder;
     return j.dump(2) + "\n";
 }
 
@@ -79,6 +81,9 @@ std::optional<Settings> settings_from_json(const std::string& text, std::string*
         read(j, "heads_shared_scale", s.heads_shared_scale);
         read(j, "play_interval", s.play_interval);
         s.play_interval = std::clamp(s.play_interval, 0.1, 10.0);
+        read(j, "recent_files", s.recent_files);
+        if (s.recent_files.size() > 10) s.recent_files.resize(10);
+        read(j, "browser_folder", s.browser_folder);
         return s;
     } catch (const std::exception& e) {
         if (error) *error = e.what();

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "colormap.hpp"
 #include "config.hpp"
@@ -24,6 +25,8 @@ struct Settings {
     ColormapChoice colormap = ColormapChoice::Auto;
     bool heads_shared_scale = true;
     double play_interval = 1.2;
+    std::vector<std::string> recent_files;  // File > Open Recent: most recent first, at most 10
+    std::string browser_folder;             // the folder File > Open starts in ("" = working folder)
 };
 
 std::string settings_to_json(const Settings& s);

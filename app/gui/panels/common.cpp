@@ -40,6 +40,12 @@ void PlaceWindow(float x, float y, float w, float h) {
     ImGui::SetNextWindowSize(ImVec2(w * sx, h * sy), ImGuiCond_FirstUseEver);
 }
 
+const StepDifference* FirstDivergence(const Trace& trace) {
+    for (const Step& s : trace.steps)  // pipeline order
+        if (const StepDifference* d = trace.difference(s.name); d && !d->ok) return d;
+    return nullptr;
+}
+
 bool IsAttentionMap(const std::string& step) {
     return step == "scores" || step == "scaled" || step == "attn" || step == "attn_drop";
 }

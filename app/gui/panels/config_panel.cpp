@@ -39,6 +39,31 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         ImGui::End();
         return;
     }
+    // A file on screen: where it came from, what was computed, and the way back.
+    if (!trace.source_path.empty()) {
+        ImGui::TextColored(WarnColor(), "from %s", ui::display_name(trace.source_path).c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace.source_path.c_str());
+        ImGui::SameLine();
+        if (ImGui::SmallButton("back to the demo / config")) ui.back_to_config_requested = true;
+        const AttentionConfig& f = trace.config;
+        auto size = [](std::size_t v) { return v ? std::to_string(v) : std::string("?"); };
+        ImGui::TextDisabled("B=%s N=%s C=%s", size(f.batch).c_str(), size(f.tokens).c_str(), size(f.dim).c_str());
+        ImGui::SameLine();
+        std::size_t heads = f.heads;
+        if (SizeInput("h##file", &heads, "heads h for this file: reruns the reference with h heads") && heads != f.heads) {
+            ui.open_request = ui.file_path.empty() ? trace.source_path : ui.file_path;
+            ui.open_block = ui.file_block;
+            ui.open_heads = heads;
+        }
+        ImGui::PushTextWrapPos(0.0f);
+        for (const std::string& note : ui.file_notes) {
+            ImGui::Bullet();
+            ImGui::TextUnformatted(note.c_str());
+        }
+        ImGui::PopTextWrapPos();
+        ImGui::Separator();
+        ImGui::TextDisabled("the demo config (editing it returns to the demo):");
+    }
     AttentionConfig& c = ui.config_draft;
     bool commit = false;
     ImGui::TextDisabled("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)");
@@ -104,8 +129,10 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         ImGui::PopTextWrapPos();
     }
     if (ui.engine_busy) {
-        ImGui::ProgressBar(ui.engine_progress, ImVec2(-1, 0), "running the engine ...");
-    } else if (!trace.steps.empty()) {
+        ImGui::ProgressBar(ui.engine_progress, ImVec2(-1, 0),
+                           ui.loading_path.empty() ? "running the engine ..."
+                                                   : ("reading " + ui::display_name(ui.loading_path) + " ...").c_str());
+    } else if (!trace.steps.empty() && trace.source_path.empty()) {
         const AttentionConfig& s = trace.config;
         if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), "showing the last good trace:");
         else if (ui.screenshot) ImGui::TextColored(OkColor(), "\u2713 on screen:");

@@ -78,6 +78,40 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     else
         ImGui::TextColored(OkColor(), " no NaN/Inf");
 
+    // ---- a file's step: where it comes from, and how it differs from the reference
+    const StepDifference* diff = trace.difference(step->name);
+    if (!trace.source_path.empty()) {
+        const bool loaded = step->origin == StepOrigin::Loaded;
+        // "loaded from acts.npz: attn_weights" (the full path on hover)
+        std::string detail = step->origin_detail;
+        if (loaded && detail.rfind(trace.source_path, 0) == 0)
+            detail = ui::display_name(trace.source_path) + detail.substr(trace.source_path.size());
+        ImGui::TextDisabled("%s %s", loaded ? "loaded from" : "computed:", detail.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", step->origin_detail.c_str());
+    }
+    if (diff) {
+        int mode = ui.show_difference && diff->difference ? 1 : 0;
+        ImGui::RadioButton("values", &mode, 0);
+        ImGui::SameLine();
+        ImGui::BeginDisabled(!diff->difference.has_value());
+        ImGui::RadioButton("difference (yours \u2212 reference)", &mode, 1);
+        ImGui::EndDisabled();
+        if (!diff->difference && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("your tensor and the reference's have different shapes: no element-wise difference");
+        if (diff->difference) ui.show_difference = mode == 1;
+        ImGui::SameLine();
+        ImGui::PushFont(fonts().mono);
+        ImGui::TextColored(diff->ok ? OkColor() : BadColor(), "max error %s  tol %s",
+                           ui::format_value(diff->max_error).c_str(), ui::format_value(diff->tolerance).c_str());
+        ImGui::PopFont();
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextColored(diff->ok ? OkColor() : BadColor(), "%s %s", diff->ok ? "\u2713" : "\u2717",
+                           diff->diagnosis.c_str());
+        ImGui::PopTextWrapPos();
+    }
+    const bool show_diff = diff && diff->difference && ui.show_difference;
+    const Array& values = show_diff ? diff->difference->values : step->tensor.values;
+
     if (shape.empty() || step->tensor.values.size() == 0) {
         EmptyState("Empty tensor", "This step holds no values (a dimension is 0).");
         ImGui::End();
@@ -152,15 +186,19 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
 
     // ---- the slice and its texture (uploaded only when the slice changes)
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.trace_generation),
-                  step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
+    std::snprintf(key, sizeof key, "%llu/%s%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+                  show_diff ? "diff:" : "", step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
     std::snprintf(key + std::strlen(key), sizeof key - std::strlen(key), "/%d,%d", spec.row_axis, spec.col_axis);
     static const ui::Slice2D kEmpty;
     const ui::Slice2D& slice = ui.heatmaps ? ui.heatmaps->slice("inspector", key, [&] {
-        return ui::extract_slice(step->tensor.values, spec);
+        return ui::extract_slice(values, spec);
     }) : kEmpty;
-    const ui::Colormap colormap = ui::resolve_colormap(ui.colormap, st.min, st.max);
-    const ui::ColorRange range = ui::make_range(ui.range_mode, slice.min, slice.max, st.min, st.max, ui.fixed_lo,
+    // The difference: diverging (white = equal), its tensor range +-max error.
+    const float tensor_lo = show_diff ? -static_cast<float>(diff->max_error) : st.min;
+    const float tensor_hi = show_diff ? static_cast<float>(diff->max_error) : st.max;
+    const ui::Colormap colormap =
+        show_diff ? ui::Colormap::Diverging : ui::resolve_colormap(ui.colormap, st.min, st.max);
+    const ui::ColorRange range = ui::make_range(ui.range_mode, slice.min, slice.max, tensor_lo, tensor_hi, ui.fixed_lo,
                                                 ui.fixed_hi, colormap, ui.scale_mode);
     const std::uintptr_t tex = ui.heatmaps ? ui.heatmaps->texture("inspector", range) : 0;
 
@@ -168,7 +206,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     std::vector<bool> marked;
     const RowSumCheck* rs = trace.checks.row_sum(step->name);
     const Axes& axes = step->tensor.axes;
-    if (rs && shape.size() == 4 && spec.row_axis == 2 && spec.col_axis == 3)
+    if (rs && !show_diff && shape.size() == 4 && spec.row_axis == 2 && spec.col_axis == 3)
         marked = ui::failing_rows(*rs, spec.index[0], spec.index[1]);
     const bool any_marked = std::find(marked.begin(), marked.end(), true) != marked.end();
 
@@ -203,9 +241,10 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 if (hover.hovered) {
                     const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
                     const float v = slice.at(hover.row, hover.col);
-                    ImGui::Text("%s%s = %s", step->name.c_str(), ui::format_index(idx).c_str(), ui::format_value(v).c_str());
+                    const std::string what = show_diff ? "(yours \u2212 reference) " + step->name : step->name;
+                    ImGui::Text("%s%s = %s", what.c_str(), ui::format_index(idx).c_str(), ui::format_value(v).c_str());
                     ImGui::BeginTooltip();
-                    ImGui::Text("%s%s", step->name.c_str(), ui::format_index(idx).c_str());
+                    ImGui::Text("%s%s", what.c_str(), ui::format_index(idx).c_str());
                     ImGui::Text("= %.7g", static_cast<double>(v));
                     ImGui::TextDisabled("row %s = %zu, col %s = %zu", row_axis.c_str(), hover.row, col_axis.c_str(), hover.col);
                     if (hover.row < marked.size() && marked[hover.row]) ImGui::TextColored(BadColor(), "this row does not sum to 1");

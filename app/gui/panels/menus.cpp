@@ -15,7 +15,23 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             ui.export_requested = true;
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Writes the inspector's current slice to attnscope-<step>.png in the working folder");
-        ImGui::MenuItem("Open ...", nullptr, false, false);  // comes with a later issue
+        if (ImGui::MenuItem("Open ...", "Ctrl+O")) OpenFileBrowser(ui);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Your saved activations (.npz, .safetensors, a folder of .npy), a dump or a checkpoint; "
+                              "you can also drop a file on the window");
+        if (ImGui::BeginMenu("Open recent", !ui.recent_files.empty())) {
+            for (const std::string& path : ui.recent_files)
+                if (ImGui::MenuItem(path.c_str())) {
+                    ui.open_request = path;
+                    ui.open_block.reset();
+                    ui.open_heads.reset();
+                }
+            ImGui::Separator();
+            if (ImGui::MenuItem("Clear the list")) ui.recent_files.clear();
+            ImGui::EndMenu();
+        }
+        if (ImGui::MenuItem("Back to the demo / config", nullptr, false, !ui.file_path.empty()))
+            ui.back_to_config_requested = true;
         ImGui::Separator();
         if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.quit_requested = true;
         ImGui::EndMenu();
@@ -37,6 +53,33 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem("Keys", "F1", &ui.show_help);
         ImGui::MenuItem("About attnscope", nullptr, &ui.show_about);
         ImGui::EndMenu();
+    }
+    // The open file and its block (a selector when the file holds several blocks).
+    if (!ui.file_path.empty()) {
+        ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+        ImGui::TextColored(WarnColor(), "%s", ui::display_name(ui.file_path).c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui.file_path.c_str());
+        if (ui.file_blocks.size() > 1 && ui.file_block) {
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
+            const std::string current = "block " + std::to_string(*ui.file_block);
+            if (ImGui::BeginCombo("##block", current.c_str())) {
+                for (std::size_t b : ui.file_blocks)
+                    if (ImGui::Selectable(("block " + std::to_string(b)).c_str(), b == *ui.file_block) && b != *ui.file_block) {
+                        ui.open_request = ui.file_path;
+                        ui.open_block = b;
+                    }
+                ImGui::EndCombo();
+            }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("the file holds %zu blocks; pick the one to show", ui.file_blocks.size());
+        } else if (ui.file_block) {
+            ImGui::SameLine();
+            ImGui::TextDisabled("block %zu", *ui.file_block);
+        }
+    }
+    if (!ui.loading_path.empty()) {
+        ImGui::SameLine();
+        ImGui::TextColored(WarnColor(), "reading %s ...", ui::display_name(ui.loading_path).c_str());
     }
     // Where we are, and any status message, on the right.
     if (const Step* s = SelectedStep(trace, ui)) {
@@ -69,6 +112,7 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
                 {"drag", "pan a zoomed heatmap"},
                 {"click a head", "open that head large in the inspector"},
                 {"F1", "this window"},
+                {"Ctrl+O", "open a file (or drop it on the window)"},
                 {"Ctrl+Q", "quit"},
             };
             if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {

@@ -15,6 +15,9 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui);
 void DrawHeadsPanel(const Trace& trace, UiState& ui);
 void DrawRowSumPanel(const Trace& trace, UiState& ui);
 void DrawConfigPanel(const Trace& trace, UiState& ui);
+void DrawFileBrowser(UiState& ui);     // File > Open
+void OpenFileBrowser(UiState& ui);     // shows it, listing the last folder (or the open file's)
+void DrawFileErrorModal(UiState& ui);  // a file that could not be opened
 
 // ---- shared by the panels -------------------------------------------------------------------
 // The selected step (nullptr when the trace is empty).
@@ -25,6 +28,8 @@ void SelectStep(const Trace& trace, UiState& ui, const std::string& name);
 InspectorView& ViewFor(UiState& ui, const Step& step);
 // Initial window placement for a 1600 x 1000 layout, scaled to the display.
 void PlaceWindow(float x, float y, float w, float h);
+// The compared step's first divergence from the reference (nullptr when none or not a file).
+const StepDifference* FirstDivergence(const Trace& trace);
 // The steps whose tensors the heads grid shows.
 bool IsAttentionMap(const std::string& step);
 

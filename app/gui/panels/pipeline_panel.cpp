@@ -22,8 +22,13 @@ void StatusCell(const Trace& trace, const Step& step) {
     const ShapeCheck* sc = ShapeCheckFor(trace, step.name);
     const RowSumCheck* rs = trace.checks.row_sum(step.name);
     const bool nonfinite_here = trace.checks.nonfinite.first_step == step.name;
+    const StepDifference* diff = trace.difference(step.name);
     std::string tip;
-    if (sc && !sc->ok) {
+    if (diff && !diff->ok) {  // the user's tensor differs from the reference: what the bug is
+        ImGui::TextColored(BadColor(), "\u2717 %s", diff->finding.c_str());
+        tip = diff->diagnosis + "\nmax |yours - reference| = " + ui::format_value(diff->max_error) +
+              " (tolerance " + ui::format_value(diff->tolerance) + ")";
+    } else if (sc && !sc->ok) {
         ImGui::TextColored(BadColor(), "\u2717 shape");
         tip = "expected " + sc->formula + " = " + format_shape(sc->expected) + ", got " + format_shape(sc->actual);
     } else if (nonfinite_here) {
@@ -35,9 +40,17 @@ void StatusCell(const Trace& trace, const Step& step) {
     } else if (rs && rs->failing_rows > 0) {
         ImGui::TextColored(WarnColor(), "\u26A0 rows");
         tip = rs->explanation;
+    } else if (diff) {
+        ImGui::TextColored(OkColor(), "\u2713 ref");
+        tip = "equals the reference's " + step.name + " (max |yours - reference| = " + ui::format_value(diff->max_error) +
+              " <= " + ui::format_value(diff->tolerance) + ")";
+        if (rs) tip += "\nevery softmax row sums to 1";
     } else {
         ImGui::TextColored(OkColor(), rs ? "\u2713 rows" : "\u2713");
-        tip = sc ? "shape " + format_shape(sc->actual) + " = " + sc->formula : "no check for this step";
+        tip = sc ? "shape " + format_shape(sc->actual) + " = " + sc->formula
+                 : step.origin == StepOrigin::Loaded ? "loaded, not compared: the file has no input and weights to "
+                                                       "run the reference on"
+                                                     : "no check for this step";
         if (rs) tip += "\nevery softmax row sums to 1";
     }
     if (ImGui::IsItemHovered() && !tip.empty()) {
@@ -80,10 +93,25 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
 
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                   ImGuiTableFlags_SizingFixedFit;
-    if (ImGui::BeginTable("steps", 4, flags, ImVec2(0, 0))) {
+    // A file: where each step comes from, and the first divergence.
+    const bool from_file = !trace.source_path.empty();
+    const StepDifference* first = FirstDivergence(trace);
+    if (from_file) {
+        if (first) {
+            ImGui::PushTextWrapPos(0.0f);
+            ImGui::TextColored(BadColor(), "first divergence: %s \u2014 %s", first->step.c_str(), first->diagnosis.c_str());
+            ImGui::PopTextWrapPos();
+        } else if (!trace.differences.empty()) {
+            ImGui::TextColored(OkColor(), "\u2713 every step of the file equals the reference");
+        } else {
+            ImGui::TextDisabled("the file's steps are not compared (see the Config panel for why)");
+        }
+    }
+    if (ImGui::BeginTable("steps", from_file ? 5 : 4, flags, ImVec2(0, 0))) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthFixed);
+        if (from_file) ImGui::TableSetupColumn("from", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("shape before \u2192 after", ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableSetupColumn("check", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableHeadersRow();
@@ -106,20 +134,36 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                 ImGui::BeginTooltip();
                 ImGui::Text("%s: %s", step.op.c_str(), step.code.c_str());
                 ImGui::TextDisabled("%s", step.formula.c_str());
+                if (from_file) ImGui::TextDisabled("%s", step.origin_detail.c_str());
                 ImGui::EndTooltip();
+            }
+            if (first && first->step == step.name)  // the first divergence stands out
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(150, 40, 40, 110));
+            if (from_file) {
+                ImGui::TableNextColumn();
+                const bool loaded = step.origin == StepOrigin::Loaded;
+                ImGui::TextColored(loaded ? ImVec4(0.55f, 0.75f, 1.0f, 1.0f) : DimColor(), loaded ? "loaded" : "computed");
+                if (ImGui::IsItemHovered())
+                    ImGui::SetTooltip("%s", loaded ? ("your tensor: " + step.origin_detail).c_str()
+                                                   : "not in the file: computed by the reference from the file's "
+                                                     "input and weights");
             }
             ImGui::TableNextColumn();
             // Shape before -> after: the first input's shape (a matmul shows both operands).
-            if (!step.inputs.empty()) {
+            bool any_input = false;  // a file may lack a step's inputs: then only its own shape
+            for (const std::string& name : step.inputs) any_input |= trace.find(name) != nullptr;
+            if (any_input) {
+                bool first_operand = true;
                 for (std::size_t k = 0; k < step.inputs.size(); ++k) {
                     const Step* in = trace.find(step.inputs[k]);
                     if (!in) continue;
-                    if (k) {
+                    if (!first_operand) {
                         ImGui::SameLine(0, 4);
                         ImGui::TextUnformatted(step.op == "matmul" ? "@" : ",");
                         ImGui::SameLine(0, 4);
                     }
                     ColoredShape(in->shape(), in->tensor.axes);
+                    first_operand = false;
                 }
                 if (step.inputs.size() < 2) ImGui::SameLine(0, 6);  // two operands: result on its own line
                 ImGui::TextUnformatted("\u2192");
