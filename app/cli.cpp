@@ -240,12 +240,15 @@ std::pair<int, int> parse_size(const std::string& text) {
 }
 
 int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<std::size_t> block,
-            const std::string& screenshot, const std::string& step, const std::string& size) {
+            const std::string& model_path, const std::string& image_path, const std::string& screenshot,
+            const std::string& step, const std::string& size) {
     GuiOptions g;
     g.config = o.config;
     g.config_from_user = o.any_given();
     g.open_path = open_path;
     g.block = block;
+    g.model_path = model_path;
+    g.image_path = image_path;
     g.screenshot_path = screenshot;
     g.step = step;
     std::tie(g.width, g.height) = parse_size(size);
@@ -273,11 +276,13 @@ int run_cli(int argc, char** argv) {
                  "Without a command, opens the desktop app on the demo (x = torch.randn(2, 16, 768), 8 heads)."};
     app.require_subcommand(0, 1);
     ConfigOptions gui_options;
-    std::string open_path, screenshot, step, size = "1600x1000";
+    std::string open_path, model_path, image_path, screenshot, step, size = "1600x1000";
     std::optional<std::size_t> gui_block;
     add_config_options(app, gui_options);
     app.add_option("file", open_path, "open this file in the app (.npy, .npz, .safetensors or a folder)");
     app.add_option("--block", gui_block, "the block of a multi-block file")->check(whole_number(1u << 20));
+    app.add_option("--model", model_path, "a timm-named ViT checkpoint (.safetensors) for the Image panel");
+    app.add_option("--image", image_path, "the picture the ViT looks at (PNG or JPG)");
     app.add_option("--screenshot", screenshot, "render the app headless for a few frames, write this PNG, exit");
     app.add_option("--step", step, "step selected at start (e.g. attn)");
     app.add_option("--size", size, "window or screenshot size WIDTHxHEIGHT")->capture_default_str();
@@ -317,7 +322,7 @@ int run_cli(int argc, char** argv) {
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
         if (run->parsed()) return cmd_run(run_options, weights, block, input, dump);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);
-        return cmd_gui(gui_options, open_path, gui_block, screenshot, step, size);
+        return cmd_gui(gui_options, open_path, gui_block, model_path, image_path, screenshot, step, size);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help
         std::fprintf(stderr, "attnscope: %s (see attnscope --help)\n", e.what());
