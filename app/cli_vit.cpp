@@ -1,8 +1,211 @@
 // `attnscope vit`: a whole Vision Transformer forward on an image (issue 5).
+//
+//   vit --model FILE (--image PNG/JPG | --pixels X.npy) [--heads H] [--json] [--top K] [--dump DIR]
+//       [--overlay OUT.png [--block I] [--head H|mean] [--query cls|ROW,COL]]
+//       [--rollout OUT.png [--fusion mean|max|min]]
+//
+// Prints the prediction (or {"logits", "top"} as JSON), dumps logits.npy and block<I>_attn.npy,
+// and writes the attention on the picture as PNG heat overlays. Bad options and files: one line on
+// stderr and exit status 2 (UsageError, FileError, ShapeError, reported by run_cli).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attention_maps.hpp"
 #include "cli.hpp"
+#include "config.hpp"
+#include "image.hpp"
+#include "io.hpp"
+#include "vit.hpp"
 
 namespace attnscope {
 
-void add_vit_command(CLI::App&, CommandAction&) {}
+namespace {
+
+constexpr std::size_t kMinOverlaySide = 256;  // small images are enlarged (nearest) to at least this
+
+struct VitOptions {
+    std::string model, image, pixels, dump, overlay, rollout;
+    std::optional<std::size_t> heads, block;
+    std::string head = "mean", query = "cls", fusion = "mean";
+    std::size_t top = 5;
+    bool json = false;
+    std::vector<CLI::Option*> overlay_only, rollout_only;
+};
+
+// The model's input and the picture the heat is drawn on.
+struct Input {
+    Tensor pixels;    // [1, 3, S, S], normalized
+    RgbImage picture;  // the image as given (or the un-normalized pixels)
+};
+
+Input read_input(const VitOptions& o, const VitModel& model) {
+    const std::size_t S = model.config.image_size;
+    if (!o.image.empty()) {
+        RgbImage picture = load_image(o.image, default_memory_budget());
+        Tensor pixels = image_to_pixels(picture, S, model.mean, model.std);
+        return {std::move(pixels), std::move(picture)};
+    }
+    Array x = read_npy(o.pixels);
+    if (shape_of(x) != Shape{1, 3, S, S})
+        throw UsageError(o.pixels + ": has shape " + format_shape(shape_of(x)) + ", expected [1, 3, H, W] = " +
+                         format_shape({1, 3, S, S}) + " for " + o.model + " (already normalized float32)");
+    if (!std::all_of(x.begin(), x.end(), [](float v) { return std::isfinite(v); }))
+        throw UsageError(o.pixels + ": contains NaN or Inf; attnscope needs finite pixels");
+    RgbImage picture = pixels_to_image(x, 0, model.mean, model.std);
+    return {Tensor{std::move(x), {"B", "3", "H", "W"}}, std::move(picture)};
+}
+
+// "cls" -> token 0; "ROW,COL" -> that patch's token.
+std::size_t parse_query(const std::string& text, const PatchGrid& grid) {
+    if (text == "cls") return 0;
+    std::size_t row = 0, col = 0;
+    char comma = 0, rest = 0;
+    const bool digits = !text.empty() && text.find_first_not_of("0123456789,") == std::string::npos;
+    if (!digits || std::sscanf(text.c_str(), "%zu%c%zu%c", &row, &comma, &col, &rest) != 3 || comma != ',')
+        throw UsageError("--query " + text + ": expected cls or ROW,COL of a patch, e.g. 3,4");
+    if (row >= grid.rows || col >= grid.cols)
+        throw UsageError("--query " + text + " is outside the " + std::to_string(grid.rows) + " x " +
+                         std::to_string(grid.cols) + " patch grid (ROW in 0.." + std::to_string(grid.rows - 1) +
+                         ", COL in 0.." + std::to_string(grid.cols - 1) + ")");
+    return grid.token(row, col);
+}
+
+// The picture enlarged so that a 64 x 64 image is not a thumbnail.
+RgbImage display_picture(const RgbImage& picture) {
+    const std::size_t side = std::min(picture.width, picture.height);
+    return side >= kMinOverlaySide ? picture : upscale_nearest(picture, (kMinOverlaySide + side - 1) / side);
+}
+
+// --overlay: one block's attention of one query token over the image, one head or their mean.
+std::string write_overlay(const VitOptions& o, const VitTrace& trace, const RgbImage& picture) {
+    const std::size_t depth = trace.blocks.size();
+    const std::size_t block = o.block.value_or(depth - 1);
+    if (block >= depth)
+        throw UsageError("--block " + std::to_string(block) + " is out of range: the model has " +
+                         std::to_string(depth) + " blocks (0.." + std::to_string(depth - 1) + ")");
+    const std::size_t heads = trace.config.heads;
+    const Array& attn = trace.blocks[block].attn();  // [1, h, N, N']
+    Array matrix;                                     // [N, N']
+    if (o.head == "mean") {
+        matrix = fuse_heads(attn, 0, HeadFusion::mean);
+    } else {
+        const bool digits = !o.head.empty() && o.head.size() < 10 && o.head.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits || std::stoul(o.head) >= heads)
+            throw UsageError("--head " + o.head + ": expected mean or a head from 0 to " + std::to_string(heads - 1));
+        matrix = head_attention(attn, 0, std::stoul(o.head));
+    }
+    const std::size_t query = parse_query(o.query, trace.grid);
+    write_png(o.overlay, heat_overlay(display_picture(picture), token_map(matrix, query, trace.grid)));
+    return "wrote " + o.overlay + ": block " + std::to_string(block) + ", head " + o.head + ", query " + o.query +
+           " over the " + std::to_string(trace.grid.rows) + " x " + std::to_string(trace.grid.cols) + " patches";
+}
+
+// --rollout: the class token's row of the attention rollout over all blocks.
+std::string write_rollout(const VitOptions& o, const VitTrace& trace, const RgbImage& picture) {
+    const HeadFusion fusion = parse_head_fusion(o.fusion);
+    std::vector<const Array*> attns;
+    for (const VitBlockTrace& b : trace.blocks) attns.push_back(&b.attn());
+    const Array rollout = attention_rollout(attns, 0, fusion);  // [N, N]
+    write_png(o.rollout, heat_overlay(display_picture(picture), token_map(rollout, 0, trace.grid)));
+    return "wrote " + o.rollout + ": class-token attention rollout over " + std::to_string(attns.size()) +
+           " blocks, heads fused by " + head_fusion_name(fusion);
+}
+
+void dump(const std::string& dir, const VitTrace& trace) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir))
+        throw FileError(dir + ": cannot create the dump folder (" + ec.message() + ")");
+    write_npy(dir + "/logits.npy", trace.logits());
+    for (std::size_t i = 0; i < trace.blocks.size(); ++i)
+        write_npy(dir + "/block" + std::to_string(i) + "_attn.npy", trace.blocks[i].attn());
+}
+
+// The k most probable classes of image 0, most probable first.
+std::vector<std::size_t> top_classes(const Array& probs, std::size_t k) {
+    std::vector<std::size_t> order(probs.shape()[1]);
+    std::iota(order.begin(), order.end(), 0);
+    k = std::min(k, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&](std::size_t a, std::size_t b) { return probs(0, a) > probs(0, b); });
+    order.resize(k);
+    return order;
+}
+
+int run_vit_command(const VitOptions& o) {
+    if (o.image.empty() == o.pixels.empty()) throw UsageError("vit: give exactly one of --image PNG/JPG or --pixels X.npy");
+    for (const CLI::Option* opt : o.overlay_only)
+        if (opt->count() && o.overlay.empty()) throw UsageError(opt->get_name() + " applies to --overlay OUT.png; add it");
+    for (const CLI::Option* opt : o.rollout_only)
+        if (opt->count() && o.rollout.empty()) throw UsageError(opt->get_name() + " applies to --rollout OUT.png; add it");
+    if (o.top == 0) throw UsageError("--top must be at least 1");
+
+    const VitModel model = load_vit_model(o.model, o.heads, default_memory_budget());
+    const VitConfig& c = model.config;
+    const Input input = read_input(o, model);
+    const VitTrace trace = run_vit(model, input.pixels);
+
+    std::vector<std::string> wrote;
+    if (!o.overlay.empty()) wrote.push_back(write_overlay(o, trace, input.picture));
+    if (!o.rollout.empty()) wrote.push_back(write_rollout(o, trace, input.picture));
+    if (!o.dump.empty()) {
+        dump(o.dump, trace);
+        wrote.push_back("wrote " + o.dump + "/logits.npy and block<I>_attn.npy [B, h, N, N] for " +
+                        std::to_string(c.depth) + " blocks");
+    }
+
+    const Array& probs = trace.probs();
+    const std::vector<std::size_t> top = top_classes(probs, o.top);
+    if (o.json) {
+        nlohmann::json j{{"logits", std::vector<float>(trace.logits().begin(), trace.logits().end())},
+                         {"top", nlohmann::json::array()}};
+        for (std::size_t k : top) j["top"].push_back({{"index", k}, {"label", model.labels[k]}, {"prob", probs(0, k)}});
+        std::cout << j.dump() << "\n";
+        return 0;
+    }
+    std::printf("%s: ViT %zux%zu, patch %zu (%zux%zu grid + class token = %zu tokens), D=%zu, %zu blocks, "
+                "%zu heads (%s), MLP %zu, %zu classes\n",
+                o.model.c_str(), c.image_size, c.image_size, c.patch_size, c.grid(), c.grid(), c.tokens(), c.dim,
+                c.depth, c.heads, model.heads_from.c_str(), c.mlp_hidden, c.classes);
+    std::printf("prediction: %s (p = %.4f)\n", model.labels[top[0]].c_str(), probs(0, top[0]));
+    for (std::size_t k : top) std::printf("  %.4f  %s\n", probs(0, k), model.labels[k].c_str());
+    if (!trace.nonfinite.ok()) std::printf("%s\n", trace.nonfinite.message.c_str());
+    for (const auto& line : wrote) std::printf("%s\n", line.c_str());
+    return 0;
+}
+
+}  // namespace
+
+void add_vit_command(CLI::App& app, CommandAction& action) {
+    auto o = std::make_shared<VitOptions>();
+    CLI::App* vit = app.add_subcommand("vit", "run a whole Vision Transformer (timm checkpoint) on an image");
+    vit->add_option("--model", o->model, "timm-named ViT checkpoint (.safetensors)")->required();
+    vit->add_option("--image", o->image, "PNG/JPG/...: resized bilinearly (align_corners=False, no antialias) "
+                                          "to the model's size, normalized with its mean/std");
+    vit->add_option("--pixels", o->pixels, "already normalized float32 .npy [1, 3, H, W]");
+    vit->add_option("--heads", o->heads, "heads (else the metadata num_heads, else dim / 64)")->check(CLI::Range(1, 1 << 16));
+    vit->add_flag("--json", o->json, "print {\"logits\": [...], \"top\": [{\"index\", \"label\", \"prob\"}, ...]}");
+    vit->add_option("--top", o->top, "how many classes to list")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+    vit->add_option("--dump", o->dump, "folder for logits.npy and block<I>_attn.npy");
+    vit->add_option("--overlay", o->overlay, "PNG of one block's attention of one query over the image");
+    o->overlay_only = {
+        vit->add_option("--block", o->block, "block of --overlay (default: the last)")->check(CLI::Range(0, 1 << 20)),
+        vit->add_option("--head", o->head, "head of --overlay: a number or mean")->capture_default_str(),
+        vit->add_option("--query", o->query, "query token of --overlay: cls or ROW,COL of a patch")->capture_default_str()};
+    vit->add_option("--rollout", o->rollout, "PNG of the class token's attention rollout over all blocks");
+    o->rollout_only = {vit->add_option("--fusion", o->fusion, "head fusion of --rollout")
+                           ->check(CLI::IsMember({"mean", "max", "min"}))
+                           ->capture_default_str()};
+    vit->callback([o, &action] { action = [o] { return run_vit_command(*o); }; });
+}
 
 }  // namespace attnscope

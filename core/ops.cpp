@@ -282,4 +282,124 @@ Tensor sum_last(const Tensor& x) {
     return y;
 }
 
+// ---- Vision Transformer ops -----------------------------------------------------------------
+Tensor layer_norm(const Tensor& x, const Array& weight, const Array& bias, float eps, const std::string& weight_name) {
+    const Shape xs = shape_of(x.values);
+    if (xs.empty()) throw ShapeError("layer_norm: input is a scalar; it needs at least one axis");
+    const std::size_t n = xs.back();
+    for (const Array* p : {&weight, &bias})
+        if (p->dimension() != 1 || p->size() != n)
+            throw ShapeError("layer_norm: " + weight_name + (p == &bias ? " bias" : "") + " has shape " +
+                             format_shape(shape_of(*p)) + ", expected [" + std::to_string(n) + "] to match x " +
+                             format_shape(xs) + "'s last axis (" + axis_desc(x, xs.size() - 1) + ")");
+    Tensor y{make_array(xs), x.axes};
+    const std::size_t rows = n ? x.values.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* in = x.values.data() + r * n;
+        float* out = y.values.data() + r * n;
+        double mean = 0.0, var = 0.0;
+        for (std::size_t j = 0; j < n; ++j) mean += in[j];
+        mean /= static_cast<double>(n);
+        for (std::size_t j = 0; j < n; ++j) var += (in[j] - mean) * (in[j] - mean);
+        const double inv_std = 1.0 / std::sqrt(var / static_cast<double>(n) + eps);  // biased variance, as torch
+        for (std::size_t j = 0; j < n; ++j)
+            out[j] = static_cast<float>((in[j] - mean) * inv_std * weight.data()[j] + bias.data()[j]);
+    }
+    return y;
+}
+
+Tensor gelu(const Tensor& x) {
+    Tensor y{make_array(shape_of(x.values)), x.axes};
+    const float* xd = x.values.data();
+    float* yd = y.values.data();
+    for (std::size_t i = 0, n = x.values.size(); i < n; ++i)
+        yd[i] = static_cast<float>(0.5 * xd[i] * (1.0 + std::erf(xd[i] * 0.70710678118654752)));
+    return y;
+}
+
+Tensor add(const Tensor& a, const Tensor& b, const std::string& a_name, const std::string& b_name) {
+    const Shape as = shape_of(a.values), bs = shape_of(b.values);
+    Shape b_core(std::find_if(bs.begin(), bs.end(), [](std::size_t d) { return d != 1; }), bs.end());
+    const bool fits = b_core.size() <= as.size() && std::equal(b_core.rbegin(), b_core.rend(), as.rbegin()) &&
+                      bs.size() <= as.size();
+    if (!fits)
+        throw ShapeError("add: cannot add " + b_name + " " + format_shape(bs) + " to " + a_name + " " +
+                         format_shape(as) + ": " + b_name + " must have " + a_name +
+                         "'s shape, or its trailing axes with leading 1s");
+    Tensor y{make_array(as), a.axes};
+    const std::size_t n = a.values.size(), period = b.values.size();
+    const float* ad = a.values.data();
+    const float* bd = b.values.data();
+    float* yd = y.values.data();
+    for (std::size_t i = 0; i < n; ++i) yd[i] = ad[i] + bd[i % period];  // b repeats over a's leading axes
+    return y;
+}
+
+Tensor expand(const Tensor& x, const Shape& shape) {
+    const Shape xs = shape_of(x.values);
+    bool ok = xs.size() == shape.size();
+    for (std::size_t d = 0; ok && d < xs.size(); ++d) ok = xs[d] == shape[d] || xs[d] == 1;
+    if (!ok)
+        throw ShapeError("expand: cannot expand " + format_shape(xs) + " to " + format_shape(shape) +
+                         ": only axes of size 1 can grow");
+    Tensor y{make_array(shape), labels_or_blank(x)};
+    const Strides src = contiguous_strides(xs);
+    std::vector<std::size_t> index(shape.size(), 0);
+    for (std::size_t i = 0, n = y.values.size(); i < n; ++i) {
+        std::ptrdiff_t offset = 0;
+        for (std::size_t d = 0; d < shape.size(); ++d)
+            offset += xs[d] == 1 ? 0 : src[d] * static_cast<std::ptrdiff_t>(index[d]);
+        y.values.data()[i] = x.values.data()[offset];
+        for (std::size_t d = shape.size(); d-- > 0;) {  // odometer over the output axes
+            if (++index[d] < shape[d]) break;
+            index[d] = 0;
+        }
+    }
+    return y;
+}
+
+Tensor concat(const Tensor& a, const Tensor& b, std::size_t axis, const std::string& a_name,
+              const std::string& b_name) {
+    const Shape as = shape_of(a.values), bs = shape_of(b.values);
+    bool ok = as.size() == bs.size() && axis < as.size();
+    for (std::size_t d = 0; ok && d < as.size(); ++d) ok = d == axis || as[d] == bs[d];
+    if (!ok)
+        throw ShapeError("cat: cannot join " + a_name + " " + format_shape(as) + " and " + b_name + " " +
+                         format_shape(bs) + " along axis " + std::to_string(axis) +
+                         ": every other axis must have the same size");
+    Shape ys = as;
+    ys[axis] += bs[axis];
+    Tensor y{make_array(ys), labels_or_blank(a)};
+    // Both viewed as [outer, size(axis) * inner]: each outer block is a's slab, then b's.
+    std::size_t inner = 1;
+    for (std::size_t d = axis + 1; d < as.size(); ++d) inner *= as[d];
+    const std::size_t a_slab = as[axis] * inner, b_slab = bs[axis] * inner;
+    const std::size_t outer = element_count(Shape(as.begin(), as.begin() + static_cast<std::ptrdiff_t>(axis)));
+    float* yd = y.values.data();
+    for (std::size_t o = 0; o < outer; ++o) {
+        yd = std::copy(a.values.data() + o * a_slab, a.values.data() + (o + 1) * a_slab, yd);
+        yd = std::copy(b.values.data() + o * b_slab, b.values.data() + (o + 1) * b_slab, yd);
+    }
+    return y;
+}
+
+Tensor patchify(const Tensor& x, std::size_t p) {
+    const Shape xs = shape_of(x.values);
+    if (xs.size() != 4 || p == 0 || xs[2] % p != 0 || xs[3] % p != 0)
+        throw ShapeError("patchify: image " + format_shape(xs) + " must be [B, C, H, W] with H and W multiples of "
+                         "the patch size " + std::to_string(p));
+    const std::size_t B = xs[0], C = xs[1], H = xs[2], W = xs[3], rows = H / p, cols = W / p;
+    Tensor y{make_array({B, rows * cols, C * p * p}), {"B", "P", "3pp"}};
+    float* yd = y.values.data();
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t c = 0; c < cols; ++c)  // one patch: C * p rows of p pixels
+                for (std::size_t ch = 0; ch < C; ++ch)
+                    for (std::size_t kh = 0; kh < p; ++kh) {
+                        const float* src = x.values.data() + ((b * C + ch) * H + r * p + kh) * W + c * p;
+                        yd = std::copy(src, src + p, yd);
+                    }
+    return y;
+}
+
 }  // namespace attnscope

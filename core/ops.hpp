@@ -45,4 +45,30 @@ Tensor dropout(const Tensor& x, float p, bool training, Rng& rng);
 // Sum over the last axis, accumulated in double.   x [..., n] -> [...]
 Tensor sum_last(const Tensor& x);
 
+// ---- Vision Transformer ops -----------------------------------------------------------------
+
+// LayerNorm over the last axis: (x - mean) / sqrt(var + eps) * weight + bias, with the biased
+// variance, as torch.nn.LayerNorm.   x [..., C], weight [C], bias [C] -> [..., C]
+Tensor layer_norm(const Tensor& x, const Array& weight, const Array& bias, float eps,
+                  const std::string& weight_name = "weight");
+
+// The exact GELU of nn.GELU(): 0.5 * x * (1 + erf(x / sqrt(2))).
+Tensor gelu(const Tensor& x);
+
+// a + b, where b's shape without its leading 1s is a's trailing shape (a residual, or
+// x + pos_embed with pos_embed [1, N, C] against x [B, N, C]). The result has a's labels.
+Tensor add(const Tensor& a, const Tensor& b, const std::string& a_name = "a", const std::string& b_name = "b");
+
+// x.expand(shape): axes of size 1 repeated to the given size (copied).
+Tensor expand(const Tensor& x, const Shape& shape);
+
+// torch.cat((a, b), dim=axis): every other axis must agree.
+Tensor concat(const Tensor& a, const Tensor& b, std::size_t axis, const std::string& a_name = "a",
+              const std::string& b_name = "b");
+
+// What a stride-p convolution (kernel p) sees: the image cut into p x p patches, row by row, each
+// flattened in the (c, kh, kw) order of the conv weight [D, C, p, p], so that the conv is
+// linear(patchify(x, p), weight.reshape(D, C*p*p)).   x [B, C, H, W] -> [B, (H/p)*(W/p), C*p*p]
+Tensor patchify(const Tensor& x, std::size_t p);
+
 }  // namespace attnscope

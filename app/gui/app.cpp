@@ -25,6 +25,7 @@
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
 #include "gfx/png.hpp"
+#include "gfx/rgb_textures.hpp"
 #include "io.hpp"
 #include "logic/settings.hpp"
 #include "panels/panels.hpp"
@@ -151,13 +152,14 @@ void SyncSelection(const Trace& trace, UiState& ui) {
     }
 }
 
-void DrawFrame(const Trace& trace, UiState& ui) {
+void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     HandleKeys(trace, ui);
     ui.stepper.tick(ImGui::GetIO().DeltaTime);
     SyncSelection(trace, ui);
     DrawMenuBar(trace, ui);
     DrawPipelinePanel(trace, ui);
-    DrawConfigPanel(trace, ui);
+    if (ui.vit_on_screen || ui.vit_loading) DrawImagePanel(vit, ui);  // the ViT takes the Config panel's place
+    else DrawConfigPanel(trace, ui);
     DrawShapePanel(trace, ui);
     DrawInspectorPanel(trace, ui);
     DrawHeadsPanel(trace, ui);
@@ -186,14 +188,43 @@ void StartFile(EngineRunner& runner, UiState& ui, const std::string& path) {
     ui.engine_busy = true;
 }
 
-// Puts a finished run on screen (a file's or the config's), or records why it failed; the trace
-// on screen stays when it failed. Returns false on failure.
-bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, UiState& ui) {
+// Forgets the open file (a config or ViT trace replaces it).
+void CloseFile(UiState& ui) {
+    ui.file_path.clear();
+    ui.file_blocks.clear();
+    ui.file_block.reset();
+    ui.file_notes.clear();
+    ui.open_heads.reset();
+    ui.show_difference = false;
+}
+
+// Runs the ViT on a picture in the worker; the trace on screen stays until it is done.
+void StartVit(EngineRunner& runner, UiState& ui, EngineJob job) {
+    ui.loading_path.clear();
+    ui.vit_loading = true;
+    runner.start(std::move(job));
+    ui.engine_busy = true;
+}
+
+// Shows block `block` of the ViT on screen: its attention Trace goes to the other panels.
+void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t block,
+                  std::shared_ptr<const Trace>& trace, UiState& ui) {
+    ui.vit_block = std::min(block, vit->trace.blocks.size() - 1);
+    trace = std::shared_ptr<const Trace>(vit, &vit->trace.blocks[ui.vit_block].attention);
+    ++ui.trace_generation;
+}
+
+// Puts a finished run on screen (a file's, a ViT's or the config's), or records why it failed; the
+// trace on screen stays when it failed. Returns false on failure.
+bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, std::shared_ptr<const VitSnapshot>& vit,
+                  UiState& ui) {
     const bool was_file = !ui.loading_path.empty();
+    const bool was_vit = ui.vit_loading;
     const std::string path = ui.loading_path;
     ui.loading_path.clear();
+    ui.vit_loading = false;
     if (!r.trace) {
-        if (was_file) {
+        if (was_file || was_vit) {
             ui.file_error = r.error;
             ui.file_error_shown = false;
         } else {
@@ -204,7 +235,26 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, Ui
     trace = r.trace;
     ui.engine_seconds = r.seconds;
     ++ui.trace_generation;
-    if (r.file) {
+    const bool was_vit_on_screen = ui.vit_on_screen;
+    if (!r.vit) {
+        vit.reset();
+        ui.vit_on_screen = false;
+    }
+    if (r.vit) {
+        const bool first = !ui.vit_on_screen;
+        vit = r.vit;
+        ui.vit_on_screen = true;
+        ++ui.vit_generation;
+        ui.vit_blocks = vit->trace.blocks.size();
+        ui.vit_patch = vit->fresh_patch;
+        ShowVitBlock(vit, first ? ui.vit_blocks - 1 : ui.vit_block, trace, ui);  // default: the last block
+        if (ui.vit_query >= vit->trace.grid.tokens()) ui.vit_query = 0;
+        ui.run_error.clear();
+        ui.file_error.clear();
+        if (first) ui.views.clear();  // other shapes than the demo's
+        CloseFile(ui);
+        SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
+    } else if (r.file) {
         const bool same_file = ui.file_path == path;
         ui.file_path = path;
         ui.file_blocks = r.file->blocks;
@@ -219,19 +269,17 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, Ui
         SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
     } else {
         ui.run_error.clear();
-        if (!ui.file_path.empty()) ui.views.clear();
-        ui.file_path.clear();
-        ui.file_blocks.clear();
-        ui.file_block.reset();
-        ui.file_notes.clear();
-        ui.open_heads.reset();
-        ui.show_difference = false;
+        if (!ui.file_path.empty() || was_vit_on_screen) ui.views.clear();
+        CloseFile(ui);
         SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
     }
     return true;
 }
 
-std::string WindowTitle(const UiState& ui) {
+std::string WindowTitle(const UiState& ui, const VitSnapshot* vit) {
+    if (vit && ui.vit_on_screen)
+        return "attnscope \u2014 " + ui::display_name(vit->model_path) + " on " + ui::display_name(vit->image_path) +
+               " (block " + std::to_string(ui.vit_block) + ")";
     if (ui.file_path.empty()) return "attnscope";
     std::string t = "attnscope \u2014 " + ui::display_name(ui.file_path);
     if (ui.file_block && ui.file_blocks.size() > 1) t += " (block " + std::to_string(*ui.file_block) + ")";
@@ -277,6 +325,7 @@ int run_gui(const GuiOptions& options) {
     // The first trace: synchronous for small configs, so the first frame already shows it.
     EngineRunner runner;
     std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const VitSnapshot> vit, trained_vit;  // the ViT on screen; the checkpoint's run (patch slider)
     const Trace empty_trace;
     ui.config_draft = config;
     ui.config_errors = validate(config, default_memory_budget());
@@ -285,12 +334,31 @@ int run_gui(const GuiOptions& options) {
         return 2;
     }
     const bool open_file = !options.open_path.empty();
-    if (open_file && shot) {
+    const bool open_vit = !options.model_path.empty() || !options.image_path.empty();
+    if (open_vit && (options.model_path.empty() || options.image_path.empty())) {
+        std::fprintf(stderr, "attnscope: --model and --image go together: give the ViT checkpoint "
+                             "(--model FILE.safetensors) and the picture it looks at (--image FILE.png)\n");
+        return 2;
+    }
+    if (open_vit && open_file) {
+        std::fprintf(stderr, "attnscope: open either FILE or --model/--image, not both\n");
+        return 2;
+    }
+    if (open_vit && shot) {
+        // --screenshot --model --image: wait for the ViT, so the PNG shows the Image panel (or exit 2).
+        StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path));
+        const std::optional<EngineResult> r = runner.wait();
+        if (!r || !AcceptResult(*r, trace, vit, ui)) {
+            std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the ViT job was cancelled");
+            return 2;
+        }
+        trained_vit = vit;
+    } else if (open_file && shot) {
         // --screenshot FILE: wait for the worker, so the PNG shows the file (or exit 2 with its error).
         ui.open_block = options.block;
         StartFile(runner, ui, options.open_path);
         const std::optional<EngineResult> r = runner.wait();
-        if (!r || !AcceptResult(*r, trace, ui)) {
+        if (!r || !AcceptResult(*r, trace, vit, ui)) {
             std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the file job was cancelled");
             return 2;
         }
@@ -380,6 +448,8 @@ int run_gui(const GuiOptions& options) {
         ui.open_block = options.block;
         StartFile(runner, ui, options.open_path);  // the demo stays on screen until the file is read
     }
+    if (open_vit && !shot)  // the demo stays on screen until the ViT has run; errors go to the modal
+        StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path));
     std::string window_title = "attnscope";
     ImGui_ImplOpenGL3_Init("#version 330 core");
     float built_scale = shot ? 1.0f : ui.ui_scale;
@@ -391,6 +461,8 @@ int run_gui(const GuiOptions& options) {
     std::string gfx_error;
     if (!heatmaps.init(&gfx_error)) std::fprintf(stderr, "attnscope: heatmaps disabled: %s\n", gfx_error.c_str());
     ui.heatmaps = &heatmaps;
+    gfx::RgbTextures pictures;
+    ui.pictures = &pictures;
     if (!settings_message.empty()) ui.set_status(settings_message);
 
     // --screenshot renders into an offscreen framebuffer of exactly the requested size.
@@ -430,7 +502,8 @@ int run_gui(const GuiOptions& options) {
         }
         // A finished worker run: swap the snapshot in, or keep the last good trace.
         if (auto r = runner.poll()) {
-            if (AcceptResult(*r, trace, ui) && r->file && !ui.settings_path.empty())
+            if (AcceptResult(*r, trace, vit, ui) && r->vit && r->vit->fresh_patch == 0) trained_vit = r->vit;
+            if (r->trace && r->file && !ui.settings_path.empty())
                 SaveSettings(ui.settings_path, ui, ui.config_draft);  // the recent-files list survives a crash
         }
         ui.engine_busy = runner.busy();
@@ -450,20 +523,41 @@ int run_gui(const GuiOptions& options) {
             ui.back_to_config_requested = false;
             ui.rerun_requested = true;
         }
-        if (WindowTitle(ui) != window_title) {
-            window_title = WindowTitle(ui);
+        // The ViT: the block selector swaps the trace; the patch slider runs a fresh model.
+        if (ui.vit_block_request) {
+            if (vit && *ui.vit_block_request != ui.vit_block) ShowVitBlock(vit, *ui.vit_block_request, trace, ui);
+            ui.vit_block_request.reset();
+        }
+        if (ui.vit_patch_request) {
+            const std::size_t p = *ui.vit_patch_request;
+            ui.vit_patch_request.reset();
+            if (vit && trained_vit && p != vit->fresh_patch) {
+                if (p == 0) {  // back to the checkpoint: its run is kept
+                    EngineResult back;
+                    back.vit = trained_vit;
+                    back.trace = std::shared_ptr<const Trace>(trained_vit, &trained_vit->trace.blocks.back().attention);
+                    ui.vit_loading = true;
+                    AcceptResult(back, trace, vit, ui);
+                } else {
+                    StartVit(runner, ui, EngineRunner::fresh_vit_job(trained_vit, p));
+                }
+            }
+        }
+        if (WindowTitle(ui, vit.get()) != window_title) {
+            window_title = WindowTitle(ui, vit.get());
             glfwSetWindowTitle(window, window_title.c_str());
         }
         if (ui.rerun_requested) {
             ui.rerun_requested = false;
             ui.loading_path.clear();
+            ui.vit_loading = false;
             ui.config_errors = validate(ui.config_draft, default_memory_budget());
             if (ui.config_errors.empty()) {
                 if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes || runner.busy()) {
                     runner.start(ui.config_draft);  // also supersedes a file still being read
                     ui.engine_busy = true;
                 } else {
-                    AcceptResult(EngineRunner::run_now(ui.config_draft), trace, ui);
+                    AcceptResult(EngineRunner::run_now(ui.config_draft), trace, vit, ui);
                 }
             }
         }
@@ -478,9 +572,10 @@ int run_gui(const GuiOptions& options) {
             io.DeltaTime = 1.0f / 60.0f;
         }
         ImGui::NewFrame();
-        DrawFrame(shown, ui);
+        DrawFrame(shown, vit.get(), ui);
         ImGui::Render();
         heatmaps.flush();
+        pictures.flush();
 
         int fb_w = width, fb_h = height;
         if (!shot) glfwGetFramebufferSize(window, &fb_w, &fb_h);
@@ -512,6 +607,7 @@ int run_gui(const GuiOptions& options) {
             break;
         }
         heatmaps.collect();
+        pictures.collect();
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         glfwSwapBuffers(window);
     }
@@ -520,11 +616,14 @@ int run_gui(const GuiOptions& options) {
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     if (!shot && !ui.settings_path.empty())
-        SaveSettings(ui.settings_path, ui, trace && ui.file_path.empty() ? trace->config : ui.config_draft);
+        SaveSettings(ui.settings_path, ui,
+                     trace && ui.file_path.empty() && !ui.vit_on_screen ? trace->config : ui.config_draft);
     if (shot_fbo) glDeleteFramebuffers(1, &shot_fbo);
     if (shot_color) glDeleteTextures(1, &shot_color);
     ui.heatmaps = nullptr;
     heatmaps.shutdown();
+    ui.pictures = nullptr;
+    pictures.shutdown();
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "attention_maps.hpp"
 #include "io.hpp"
 #include "tensor_source.hpp"
 
@@ -53,6 +54,61 @@ EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::siz
         r.trace = std::shared_ptr<const Trace>(file, &file->trace);  // shares ownership with the file
         r.file = std::move(file);
         return r;
+    };
+}
+
+namespace {
+
+// Runs the model on the picture; the result shows the last block's attention.
+EngineResult run_vit_on(const VitModel& model, std::shared_ptr<VitSnapshot> snap, const RunHooks& hooks) {
+    const Tensor pixels = image_to_pixels(snap->source, model.config.image_size, model.mean, model.std);
+    snap->trace = run_vit(model, pixels, hooks);
+    snap->input = pixels_to_image(pixels.values, 0, model.mean, model.std);
+    snap->labels = model.labels;
+    snap->mean = model.mean;
+    snap->std = model.std;
+    if (snap->trace.blocks.empty()) throw std::runtime_error("the model has no blocks: nothing to show");
+    EngineResult r;
+    std::shared_ptr<const VitSnapshot> vit = std::move(snap);
+    const Trace& last = vit->trace.blocks.back().attention;
+    r.config = last.config;
+    r.trace = std::shared_ptr<const Trace>(vit, &last);  // shares ownership with the snapshot
+    r.vit = std::move(vit);
+    return r;
+}
+
+}  // namespace
+
+EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string& image_path) {
+    return [model_path, image_path](const RunHooks& hooks) {
+        const VitModel model = load_vit_model(model_path, std::nullopt, default_memory_budget());
+        auto snap = std::make_shared<VitSnapshot>();
+        snap->source = load_image(image_path, default_memory_budget());
+        snap->trained_config = model.config;
+        snap->model_path = model_path;
+        snap->image_path = image_path;
+        snap->heads_from = model.heads_from;
+        return run_vit_on(model, std::move(snap), hooks);
+    };
+}
+
+EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch) {
+    return [from = std::move(from), patch](const RunHooks& hooks) {
+        VitConfig config = from->trained_config;
+        config.patch_size = patch;
+        const std::vector<std::string> problems = validate(config, 1, default_memory_budget());
+        if (!problems.empty()) throw std::runtime_error("patch " + std::to_string(patch) + ": " + problems.front());
+        VitModel model = fresh_vit_model(config, 0);
+        model.mean = from->mean;
+        model.std = from->std;
+        auto snap = std::make_shared<VitSnapshot>();
+        snap->source = from->source;
+        snap->trained_config = from->trained_config;
+        snap->model_path = from->model_path;
+        snap->image_path = from->image_path;
+        snap->fresh_patch = patch;
+        snap->heads_from = model.heads_from;
+        return run_vit_on(model, std::move(snap), hooks);
     };
 }
 

@@ -3,6 +3,7 @@
 // swaps in.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -10,18 +11,36 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "activations.hpp"
 #include "config.hpp"
+#include "image.hpp"
 #include "pipeline.hpp"
 #include "trace.hpp"
+#include "vit.hpp"
 
 namespace attnscope {
+
+// A ViT run on one picture (the Image panel's snapshot): the whole recorded trace, the picture as
+// the model saw it, and what it needs to run again with a fresh model of another patch size.
+struct VitSnapshot {
+    VitTrace trace;
+    RgbImage input;    // the model's input un-normalized: image_size x image_size, what the patches cover
+    RgbImage source;   // the picture as read from image_path (a fresh model resizes it again)
+    VitConfig trained_config;              // the config of the checkpoint (fresh models copy it)
+    std::vector<std::string> labels;       // one per class
+    std::array<float, 3> mean{}, std{};    // the checkpoint's normalization
+    std::string model_path, image_path;
+    std::size_t fresh_patch = 0;           // 0: the checkpoint's weights; else a fresh random model with this patch
+    std::string heads_from;                // where h came from (load_vit_model)
+};
 
 struct EngineResult {
     AttentionConfig config;
     std::shared_ptr<const Trace> trace;     // null on error
     std::shared_ptr<const FileTrace> file;  // a file's trace (blocks, notes); trace points into it
+    std::shared_ptr<const VitSnapshot> vit; // a ViT run; trace points at its last block's attention
     std::string error;                      // what the engine or the file reader threw
     double seconds = 0.0;
 };
@@ -45,6 +64,10 @@ public:
     static EngineJob config_job(const AttentionConfig& config);
     static EngineJob file_job(const std::string& path, std::optional<std::size_t> block,
                               std::optional<std::size_t> heads);
+    // load_vit_model + load_image + run_vit: the checkpoint on the picture.
+    static EngineJob vit_job(const std::string& model_path, const std::string& image_path);
+    // The same picture through a fresh random model (fresh_vit_model) whose patch size is `patch`.
+    static EngineJob fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch);
 
     // Starts the worker. If one is running it is cancelled and this job runs next.
     void start(const AttentionConfig& config) { start(config_job(config)); }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_maps.hpp"
 #include "config.hpp"
 #include "logic/colormap.hpp"
 #include "logic/file_browser.hpp"
@@ -18,6 +19,7 @@
 
 namespace attnscope::gfx {
 class HeatmapRenderer;
+class RgbTextures;
 }
 
 namespace attnscope {
@@ -82,6 +84,19 @@ struct UiState {
     bool file_error_shown = false;           // the modal has been opened for file_error
     std::vector<std::string> recent_files;   // most recent first (settings.json)
 
+    // ---- the ViT on a picture (--model, --image): the Image panel; the other panels show one block
+    bool vit_on_screen = false;              // a VitSnapshot is shown (the Image panel replaces Config)
+    bool vit_loading = false;                // a ViT job is running
+    bool show_image = true;                  // the Image panel (View menu)
+    std::size_t vit_block = 0;               // the block whose attention Trace the other panels show
+    std::size_t vit_blocks = 0;              // how many blocks the model has
+    std::optional<std::size_t> vit_block_request;  // the block selector: the frame loop swaps the trace
+    std::size_t vit_query = 0;               // the query token of the overlays: 0 the class token, else a patch
+    HeadFusion vit_fusion = HeadFusion::mean;  // how the rollout fuses the heads
+    std::size_t vit_patch = 0;               // 0: the checkpoint; 8/16/32: a fresh random model with that patch
+    std::optional<std::size_t> vit_patch_request;  // the patch slider: the frame loop runs fresh_vit_job
+    std::uint64_t vit_generation = 0;        // bumps when a new ViT snapshot is swapped in (texture keys)
+
     // ---- File > Open browser
     bool browser_open = false;
     std::string browser_folder;              // the folder listed
@@ -101,6 +116,7 @@ struct UiState {
     std::uint64_t trace_generation = 0; // bumps when a new trace is swapped in (texture keys)
 
     gfx::HeatmapRenderer* heatmaps = nullptr;  // owned by the frame loop
+    gfx::RgbTextures* pictures = nullptr;      // owned by the frame loop (the Image panel's textures)
     std::string gl_info;                // GL_VERSION / GL_RENDERER for Help > About
     std::string settings_path;          // "" in --screenshot mode (nothing is read or written)
 

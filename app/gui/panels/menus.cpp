@@ -30,7 +30,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             if (ImGui::MenuItem("Clear the list")) ui.recent_files.clear();
             ImGui::EndMenu();
         }
-        if (ImGui::MenuItem("Back to the demo / config", nullptr, false, !ui.file_path.empty()))
+        if (ImGui::MenuItem("Back to the demo / config", nullptr, false, !ui.file_path.empty() || ui.vit_on_screen))
             ui.back_to_config_requested = true;
         ImGui::Separator();
         if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.quit_requested = true;
@@ -42,7 +42,8 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem("Tensor inspector", nullptr, &ui.panels.inspector);
         ImGui::MenuItem("Heads", nullptr, &ui.panels.heads);
         ImGui::MenuItem("Row sums", nullptr, &ui.panels.row_sums);
-        ImGui::MenuItem("Config", nullptr, &ui.panels.config);
+        ImGui::MenuItem("Config", nullptr, &ui.panels.config, !ui.vit_on_screen);
+        if (ui.vit_on_screen) ImGui::MenuItem("Image (ViT)", nullptr, &ui.show_image);
         ImGui::Separator();
         if (ImGui::MenuItem("Zoom in", "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
         if (ImGui::MenuItem("Zoom out", "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
@@ -76,6 +77,27 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             ImGui::SameLine();
             ImGui::TextDisabled("block %zu", *ui.file_block);
         }
+    }
+    // The ViT's block: the other panels show this block's attention.
+    if (ui.vit_on_screen && ui.vit_blocks > 0) {
+        ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+        ImGui::TextColored(WarnColor(), "ViT");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
+        const std::string current = "block " + std::to_string(ui.vit_block);
+        if (ImGui::BeginCombo("##vitblock", current.c_str())) {
+            for (std::size_t b = 0; b < ui.vit_blocks; ++b)
+                if (ImGui::Selectable(("block " + std::to_string(b)).c_str(), b == ui.vit_block)) ui.vit_block_request = b;
+            ImGui::EndCombo();
+        }
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("the model has %zu blocks; the pipeline, shapes, inspector, heads and row sums show this "
+                              "block's attention",
+                              ui.vit_blocks);
+    }
+    if (ui.vit_loading) {
+        ImGui::SameLine();
+        ImGui::TextColored(WarnColor(), "running the ViT ...");
     }
     if (!ui.loading_path.empty()) {
         ImGui::SameLine();

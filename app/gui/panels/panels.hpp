@@ -7,6 +7,8 @@
 
 namespace attnscope {
 
+struct VitSnapshot;
+
 void DrawMenuBar(const Trace& trace, UiState& ui);
 void DrawHelpWindows(const Trace& trace, UiState& ui);
 void DrawPipelinePanel(const Trace& trace, UiState& ui);
@@ -15,6 +17,9 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui);
 void DrawHeadsPanel(const Trace& trace, UiState& ui);
 void DrawRowSumPanel(const Trace& trace, UiState& ui);
 void DrawConfigPanel(const Trace& trace, UiState& ui);
+// The ViT on its picture: prediction, per-head overlays, rollout, block and query selectors.
+// vit is null while the first run is loading (or failed): an empty state is drawn.
+void DrawImagePanel(const VitSnapshot* vit, UiState& ui);
 void DrawFileBrowser(UiState& ui);     // File > Open
 void OpenFileBrowser(UiState& ui);     // shows it, listing the last folder (or the open file's)
 void DrawFileErrorModal(UiState& ui);  // a file that could not be opened

@@ -1,0 +1,76 @@
+#include "logic/vit_view.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace attnscope::ui {
+
+std::optional<PatchPick> patch_at(float x, float y, float width, float height, const PatchGrid& grid) {
+    if (grid.rows == 0 || grid.cols == 0 || !(width > 0.0f) || !(height > 0.0f)) return std::nullopt;
+    if (!(x >= 0.0f && x < width && y >= 0.0f && y < height)) return std::nullopt;  // also NaN
+    const auto cell = [](float v, float size, std::size_t n) {
+        const auto i = static_cast<std::size_t>(std::floor(v / size * static_cast<float>(n)));
+        return std::min(i, n - 1);  // rounding at the far edge
+    };
+    return PatchPick{cell(y, height, grid.rows), cell(x, width, grid.cols)};
+}
+
+std::string query_name(std::size_t token, const PatchGrid& grid) {
+    if (token == 0 || grid.cols == 0) return "class token";
+    const std::size_t p = token - 1;
+    return "patch (" + std::to_string(p / grid.cols) + ", " + std::to_string(p % grid.cols) + ")";
+}
+
+OverlayKey OverlayKey::head(std::uint64_t snapshot, std::size_t block, std::size_t head, std::size_t query) {
+    return {snapshot, "head " + std::to_string(head), block, query, HeadFusion::mean};
+}
+
+OverlayKey OverlayKey::head_mean(std::uint64_t snapshot, std::size_t block, std::size_t query) {
+    return {snapshot, "mean", block, query, HeadFusion::mean};
+}
+
+OverlayKey OverlayKey::rollout(std::uint64_t snapshot, std::size_t query, HeadFusion fusion) {
+    return {snapshot, "rollout", 0, query, fusion};  // over all blocks: the block shown does not matter
+}
+
+OverlayKey OverlayKey::picture(std::uint64_t snapshot) { return {snapshot, "picture", 0, 0, HeadFusion::mean}; }
+
+std::string OverlayKey::str() const {
+    return std::to_string(snapshot) + "/" + what + "/b" + std::to_string(block) + "/q" + std::to_string(query) + "/" +
+           head_fusion_name(fusion);
+}
+
+std::vector<ClassProb> ranked_classes(const Array& probs, std::size_t batch, std::size_t k,
+                                      const std::vector<std::string>& labels) {
+    if (probs.dimension() != 2 || batch >= probs.shape()[0]) return {};
+    const std::size_t K = probs.shape()[1];
+    std::vector<std::size_t> order(K);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return probs(batch, a) > probs(batch, b); });
+    order.resize(std::min(k, K));
+    std::vector<ClassProb> out;
+    for (std::size_t i : order)
+        out.push_back({i, i < labels.size() ? labels[i] : "class " + std::to_string(i), probs(batch, i)});
+    return out;
+}
+
+RgbImage overlay_backdrop(const RgbImage& image) {
+    RgbImage out = image;
+    for (std::size_t i = 0; i + 2 < out.pixels.size(); i += 3) {
+        const float y = 0.299f * out.pixels[i] + 0.587f * out.pixels[i + 1] + 0.114f * out.pixels[i + 2];
+        const auto v = static_cast<std::uint8_t>(std::lround(std::clamp(0.8f * y, 0.0f, 255.0f)));
+        out.pixels[i] = out.pixels[i + 1] = out.pixels[i + 2] = v;
+    }
+    return out;
+}
+
+std::vector<std::size_t> fresh_patch_sizes(std::size_t image_size) {
+    std::vector<std::size_t> out;
+    for (std::size_t p : {8, 16, 32})
+        if (image_size % p == 0 && image_size / p >= 2) out.push_back(p);
+    return out;
+}
+
+}  // namespace attnscope::ui

@@ -1,0 +1,65 @@
+// Window-free logic of the Image panel: which patch a click lands on, the keys of the overlay
+// texture cache, the ranked prediction, and the patch sizes of the fresh-model slider.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention_maps.hpp"
+#include "image.hpp"
+#include "tensor.hpp"
+#include "vit.hpp"
+
+namespace attnscope::ui {
+
+struct PatchPick {
+    std::size_t row = 0, col = 0;
+    bool operator==(const PatchPick& o) const { return row == o.row && col == o.col; }
+};
+
+// The patch under a point of the shown picture: (x, y) from its top-left corner, the picture shown
+// width x height (any scale). nullopt outside [0, width) x [0, height) or for an empty grid.
+std::optional<PatchPick> patch_at(float x, float y, float width, float height, const PatchGrid& grid);
+
+// The token's name for people: "class token" (token 0) or "patch (row, col)".
+std::string query_name(std::size_t token, const PatchGrid& grid);
+
+// What an overlay texture shows; its cache key changes exactly when the picture it shows changes.
+// A head map depends on the block and the query, the rollout on the query and the head fusion.
+struct OverlayKey {
+    std::uint64_t snapshot = 0;  // the ViT run (a new run invalidates everything)
+    std::string what;            // "head 2", "mean", "rollout", "picture"
+    std::size_t block = 0;
+    std::size_t query = 0;
+    HeadFusion fusion = HeadFusion::mean;
+
+    static OverlayKey head(std::uint64_t snapshot, std::size_t block, std::size_t head, std::size_t query);
+    static OverlayKey head_mean(std::uint64_t snapshot, std::size_t block, std::size_t query);
+    static OverlayKey rollout(std::uint64_t snapshot, std::size_t query, HeadFusion fusion);
+    static OverlayKey picture(std::uint64_t snapshot);
+    std::string str() const;
+};
+
+struct ClassProb {
+    std::size_t index = 0;
+    std::string label;
+    float prob = 0.0f;
+};
+
+// The k most probable classes of image `batch` of probs [B, K], most probable first (ties: lower
+// index first); labels[index] when there is one, else "class <index>".
+std::vector<ClassProb> ranked_classes(const Array& probs, std::size_t batch, std::size_t k,
+                                      const std::vector<std::string>& labels);
+
+// The picture in grey (Rec. 601 luma), slightly darkened: the backdrop of the overlays, so that
+// every colour on an overlay is attention (a yellow shape in the picture is not mistaken for heat).
+RgbImage overlay_backdrop(const RgbImage& image);
+
+// The patch sizes the fresh-model slider offers for an image of this size: 8, 16, 32 where they
+// divide it into at least a 2 x 2 grid.
+std::vector<std::size_t> fresh_patch_sizes(std::size_t image_size);
+
+}  // namespace attnscope::ui

@@ -1,0 +1,290 @@
+// Image panel: the ViT on its picture. The picture as the model sees it (scaled up, patch grid),
+// the prediction beside it, and where one query token looks: per head and their mean in the
+// selected block, and the attention rollout over all blocks. Click a patch to make it the query.
+// Everything is read from the VitSnapshot; overlays are made once per (block, query, fusion).
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "attention_maps.hpp"
+#include "engine_runner.hpp"
+#include "fonts.hpp"
+#include "gfx/rgb_textures.hpp"
+#include "logic/file_browser.hpp"
+#include "logic/vit_view.hpp"
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+namespace {
+
+ImTextureID Tex(std::uintptr_t id) { return reinterpret_cast<ImTextureID>(id); }
+
+ImVec2 Add(ImVec2 a, ImVec2 b) { return ImVec2(a.x + b.x, a.y + b.y); }
+
+// The rectangle of patch (row, col) on a picture drawn at p0 with side `side`.
+void PatchRect(const PatchGrid& grid, ImVec2 p0, float side, ui::PatchPick p, ImVec2* a, ImVec2* b) {
+    const float cw = side / static_cast<float>(grid.cols), ch = side / static_cast<float>(grid.rows);
+    *a = ImVec2(p0.x + cw * static_cast<float>(p.col), p0.y + ch * static_cast<float>(p.row));
+    *b = ImVec2(a->x + cw, a->y + ch);
+}
+
+std::optional<ui::PatchPick> QueryPatch(std::size_t token, const PatchGrid& grid) {
+    if (token == 0 || token >= grid.tokens() || grid.cols == 0) return std::nullopt;
+    return ui::PatchPick{(token - 1) / grid.cols, (token - 1) % grid.cols};
+}
+
+// A square picture the user can click: hover outlines a patch, a click makes it the query,
+// a right-click goes back to the class token. Returns true when hovered.
+bool ClickablePicture(const char* id, std::uintptr_t tex, float side, const PatchGrid& grid, bool grid_lines,
+                      UiState& ui) {
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton(id, ImVec2(side, side), ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+    const bool hovered = ImGui::IsItemHovered();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p1 = Add(p0, ImVec2(side, side));
+    if (tex) dl->AddImage(Tex(tex), p0, p1);
+    if (grid_lines)
+        for (std::size_t i = 1; i < std::max(grid.rows, grid.cols); ++i) {
+            if (i < grid.cols) {
+                const float x = p0.x + side * static_cast<float>(i) / static_cast<float>(grid.cols);
+                dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), IM_COL32(255, 255, 255, 70));
+            }
+            if (i < grid.rows) {
+                const float y = p0.y + side * static_cast<float>(i) / static_cast<float>(grid.rows);
+                dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), IM_COL32(255, 255, 255, 70));
+            }
+        }
+    ImVec2 a, b;
+    if (const auto q = QueryPatch(ui.vit_query, grid)) {
+        PatchRect(grid, p0, side, *q, &a, &b);
+        dl->AddRect(a, b, IM_COL32(0, 230, 255, 255), 0.0f, 0, 2.0f);
+    }
+    dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 60));
+    if (hovered) {
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        if (const auto p = ui::patch_at(m.x - p0.x, m.y - p0.y, side, side, grid)) {
+            PatchRect(grid, p0, side, *p, &a, &b);
+            dl->AddRect(a, b, IM_COL32(255, 255, 255, 220), 0.0f, 0, 1.5f);
+            const std::size_t token = grid.token(p->row, p->col);
+            ImGui::SetTooltip("patch (%zu, %zu) = token %zu: pixels [%zu, %zu) x [%zu, %zu)\n"
+                              "click: see where this patch looks; right-click: back to the class token",
+                              p->row, p->col, token, p->row * grid.patch, (p->row + 1) * grid.patch, p->col * grid.patch,
+                              (p->col + 1) * grid.patch);
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ui.vit_query = token;
+        }
+        if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) ui.vit_query = 0;
+    }
+    return hovered;
+}
+
+void Prediction(const VitSnapshot& vit, float width) {
+    const auto top = ui::ranked_classes(vit.trace.probs(), 0, 5, vit.labels);
+    if (vit.fresh_patch) ImGui::TextColored(WarnColor(), "prediction (random weights: chance)");
+    else ImGui::TextDisabled("prediction");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("probs = softmax(head(norm(x)[:, 0])): the class token decides");
+    float label_w = 0.0f;
+    for (const ui::ClassProb& c : top) label_w = std::max(label_w, ImGui::CalcTextSize(c.label.c_str()).x);
+    label_w += ImGui::GetStyle().ItemSpacing.x;
+    for (std::size_t i = 0; i < top.size(); ++i) {
+        const ui::ClassProb& c = top[i];
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * c.prob);
+        const bool best = i == 0 && !vit.fresh_patch;
+        ImGui::AlignTextToFramePadding();
+        if (best) ImGui::TextColored(OkColor(), "%s", c.label.c_str());
+        else ImGui::TextUnformatted(c.label.c_str());
+        ImGui::SameLine(label_w);  // drawn inside a group: the offset counts from the group's left edge
+        if (best) ImGui::PushStyleColor(ImGuiCol_PlotHistogram, ImVec4(0.25f, 0.65f, 0.35f, 1.0f));
+        ImGui::ProgressBar(c.prob, ImVec2(std::max(40.0f, width - label_w), 0), pct);
+        if (best) ImGui::PopStyleColor();
+    }
+}
+
+// The fresh-model slider: the same picture through a random ViT with patch 8, 16 or 32; shows
+// N and the N^2 attention cost for the size under the slider.
+void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
+    const VitConfig& trained = vit.trained_config;
+    const std::vector<std::size_t> sizes = ui::fresh_patch_sizes(trained.image_size);
+    if (sizes.empty()) return;
+    const std::size_t p_now = ui.vit_patch_request.value_or(ui.vit_patch);
+    bool fresh = p_now != 0;
+    const float x_start = ImGui::GetCursorPosX();
+    if (ImGui::Checkbox("random weights", &fresh))
+        ui.vit_patch_request = fresh ? (std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end()
+                                            ? trained.patch_size
+                                            : sizes.front())
+                                     : 0;
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("a fresh, untrained ViT (fresh_vit_model) of the same size on the same picture:\n"
+                          "move the slider to see how the patch size changes the number of tokens N");
+    const std::size_t p_shown = fresh ? ui.vit_patch_request.value_or(ui.vit_patch) : trained.patch_size;
+    int index = static_cast<int>(std::find(sizes.begin(), sizes.end(), p_shown) - sizes.begin());
+    index = std::clamp(index, 0, static_cast<int>(sizes.size()) - 1);
+    char format[32];
+    std::snprintf(format, sizeof format, "patch %zu", sizes[static_cast<std::size_t>(index)]);
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!fresh);
+    ImGui::SetNextItemWidth(std::max(60.0f, width - (ImGui::GetCursorPosX() - x_start)));
+    if (ImGui::SliderInt("##patch", &index, 0, static_cast<int>(sizes.size()) - 1, fresh ? format : "patch (trained)",
+                         ImGuiSliderFlags_NoInput))
+        ui.vit_patch_request = sizes[static_cast<std::size_t>(index)];
+    ImGui::EndDisabled();
+    VitConfig c = trained;
+    c.patch_size = fresh ? sizes[static_cast<std::size_t>(index)] : trained.patch_size;
+    const std::size_t n = c.tokens();
+    ImGui::Text("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu", c.image_size, c.patch_size, n, n * n);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("N tokens: (H/p)(W/p) patches + the class token.\n"
+                          "Attention compares every token with every token: N\u00b2 = %zu weights per head and image,\n"
+                          "so halving the patch size multiplies the cost by about 16.",
+                          n * n);
+}
+
+}  // namespace
+
+void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
+    if (!ui.vit_on_screen && !ui.vit_loading) return;
+    if (!ui.show_image) return;
+    PlaceWindow(0, 570, 530, 430);
+    const std::string title = vit ? "Image: " + ui::display_name(vit->model_path) + " on " +
+                                        ui::display_name(vit->image_path) + "###Image"
+                                  : std::string("Image###Image");
+    if (!ImGui::Begin(title.c_str(), &ui.show_image)) {
+        ImGui::End();
+        return;
+    }
+    if (!vit) {
+        EmptyState(ui.vit_loading ? "Running the ViT on the picture ..." : "No ViT",
+                   "attnscope --model MODEL.safetensors --image PICTURE.png shows what a Vision Transformer "
+                   "predicts for a picture and where its attention goes.");
+        ImGui::End();
+        return;
+    }
+    const VitTrace& t = vit->trace;
+    const PatchGrid& grid = t.grid;
+    const std::size_t heads = t.config.heads;
+    const std::size_t block = std::min(ui.vit_block, t.blocks.size() - 1);
+    if (ui.vit_query >= grid.tokens()) ui.vit_query = 0;
+
+    // Selectors: block, query, rollout fusion.
+    ImGui::TextDisabled("(i)");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input",
+                          vit->model_path.c_str(), vit->image_path.c_str(), vit->source.width, vit->source.height,
+                          vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads,
+                          vit->heads_from.c_str(), vit->trained_config.patch_size, vit->trained_config.image_size,
+                          vit->trained_config.image_size);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+    const std::string current = "block " + std::to_string(block);
+    if (ImGui::BeginCombo("##block", current.c_str())) {
+        for (std::size_t b = 0; b < t.blocks.size(); ++b)
+            if (ImGui::Selectable(("block " + std::to_string(b)).c_str(), b == block)) ui.vit_block_request = b;
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("the block whose attention the overlays, pipeline, inspector and heads show");
+    ImGui::SameLine();
+    ImGui::TextDisabled("query:");
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(0.0f, 0.9f, 1.0f, 1.0f), "%s", ui::query_name(ui.vit_query, grid).c_str());
+    if (ui.vit_query != 0) {
+        ImGui::SameLine();
+        if (ImGui::SmallButton("class token")) ui.vit_query = 0;
+    } else if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("the class token's row of attn: what the classifier's token gathers from each patch.\n"
+                          "Click a patch of the picture to see where that patch looks instead.");
+    }
+    ImGui::SameLine();
+    ImGui::TextDisabled("rollout:");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
+    int fusion = static_cast<int>(ui.vit_fusion);
+    if (ImGui::Combo("##fusion", &fusion, "mean\0max\0min\0")) ui.vit_fusion = static_cast<HeadFusion>(fusion);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
+                          "plus the identity for the residual, rows renormalized, multiplied over all blocks");
+
+    // Sizes: the overlay row at the bottom, the picture and the prediction above it.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const std::size_t n_overlays = heads + 2;  // heads, their mean, the rollout
+    const float caption = ImGui::GetTextLineHeightWithSpacing();
+    const float tile = std::clamp((avail.x - style.ItemSpacing.x * static_cast<float>(n_overlays - 1)) /
+                                      static_cast<float>(n_overlays),
+                                  40.0f, 120.0f);
+    const float side = std::max(64.0f, std::min(avail.y - tile - 2.0f * caption - 3.0f * style.ItemSpacing.y,
+                                                 avail.x * 0.45f));
+
+    gfx::RgbTextures* pics = ui.pictures;
+    const std::uint64_t gen = ui.vit_generation;
+    auto texture = [&](const ui::OverlayKey& key, const char* slot, const std::function<RgbImage()>& make) {
+        return pics ? pics->texture(slot, key.str(), make) : std::uintptr_t{0};
+    };
+    const std::uintptr_t picture = texture(ui::OverlayKey::picture(gen), "vit/picture", [&] { return vit->input; });
+    ClickablePicture("##picture", picture, side, grid, true, ui);
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    const float right = std::max(80.0f, ImGui::GetContentRegionAvail().x);
+    Prediction(*vit, right);
+    PatchSlider(*vit, ui, right);
+    ImGui::EndGroup();
+
+    // Overlays: where the query looks, per head and their mean in this block, and the rollout.
+    const std::size_t query = ui.vit_query;
+    ImGui::TextDisabled("where the %s looks in block %zu (yellow = most)", ui::query_name(query, grid).c_str(), block);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("each map is the query's row of attn over the patches, scaled to its own max;\n"
+                          "click a patch (here or on the picture) to make it the query, right-click for the class token.\n"
+                          "File > Back to the demo / config leaves the ViT.");
+    const Array& attn = t.blocks[block].attn();
+    ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
+    const float x0 = ImGui::GetCursorPosX();
+    for (std::size_t i = 0; i < n_overlays; ++i) {
+        std::string title, slot = "vit/overlay" + std::to_string(i), tip;
+        ui::OverlayKey key;
+        std::function<Array()> map;
+        if (i < heads) {
+            title = "head " + std::to_string(i);
+            key = ui::OverlayKey::head(gen, block, i, query);
+            map = [&, i] { return token_map(head_attention(attn, 0, i), query, grid); };
+            tip = "attn[0, " + std::to_string(i) + ", " + std::to_string(query) + ", 1:] on the patch grid";
+        } else if (i == heads) {
+            title = "mean of heads";
+            key = ui::OverlayKey::head_mean(gen, block, query);
+            map = [&] { return token_map(fuse_heads(attn, 0, HeadFusion::mean), query, grid); };
+            tip = "attn[0, :, " + std::to_string(query) + ", 1:].mean(heads) on the patch grid";
+        } else {
+            title = std::string("rollout (") + head_fusion_name(ui.vit_fusion) + ")";
+            key = ui::OverlayKey::rollout(gen, query, ui.vit_fusion);
+            map = [&] {
+                std::vector<const Array*> attns;
+                for (const VitBlockTrace& b : t.blocks) attns.push_back(&b.attn());
+                return token_map(attention_rollout(attns, 0, ui.vit_fusion), query, grid);
+            };
+            tip = "attention rollout over all " + std::to_string(t.blocks.size()) +
+                  " blocks: how much each patch reaches the query through the residual stream";
+        }
+        const std::uintptr_t tex =
+            texture(key, slot.c_str(), [&] { return heat_overlay(ui::overlay_backdrop(vit->input), map()); });
+        if (i > 0) {
+            if (ImGui::GetCursorPosX() + tile > x0 + avail.x + 1.0f) ImGui::NewLine();
+        }
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted(title.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
+        ImGui::PushID(static_cast<int>(i));
+        ClickablePicture("##overlay", tex, tile, grid, false, ui);
+        ImGui::PopID();
+        ImGui::EndGroup();
+        if (i + 1 < n_overlays) ImGui::SameLine();
+    }
+    ImGui::PopFont();
+    ImGui::End();
+}
+
+}  // namespace attnscope

@@ -1,0 +1,638 @@
+// run_vit: timm's VisionTransformer.forward, one recorded step per line of PyTorch; every block's
+// attention is run_attention itself. Also: reading a timm checkpoint, and a fresh model.
+#include "vit.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "checks.hpp"
+#include "io.hpp"
+#include "ops.hpp"
+#include "random.hpp"
+#include "torch_layout.hpp"
+
+namespace attnscope {
+
+namespace {
+
+constexpr float kLayerNormEps = 1e-6f;  // timm's ViT: partial(nn.LayerNorm, eps=1e-6)
+
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+    return a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a ? std::numeric_limits<std::uint64_t>::max()
+                                                                        : a * b;
+}
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+    return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max() : a + b;
+}
+
+// ---- reading a checkpoint -------------------------------------------------------------------
+// Tensors of one safetensors file, looked up by timm name; every error starts with the path.
+class Checkpoint {
+public:
+    explicit Checkpoint(const std::string& path) : file_(SafetensorsFile::open(path)) {}
+
+    const SafetensorsFile& file() const { return file_; }
+    bool has(const std::string& name) const { return file_.find(name) != nullptr; }
+
+    [[noreturn]] void fail(const std::string& problem) const { throw FileError(file_.path() + ": " + problem); }
+
+    // The shape in the header (nothing is read yet).
+    Shape shape(const std::string& name) const {
+        const SafetensorsEntry* e = file_.find(name);
+        if (!e)
+            fail("no tensor named '" + name + "'; a timm ViT checkpoint holds patch_embed.proj, cls_token, pos_embed, "
+                 "blocks.<i>.{norm1, attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2}, norm and head");
+        return e->shape;
+    }
+
+    // Loads `name`, which must have shape `expected`; `why` names the tensor that fixed that shape.
+    Array load(const std::string& name, const Shape& expected, const std::string& why) const {
+        const Shape actual = shape(name);
+        if (actual != expected)
+            fail(name + " has shape " + format_shape(actual) + ", expected " + format_shape(expected) + " to match " +
+                 why);
+        return file_.load(name);
+    }
+
+    const std::string* metadata(const std::string& key) const {
+        const auto it = file_.metadata().find(key);
+        return it == file_.metadata().end() ? nullptr : &it->second;
+    }
+
+    // A whole number from the metadata (num_heads, image_size ...), or nothing when absent.
+    std::optional<std::size_t> metadata_count(const std::string& key) const {
+        const std::string* text = metadata(key);
+        if (!text) return std::nullopt;
+        const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+        if (!j.is_number_unsigned() || j.get<std::uint64_t>() == 0)
+            fail("metadata " + key + " = '" + *text + "' is not a positive whole number");
+        return j.get<std::size_t>();
+    }
+
+    // metadata[key] as a JSON list of `count` items that pass `valid`, or nothing when absent.
+    template <typename Valid>
+    std::optional<nlohmann::json> metadata_list(const std::string& key, std::size_t count, const char* what,
+                                                Valid valid) const {
+        const std::string* text = metadata(key);
+        if (!text) return std::nullopt;
+        const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+        bool ok = j.is_array() && j.size() == count;
+        for (std::size_t i = 0; ok && i < j.size(); ++i) ok = valid(j[i]);
+        if (!ok) fail("metadata " + key + " must be a JSON list of " + std::to_string(count) + " " + what);
+        return j;
+    }
+
+private:
+    SafetensorsFile file_;
+};
+
+std::size_t integer_sqrt(std::size_t n) {
+    auto r = static_cast<std::size_t>(std::sqrt(static_cast<double>(n)));
+    while (r * r > n) --r;
+    while ((r + 1) * (r + 1) <= n) ++r;
+    return r;
+}
+
+// The config, from the tensors' shapes in the header.
+VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, std::string* heads_from) {
+    VitConfig cfg;
+    const Shape pw = ck.shape("patch_embed.proj.weight");  // [D, 3, p, p]
+    if (pw.size() != 4 || pw[1] != 3 || pw[2] != pw[3] || pw[0] == 0 || pw[2] == 0)
+        ck.fail("patch_embed.proj.weight has shape " + format_shape(pw) +
+                ", expected [D, 3, p, p]: a square stride-p convolution over RGB");
+    cfg.dim = pw[0];
+    cfg.patch_size = pw[2];
+    const Shape pos = ck.shape("pos_embed");  // [1, N, D]
+    if (pos.size() != 3 || pos[0] != 1 || pos[2] != cfg.dim || pos[1] < 2)
+        ck.fail("pos_embed has shape " + format_shape(pos) + ", expected [1, 1 + P, D] with D = " +
+                std::to_string(cfg.dim) + " from patch_embed.proj.weight " + format_shape(pw));
+    const std::size_t grid = integer_sqrt(pos[1] - 1);
+    if (grid * grid != pos[1] - 1)
+        ck.fail("pos_embed has shape " + format_shape(pos) + ": after the class token, " + std::to_string(pos[1] - 1) +
+                " patch positions do not form a square grid");
+    cfg.image_size = grid * cfg.patch_size;
+    cfg.depth = 0;
+    while (ck.has("blocks." + std::to_string(cfg.depth) + ".norm1.weight")) ++cfg.depth;
+    if (cfg.depth == 0) ck.shape("blocks.0.norm1.weight");  // throws: names the missing tensor
+    const Shape fc1 = ck.shape("blocks.0.mlp.fc1.weight");  // [M, D]
+    if (fc1.size() != 2 || fc1[0] == 0)
+        ck.fail("blocks.0.mlp.fc1.weight has shape " + format_shape(fc1) + ", expected 2-D [M, D]");
+    cfg.mlp_hidden = fc1[0];
+    const Shape head = ck.shape("head.weight");  // [K, D]
+    if (head.size() != 2 || head[0] == 0)
+        ck.fail("head.weight has shape " + format_shape(head) + ", expected 2-D [K, D]");
+    cfg.classes = head[0];
+    cfg.qkv_bias = ck.has("blocks.0.attn.qkv.bias");
+
+    const std::optional<std::size_t> meta_heads = ck.metadata_count("num_heads");
+    if (heads) {
+        cfg.heads = *heads;
+        *heads_from = "--heads";
+    } else if (meta_heads) {
+        cfg.heads = *meta_heads;
+        *heads_from = "metadata num_heads";
+    } else {
+        if (cfg.dim % 64 != 0)
+            ck.fail("no num_heads in the metadata, and dim " + std::to_string(cfg.dim) +
+                    " is not a multiple of 64 (the usual head size); pass --heads H");
+        cfg.heads = cfg.dim / 64;
+        *heads_from = "dim / 64";
+    }
+    if (cfg.heads == 0 || cfg.dim % cfg.heads != 0)
+        ck.fail("dim " + std::to_string(cfg.dim) + " of patch_embed.proj.weight is not divisible by " +
+                std::to_string(cfg.heads) + " heads (from " + *heads_from + "); pass a --heads that divides it");
+    for (const auto& [key, value] : {std::pair<const char*, std::size_t>{"image_size", cfg.image_size},
+                                     std::pair<const char*, std::size_t>{"patch_size", cfg.patch_size}})
+        if (const auto meta = ck.metadata_count(key); meta && *meta != value)
+            ck.fail(std::string("metadata ") + key + " = " + std::to_string(*meta) + " disagrees with the tensors (" +
+                    key + " " + std::to_string(value) + " from patch_embed.proj.weight " + format_shape(pw) +
+                    " and pos_embed " + format_shape(pos) + ")");
+    return cfg;
+}
+
+VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
+    const std::size_t D = cfg.dim, p = cfg.patch_size, M = cfg.mlp_hidden, K = cfg.classes;
+    const std::string by_dim = "dim D = " + std::to_string(D) + " of patch_embed.proj.weight";
+    const std::string by_mlp = "M = " + std::to_string(M) + " of blocks.0.mlp.fc1.weight and " + by_dim;
+    VitWeights w;
+    w.patch_weight = ck.load("patch_embed.proj.weight", {D, 3, p, p}, by_dim);
+    w.patch_weight.reshape({D, 3 * p * p});  // the conv as a linear over patchify's rows
+    w.patch_bias = ck.load("patch_embed.proj.bias", {D}, by_dim);
+    w.cls_token = ck.load("cls_token", {1, 1, D}, by_dim);
+    w.pos_embed = ck.load("pos_embed", {1, cfg.tokens(), D}, by_dim);
+    for (std::size_t i = 0; i < cfg.depth; ++i) {
+        const std::string b = "blocks." + std::to_string(i) + ".";
+        VitBlockWeights blk;
+        blk.norm1_weight = ck.load(b + "norm1.weight", {D}, by_dim);
+        blk.norm1_bias = ck.load(b + "norm1.bias", {D}, by_dim);
+        blk.attn.qkv_weight = ck.load(b + "attn.qkv.weight", {3 * D, D}, "[3*D, D] for " + by_dim);
+        if (ck.has(b + "attn.qkv.bias") != cfg.qkv_bias)
+            ck.fail(b + "attn.qkv.bias is " + (cfg.qkv_bias ? "missing" : "present") +
+                    " but blocks.0.attn.qkv.bias is " + (cfg.qkv_bias ? "present" : "missing"));
+        if (cfg.qkv_bias) blk.attn.qkv_bias = ck.load(b + "attn.qkv.bias", {3 * D}, "[3*D] for " + by_dim);
+        blk.attn.proj_weight = ck.load(b + "attn.proj.weight", {D, D}, by_dim);
+        blk.attn.proj_bias = ck.load(b + "attn.proj.bias", {D}, by_dim);
+        blk.norm2_weight = ck.load(b + "norm2.weight", {D}, by_dim);
+        blk.norm2_bias = ck.load(b + "norm2.bias", {D}, by_dim);
+        blk.fc1_weight = ck.load(b + "mlp.fc1.weight", {M, D}, by_mlp);
+        blk.fc1_bias = ck.load(b + "mlp.fc1.bias", {M}, by_mlp);
+        blk.fc2_weight = ck.load(b + "mlp.fc2.weight", {D, M}, by_mlp);
+        blk.fc2_bias = ck.load(b + "mlp.fc2.bias", {D}, by_dim);
+        w.blocks.push_back(std::move(blk));
+    }
+    w.norm_weight = ck.load("norm.weight", {D}, by_dim);
+    w.norm_bias = ck.load("norm.bias", {D}, by_dim);
+    w.head_weight = ck.load("head.weight", {K, D}, by_dim);
+    w.head_bias = ck.load("head.bias", {K}, "K = " + std::to_string(K) + " classes of head.weight");
+    return w;
+}
+
+// ---- recording ------------------------------------------------------------------------------
+// Counts steps over the whole model for hooks.progress, and checks hooks.cancel between steps.
+class Progress {
+public:
+    Progress(const RunHooks& hooks, std::size_t total) : hooks_(hooks), total_(total) {}
+
+    void advance(std::size_t steps = 1) {
+        done_ += steps;
+        if (hooks_.progress) hooks_.progress(done_, total_);
+    }
+    void check_cancel() const {
+        if (hooks_.cancel && hooks_.cancel->load()) throw Cancelled();
+    }
+    // Hooks for run_attention: its steps counted on from here.
+    RunHooks nested() const {
+        RunHooks h;
+        h.cancel = hooks_.cancel;
+        if (hooks_.progress)
+            h.progress = [this, base = done_](std::size_t d, std::size_t) { hooks_.progress(base + d, total_); };
+        return h;
+    }
+
+private:
+    const RunHooks& hooks_;
+    std::size_t total_, done_ = 0;
+};
+
+// The words of one step. `operands` are what the PyTorch line reads, with shapes.
+struct VitStepText {
+    const char* name;
+    const char* op;
+    std::string code;
+    std::string formula;
+    std::vector<std::string> inputs;
+    std::vector<Operand> operands;
+    std::string note;
+};
+
+// Appends a step. PyTorch's tensor is a view with `view_layout` when one is given, else a new
+// contiguous tensor.
+const Step& record(std::vector<Step>& steps, Progress& progress, VitStepText text, Tensor tensor,
+                   std::optional<TorchLayout> view_layout = std::nullopt) {
+    progress.check_cancel();
+    Step s;
+    s.name = text.name;
+    s.op = text.op;
+    s.code = std::move(text.code);
+    s.formula = std::move(text.formula);
+    s.inputs = std::move(text.inputs);
+    s.operands = std::move(text.operands);
+    s.note = std::move(text.note);
+    const TorchLayout l = view_layout ? *view_layout : TorchLayout::contiguous(shape_of(tensor.values));
+    s.torch_strides = l.strides;
+    s.contiguous = l.is_contiguous();
+    s.is_view = view_layout.has_value();
+    s.tensor = std::move(tensor);
+    s.stats = compute_stats(s.tensor.values);
+    steps.push_back(std::move(s));
+    progress.advance();
+    return steps.back();
+}
+
+Operand operand(const std::string& expr, const Array& a) { return {expr, shape_of(a)}; }
+
+const Step& find_step(const std::vector<Step>& steps, std::string_view name, const char* where) {
+    for (const Step& s : steps)
+        if (s.name == name) return s;
+    throw std::out_of_range(std::string(where) + " has no step named '" + std::string(name) + "'");
+}
+
+// x = x + blk.attn(blk.norm1(x)); x = x + blk.mlp(blk.norm2(x))                     [B, N, D]
+VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeights& w, const Tensor& x,
+                        const std::string& x_name, Progress& progress) {
+    const std::size_t N = cfg.tokens(), D = cfg.dim, M = cfg.mlp_hidden;
+    const Shape bnd{B, N, D};
+    VitBlockTrace blk;
+    auto& steps = blk.steps;
+    steps.reserve(vit_block_step_names().size());  // references handed out stay valid
+
+    // self.norm1(x)                                                          [B, N, D]
+    const Step& norm1 = record(
+        steps, progress,
+        {"norm1", "layernorm", "self.norm1(x)", "b n C -> b n C  (normalize over C, eps 1e-6)", {x_name},
+         {{"x", bnd}, operand("self.norm1.weight", w.norm1_weight)},
+         "new contiguous tensor: every token is normalized to mean 0, variance 1, then scaled and shifted"},
+        layer_norm(x, w.norm1_weight, w.norm1_bias, kLayerNormEps, "norm1.weight"));
+
+    // self.attn(x): the 17 recorded steps of the single-layer pipeline        [B, N, D]
+    blk.attention = run_attention(cfg.attention(B), w.attn, norm1.tensor, progress.nested());
+    progress.advance(blk.attention.steps.size());
+    const Step& attn_out = record(
+        steps, progress,
+        {"attn_out", "attention", "self.attn(x)", "b n C -> b n C  (multi-head self-attention)", {"norm1"},
+         {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
+        blk.attention.at("out_drop").tensor);
+
+    // x = x + self.attn(self.norm1(x))                                        [B, N, D]
+    const Step& residual1 = record(
+        steps, progress,
+        {"residual1", "add", "x = x + self.attn(self.norm1(x))", "b n C, b n C -> b n C", {x_name, "attn_out"},
+         {{"x", bnd}, {"self.attn(self.norm1(x))", bnd}},
+         "new contiguous tensor: the residual connection adds the attention's output to the block's input"},
+        add(x, attn_out.tensor, "x", "attn_out"));
+
+    // self.norm2(x)                                                           [B, N, D]
+    const Step& norm2 = record(
+        steps, progress,
+        {"norm2", "layernorm", "self.norm2(x)", "b n C -> b n C  (normalize over C, eps 1e-6)", {"residual1"},
+         {{"x", bnd}, operand("self.norm2.weight", w.norm2_weight)},
+         "new contiguous tensor: the MLP's input, normalized per token like norm1"},
+        layer_norm(residual1.tensor, w.norm2_weight, w.norm2_bias, kLayerNormEps, "norm2.weight"));
+
+    // self.mlp.fc1(x)                                                         [B, N, M]
+    const Step& fc1 = record(
+        steps, progress,
+        {"fc1", "linear", "self.mlp.fc1(x)", "b n C, M C -> b n M", {"norm2"},
+         {{"x", bnd}, operand("self.mlp.fc1.weight", w.fc1_weight)},
+         "new contiguous tensor: nn.Linear widens every token from D = " + std::to_string(D) + " to M = " +
+             std::to_string(M)},
+        linear(norm2.tensor, w.fc1_weight, &w.fc1_bias, "M", "mlp.fc1.weight"));
+
+    // self.mlp.act(x)                                                         [B, N, M]
+    const Step& act = record(
+        steps, progress,
+        {"gelu", "gelu", "self.mlp.act(x)", "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
+         {{"x", {B, N, M}}}, "new contiguous tensor: nn.GELU(), the exact erf form"},
+        gelu(fc1.tensor));
+
+    // self.mlp.fc2(x)                                                         [B, N, D]
+    const Step& fc2 = record(
+        steps, progress,
+        {"fc2", "linear", "self.mlp.fc2(x)", "b n M, C M -> b n C", {"gelu"},
+         {{"x", {B, N, M}}, operand("self.mlp.fc2.weight", w.fc2_weight)},
+         "new contiguous tensor: nn.Linear narrows every token back to D"},
+        linear(act.tensor, w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight"));
+
+    // x = x + self.mlp(self.norm2(x))                                         [B, N, D]
+    record(steps, progress,
+           {"residual2", "add", "x = x + self.mlp(self.norm2(x))", "b n C, b n C -> b n C", {"residual1", "fc2"},
+            {{"x", bnd}, {"self.mlp(self.norm2(x))", bnd}},
+            "new contiguous tensor: the second residual connection; this is the block's output"},
+           add(residual1.tensor, fc2.tensor, "x", "fc2"));
+    return blk;
+}
+
+void check_run_inputs(const VitModel& model, const Tensor& pixels) {
+    const VitConfig& cfg = model.config;
+    const Shape xs = shape_of(pixels.values);
+    const std::size_t S = cfg.image_size;
+    if (xs.size() != 4 || xs[0] == 0 || xs[1] != 3 || xs[2] != S || xs[3] != S)
+        throw ShapeError("run_vit: pixels have shape " + format_shape(xs) + ", expected [B, 3, H, W] = [B, 3, " +
+                         std::to_string(S) + ", " + std::to_string(S) + "] for this model");
+    const auto problems = validate(cfg, xs[0], std::numeric_limits<std::uint64_t>::max());
+    if (!problems.empty()) throw std::invalid_argument(problems.front());
+    if (model.weights.blocks.size() != cfg.depth)
+        throw ShapeError("run_vit: " + std::to_string(model.weights.blocks.size()) + " blocks of weights for depth " +
+                         std::to_string(cfg.depth));
+}
+
+NonFiniteCheck first_nonfinite(const VitTrace& t) {
+    // In execution order: embedding, then per block its attention (whose input is norm1) and its
+    // own steps, then the head.
+    std::vector<std::pair<std::string, const std::vector<Step>*>> parts{{"", &t.embed}};
+    for (std::size_t i = 0; i < t.blocks.size(); ++i) {
+        const std::string prefix = "block " + std::to_string(i) + " ";
+        parts.push_back({prefix + "attention ", &t.blocks[i].attention.steps});
+        parts.push_back({prefix, &t.blocks[i].steps});
+    }
+    parts.push_back({"", &t.head});
+    for (const auto& [prefix, steps] : parts) {
+        NonFiniteCheck c = find_first_nonfinite(*steps);
+        if (c.ok()) continue;
+        c.first_step = prefix + c.first_step;
+        c.message = "first NaN/Inf at " + prefix + "step '" + c.first_step.substr(prefix.size()) + "' (" +
+                    std::to_string(c.nan_count) + " NaN, " + std::to_string(c.inf_count) +
+                    " Inf); every earlier step is finite";
+        return c;
+    }
+    return find_first_nonfinite({});
+}
+
+}  // namespace
+
+AttentionConfig VitConfig::attention(std::size_t batch) const {
+    AttentionConfig a;
+    a.batch = batch;
+    a.tokens = tokens();
+    a.dim = dim;
+    a.heads = heads;
+    a.qkv_bias = qkv_bias;
+    return a;
+}
+
+std::uint64_t vit_trace_bytes(const VitConfig& c, std::size_t batch) {
+    const std::uint64_t B = batch, N = c.tokens(), D = c.dim, M = c.mlp_hidden, K = c.classes;
+    const std::uint64_t image = saturating_mul(saturating_mul(B, 3), saturating_mul(c.image_size, c.image_size));
+    const std::uint64_t bnd = saturating_mul(saturating_mul(B, N), D), bnm = saturating_mul(saturating_mul(B, N), M);
+    // pixels, patches: 2 x image; patch_embed, tokens, embed: 3 x BND.
+    std::uint64_t floats = saturating_add(saturating_mul(2, image), saturating_mul(3, bnd));
+    // per block: norm1, attn_out, residual1, norm2, fc2, residual2 (6 x BND), fc1, gelu (2 x BNM),
+    // and MLP + norm weights; the attention's steps and weights come from trace_bytes.
+    const std::uint64_t block_floats = saturating_add(saturating_add(saturating_mul(6, bnd), saturating_mul(2, bnm)),
+                                                      saturating_add(saturating_mul(2, saturating_mul(M, D)), 4 * D + M + D));
+    const std::uint64_t block_bytes =
+        saturating_add(saturating_mul(block_floats, sizeof(float)), trace_bytes(c.attention(batch)));
+    // head: norm (BND), cls_out (BD), logits and probs (2 x BK); embedding and head weights.
+    floats = saturating_add(floats, saturating_add(bnd, saturating_add(saturating_mul(B, D), saturating_mul(2, saturating_mul(B, K)))));
+    floats = saturating_add(floats, saturating_add(saturating_mul(D, 3 * c.patch_size * c.patch_size + N + K + 4),
+                                                   K));
+    return saturating_add(saturating_mul(floats, sizeof(float)), saturating_mul(c.depth, block_bytes));
+}
+
+std::vector<std::string> validate(const VitConfig& c, std::size_t batch, std::uint64_t memory_budget_bytes) {
+    std::vector<std::string> problems;
+    if (c.patch_size == 0) problems.push_back("the patch size must be at least 1");
+    if (c.patch_size && (c.image_size == 0 || c.image_size % c.patch_size != 0))
+        problems.push_back("image size " + std::to_string(c.image_size) + " is not a positive multiple of the patch size " +
+                           std::to_string(c.patch_size));
+    if (c.dim == 0 || c.depth == 0 || c.mlp_hidden == 0 || c.classes == 0 || batch == 0)
+        problems.push_back("dim, depth, MLP width, classes and batch must all be at least 1");
+    if (c.heads == 0 || (c.dim % c.heads) != 0)
+        problems.push_back("dim " + std::to_string(c.dim) + " is not divisible by " + std::to_string(c.heads) +
+                           " heads (head_dim c = D / h must be a whole number); pass a --heads that divides it");
+    if (problems.empty()) {
+        const std::uint64_t need = vit_trace_bytes(c, batch);
+        if (need > memory_budget_bytes)
+            problems.push_back("a ViT of " + std::to_string(c.depth) + " blocks, N=" + std::to_string(c.tokens()) +
+                               " tokens, D=" + std::to_string(c.dim) + ", h=" + std::to_string(c.heads) + " on " +
+                               std::to_string(batch) + " image(s) needs " + format_bytes(need) +
+                               " to record every step, over the memory budget of " +
+                               format_bytes(memory_budget_bytes));
+    }
+    return problems;
+}
+
+VitModel load_vit_model(const std::string& path, std::optional<std::size_t> heads, std::uint64_t memory_budget) {
+    const Checkpoint ck(path);
+    VitModel model;
+    model.config = read_config(ck, heads, &model.heads_from);
+    const auto problems = validate(model.config, 1, memory_budget);
+    if (!problems.empty()) ck.fail(problems.front());
+
+    const std::size_t K = model.config.classes;
+    const auto labels = ck.metadata_list("labels", K, "names, one per class of head.weight",
+                                         [](const nlohmann::json& v) { return v.is_string(); });
+    for (std::size_t k = 0; k < K; ++k) model.labels.push_back(labels ? (*labels)[k].get<std::string>() : "class " + std::to_string(k));
+    const auto mean = ck.metadata_list("mean", 3, "numbers (R, G, B)", [](const nlohmann::json& v) { return v.is_number(); });
+    const auto std = ck.metadata_list("std", 3, "positive numbers (R, G, B)",
+                                      [](const nlohmann::json& v) { return v.is_number() && v.get<double>() > 0; });
+    for (std::size_t ch = 0; ch < 3; ++ch) {
+        if (mean) model.mean[ch] = (*mean)[ch].get<float>();
+        if (std) model.std[ch] = (*std)[ch].get<float>();
+    }
+    model.weights = read_weights(ck, model.config);
+    return model;
+}
+
+Array sincos_pos_embed(std::size_t dim, std::size_t grid) {
+    if (dim % 4 != 0) throw ShapeError("sincos_pos_embed: dim " + std::to_string(dim) + " must be a multiple of 4");
+    Array pos = xt::zeros<float>({std::size_t{1}, 1 + grid * grid, dim});  // class token: zeros
+    const std::size_t quarter = dim / 4;
+    for (std::size_t r = 0; r < grid; ++r)
+        for (std::size_t c = 0; c < grid; ++c) {
+            float* row = pos.data() + (1 + r * grid + c) * dim;
+            for (std::size_t i = 0; i < quarter; ++i) {
+                const double omega = 1.0 / std::pow(10000.0, static_cast<double>(i) / static_cast<double>(quarter));
+                row[i] = static_cast<float>(std::sin(c * omega));  // column: [sin | cos] in the first half
+                row[quarter + i] = static_cast<float>(std::cos(c * omega));
+                row[2 * quarter + i] = static_cast<float>(std::sin(r * omega));  // row: the second half
+                row[3 * quarter + i] = static_cast<float>(std::cos(r * omega));
+            }
+        }
+    return pos;
+}
+
+VitModel fresh_vit_model(const VitConfig& cfg, std::uint64_t seed) {
+    const auto problems = validate(cfg, 1, std::numeric_limits<std::uint64_t>::max());
+    if (!problems.empty()) throw std::invalid_argument(problems.front());
+    const std::size_t D = cfg.dim, p = cfg.patch_size, M = cfg.mlp_hidden, K = cfg.classes;
+    std::uint64_t stream = 0;
+    auto normal = [&](const Shape& shape, float std) {  // one random stream per tensor, in this order
+        Array a = make_array(shape);
+        Rng rng(seed, ++stream);
+        for (float& v : a) v = std * rng.normal();
+        return a;
+    };
+    auto filled = [](const Shape& shape, float value) {
+        Array a = make_array(shape);
+        a.fill(value);
+        return a;
+    };
+    VitModel m;
+    m.config = cfg;
+    m.heads_from = "the config";
+    for (std::size_t k = 0; k < K; ++k) m.labels.push_back("class " + std::to_string(k));
+    VitWeights& w = m.weights;
+    w.patch_weight = normal({D, 3 * p * p}, 0.02f);
+    w.patch_bias = filled({D}, 0.0f);
+    w.cls_token = normal({1, 1, D}, 1e-6f);
+    w.pos_embed = sincos_pos_embed(D, cfg.grid());
+    for (std::size_t i = 0; i < cfg.depth; ++i) {
+        VitBlockWeights b;
+        b.norm1_weight = b.norm2_weight = filled({D}, 1.0f);
+        b.norm1_bias = b.norm2_bias = b.attn.proj_bias = b.fc2_bias = filled({D}, 0.0f);
+        b.attn.qkv_weight = normal({3 * D, D}, 0.02f);
+        if (cfg.qkv_bias) b.attn.qkv_bias = filled({3 * D}, 0.0f);
+        b.attn.proj_weight = normal({D, D}, 0.02f);
+        b.fc1_weight = normal({M, D}, 0.02f);
+        b.fc1_bias = filled({M}, 0.0f);
+        b.fc2_weight = normal({D, M}, 0.02f);
+        w.blocks.push_back(std::move(b));
+    }
+    w.norm_weight = filled({D}, 1.0f);
+    w.norm_bias = filled({D}, 0.0f);
+    w.head_weight = normal({K, D}, 0.02f);
+    w.head_bias = filled({K}, 0.0f);
+    return m;
+}
+
+const Step& VitBlockTrace::at(std::string_view name) const { return find_step(steps, name, "the block"); }
+
+const Step& VitTrace::at(std::string_view name) const {
+    for (const auto* part : {&embed, &head})
+        for (const Step& s : *part)
+            if (s.name == name) return s;
+    throw std::out_of_range("the ViT trace has no embedding or head step named '" + std::string(name) + "'");
+}
+
+const std::vector<std::string>& vit_embed_step_names() {
+    static const std::vector<std::string> names = {"pixels", "patches", "patch_embed", "tokens", "embed"};
+    return names;
+}
+const std::vector<std::string>& vit_block_step_names() {
+    static const std::vector<std::string> names = {"norm1", "attn_out", "residual1", "norm2",
+                                                   "fc1",   "gelu",     "fc2",       "residual2"};
+    return names;
+}
+const std::vector<std::string>& vit_head_step_names() {
+    static const std::vector<std::string> names = {"norm", "cls_out", "logits", "probs"};
+    return names;
+}
+
+VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& hooks) {
+    check_run_inputs(model, pixels);
+    const VitConfig& cfg = model.config;
+    const VitWeights& w = model.weights;
+    const std::size_t B = pixels.values.shape()[0], S = cfg.image_size, p = cfg.patch_size, P = cfg.patches();
+    const std::size_t N = cfg.tokens(), D = cfg.dim, K = cfg.classes;
+    const std::size_t per_block = vit_block_step_names().size() + attention_step_names().size();
+    Progress progress(hooks, vit_embed_step_names().size() + cfg.depth * per_block + vit_head_step_names().size());
+    VitTrace t;
+    t.config = cfg;
+    t.grid = PatchGrid::of(cfg);
+    t.batch = B;
+    t.embed.reserve(vit_embed_step_names().size());
+    t.head.reserve(vit_head_step_names().size());
+    const std::string p_text = std::to_string(p);
+
+    // x                                                                       [B, 3, H, W]
+    const Step& input = record(t.embed, progress,
+                               {"pixels", "input", "x", "b 3 h w", {}, {}, "the normalized image, contiguous"},
+                               Tensor{pixels.values, {"B", "3", "H", "W"}});
+
+    // the windows the stride-p conv reads, one row per patch                  [B, P, 3*p*p]
+    const Step& patches = record(
+        t.embed, progress,
+        {"patches", "patchify",
+         "x.unfold(2, " + p_text + ", " + p_text + ").unfold(3, " + p_text + ", " + p_text +
+             ").permute(0, 2, 3, 1, 4, 5).reshape(B, P, 3*" + p_text + "*" + p_text + ")",
+         "b 3 (gh p1) (gw p2) -> b (gh gw) (3 p1 p2)", {"pixels"}, {{"x", shape_of(input.tensor.values)}},
+         "what patch_embed.proj (a " + p_text + "x" + p_text + " conv with stride " + p_text +
+             ") sees: the image cut into " + std::to_string(cfg.grid()) + "x" + std::to_string(cfg.grid()) +
+             " patches, row by row, each flattened in the (c, kh, kw) order of the conv weight"},
+        patchify(input.tensor, p));
+
+    // self.patch_embed(x): the conv as a linear over the patches             [B, P, D]
+    const Step& patch_embed = record(
+        t.embed, progress,
+        {"patch_embed", "linear", "self.patch_embed.proj(x).flatten(2).transpose(1, 2)",
+         "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
+         {{"x", {B, 3, S, S}}, {"self.patch_embed.proj.weight", {D, 3, p, p}}},
+         "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
+             std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
+        linear(patches.tensor, w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight"));
+
+    // torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)                 [B, N, D]
+    Tensor tokens = concat(expand(Tensor{w.cls_token, {"1", "1", "C"}}, {B, 1, D}), patch_embed.tensor, 1,
+                           "cls_token", "x");
+    tokens.axes = {"B", "N", "C"};
+    const Step& cat = record(
+        t.embed, progress,
+        {"tokens", "cat", "torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)", "b P D -> b (1 + P) D",
+         {"patch_embed"}, {operand("self.cls_token", w.cls_token), {"x", {B, P, D}}},
+         "new contiguous tensor: the learned class token is put before the patches; its output feeds the head"},
+        std::move(tokens));
+
+    // x = x + self.pos_embed                                                  [B, N, D]
+    const Step& embed = record(
+        t.embed, progress,
+        {"embed", "add", "x = x + self.pos_embed", "b n D, 1 n D -> b n D", {"tokens"},
+         {{"x", {B, N, D}}, operand("self.pos_embed", w.pos_embed)},
+         "new contiguous tensor: every token gets the embedding of its position (the class token too)"},
+        add(cat.tensor, Tensor{w.pos_embed, {"1", "N", "C"}}, "x", "pos_embed"));
+
+    // for blk in self.blocks: x = blk(x)                                      [B, N, D]
+    const Tensor* x = &embed.tensor;
+    std::string x_name = "embed";
+    for (std::size_t i = 0; i < cfg.depth; ++i) {
+        t.blocks.push_back(run_block(cfg, B, w.blocks[i], *x, x_name, progress));
+        x = &t.blocks.back().steps.back().tensor;
+        x_name = "block" + std::to_string(i) + ".residual2";
+    }
+
+    // self.norm(x)                                                            [B, N, D]
+    const Step& norm = record(
+        t.head, progress,
+        {"norm", "layernorm", "self.norm(x)", "b n C -> b n C  (normalize over C, eps 1e-6)", {x_name},
+         {{"x", {B, N, D}}, operand("self.norm.weight", w.norm_weight)}, "new contiguous tensor: the final LayerNorm"},
+        layer_norm(*x, w.norm_weight, w.norm_bias, kLayerNormEps, "norm.weight"));
+
+    // x[:, 0]: the class token                                                [B, D]
+    const Step& cls_out = record(
+        t.head, progress,
+        {"cls_out", "select", "x[:, 0]", "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
+         "view, no copy: the class token's row of every image; only it reaches the head"},
+        select(norm.tensor, 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
+
+    // self.head(x)                                                            [B, K]
+    const Step& logits = record(
+        t.head, progress,
+        {"logits", "linear", "self.head(x)", "b C, K C -> b K", {"cls_out"},
+         {{"x", {B, D}}, operand("self.head.weight", w.head_weight)},
+         "new contiguous tensor: one score per class (" + std::to_string(K) + ")"},
+        linear(cls_out.tensor, w.head_weight, &w.head_bias, "K", "head.weight"));
+
+    // logits.softmax(dim=-1)                                                  [B, K]
+    record(t.head, progress,
+           {"probs", "softmax", "logits.softmax(dim=-1)", "b K -> b K  (softmax over K)", {"logits"}, {{"x", {B, K}}},
+            "new contiguous tensor: the class probabilities shown beside the image"},
+           softmax_last(logits.tensor));
+
+    t.nonfinite = first_nonfinite(t);
+    return t;
+}
+
+}  // namespace attnscope

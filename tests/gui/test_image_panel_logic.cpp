@@ -1,0 +1,108 @@
+// Window-free logic of the Image panel (app/gui/logic/vit_view): click -> patch, overlay cache
+// keys, the ranked prediction, the fresh-model patch sizes.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "logic/vit_view.hpp"
+
+using namespace attnscope;
+using namespace attnscope::ui;
+
+TEST_CASE("patch_at maps a point of the shown picture to its patch at any scale") {
+    const PatchGrid grid{8, 8, 8};  // 64 x 64 image, patch 8
+    // Shown at 256 x 256: each patch is 32 pixels.
+    CHECK(patch_at(0, 0, 256, 256, grid) == PatchPick{0, 0});
+    CHECK(patch_at(31.9f, 0, 256, 256, grid) == PatchPick{0, 0});
+    CHECK(patch_at(32, 0, 256, 256, grid) == PatchPick{0, 1});
+    CHECK(patch_at(100, 200, 256, 256, grid) == PatchPick{6, 3});  // y picks the row, x the column
+    CHECK(patch_at(255.99f, 255.99f, 256, 256, grid) == PatchPick{7, 7});
+    // Outside the picture, or no grid: nothing.
+    CHECK_FALSE(patch_at(256, 10, 256, 256, grid));
+    CHECK_FALSE(patch_at(-0.5f, 10, 256, 256, grid));
+    CHECK_FALSE(patch_at(10, 256, 256, 256, grid));
+    CHECK_FALSE(patch_at(10, 10, 0, 256, grid));
+    CHECK_FALSE(patch_at(10, 10, 256, 256, PatchGrid{}));
+    // A non-square display and a 2 x 4 grid.
+    const PatchGrid wide{2, 4, 16};
+    CHECK(patch_at(99, 49, 100, 50, wide) == PatchPick{1, 3});
+    CHECK(patch_at(25, 24.9f, 100, 50, wide) == PatchPick{0, 1});
+    // The token of the picked patch: 1 + row * cols + col.
+    const auto p = patch_at(100, 200, 256, 256, grid);
+    REQUIRE(p);
+    CHECK(grid.token(p->row, p->col) == 1 + 6 * 8 + 3);
+}
+
+TEST_CASE("query_name names the class token and patches by (row, col)") {
+    const PatchGrid grid{8, 8, 8};
+    CHECK(query_name(0, grid) == "class token");
+    CHECK(query_name(grid.token(6, 3), grid) == "patch (6, 3)");
+    CHECK(query_name(grid.token(0, 7), grid) == "patch (0, 7)");
+}
+
+TEST_CASE("overlay keys change exactly when the overlay's picture changes") {
+    // Head maps: block and query matter, the rollout's fusion does not exist for them.
+    CHECK(OverlayKey::head(1, 3, 0, 0).str() == OverlayKey::head(1, 3, 0, 0).str());
+    CHECK(OverlayKey::head(1, 3, 0, 0).str() != OverlayKey::head(1, 2, 0, 0).str());
+    CHECK(OverlayKey::head(1, 3, 0, 0).str() != OverlayKey::head(1, 3, 0, 5).str());
+    CHECK(OverlayKey::head(1, 3, 0, 0).str() != OverlayKey::head(1, 3, 1, 0).str());
+    CHECK(OverlayKey::head(1, 3, 0, 0).str() != OverlayKey::head_mean(1, 3, 0).str());
+    // A new run invalidates everything.
+    CHECK(OverlayKey::head(1, 3, 0, 0).str() != OverlayKey::head(2, 3, 0, 0).str());
+    CHECK(OverlayKey::picture(1).str() != OverlayKey::picture(2).str());
+    // The rollout spans all blocks: query and fusion matter, the block shown does not.
+    CHECK(OverlayKey::rollout(1, 0, HeadFusion::mean).str() != OverlayKey::rollout(1, 0, HeadFusion::max).str());
+    CHECK(OverlayKey::rollout(1, 0, HeadFusion::min).str() != OverlayKey::rollout(1, 0, HeadFusion::max).str());
+    CHECK(OverlayKey::rollout(1, 0, HeadFusion::mean).str() != OverlayKey::rollout(1, 9, HeadFusion::mean).str());
+    // All distinct across kinds.
+    std::set<std::string> keys{OverlayKey::head(1, 0, 0, 0).str(), OverlayKey::head_mean(1, 0, 0).str(),
+                               OverlayKey::rollout(1, 0, HeadFusion::mean).str(), OverlayKey::picture(1).str()};
+    CHECK(keys.size() == 4);
+}
+
+TEST_CASE("ranked_classes: most probable first, with labels") {
+    Array probs = xt::zeros<float>({2, 4});
+    probs(0, 0) = 0.1f, probs(0, 1) = 0.6f, probs(0, 2) = 0.05f, probs(0, 3) = 0.25f;
+    probs(1, 0) = 0.25f, probs(1, 1) = 0.25f, probs(1, 2) = 0.25f, probs(1, 3) = 0.25f;
+    const std::vector<std::string> labels{"circle", "square", "triangle", "cross"};
+    auto top = ranked_classes(probs, 0, 3, labels);
+    REQUIRE(top.size() == 3);
+    CHECK(top[0].index == 1);
+    CHECK(top[0].label == "square");
+    CHECK(top[0].prob == doctest::Approx(0.6f));
+    CHECK(top[1].label == "cross");
+    CHECK(top[2].label == "circle");
+    // k larger than K: all of them; ties keep class order; missing labels get "class i".
+    top = ranked_classes(probs, 1, 10, {"a", "b"});
+    REQUIRE(top.size() == 4);
+    CHECK(top[0].label == "a");
+    CHECK(top[1].label == "b");
+    CHECK(top[2].label == "class 2");
+    CHECK(top[3].index == 3);
+    // A batch item that does not exist, or not a [B, K] array: nothing.
+    CHECK(ranked_classes(probs, 2, 3, labels).empty());
+    CHECK(ranked_classes(Array(xt::zeros<float>({4})), 0, 3, labels).empty());
+}
+
+TEST_CASE("fresh_patch_sizes: 8, 16, 32 where they tile the image into at least 2 x 2") {
+    CHECK(fresh_patch_sizes(64) == std::vector<std::size_t>{8, 16, 32});
+    CHECK(fresh_patch_sizes(32) == std::vector<std::size_t>{8, 16});
+    CHECK(fresh_patch_sizes(48) == std::vector<std::size_t>{8, 16});
+    CHECK(fresh_patch_sizes(224) == std::vector<std::size_t>{8, 16, 32});
+    CHECK(fresh_patch_sizes(12).empty());
+}
+
+TEST_CASE("overlay_backdrop: grey, darkened, same size") {
+    RgbImage img;
+    img.width = 2;
+    img.height = 1;
+    img.pixels = {255, 255, 0, 255, 255, 255};  // yellow, white
+    const RgbImage g = overlay_backdrop(img);
+    REQUIRE(g.width == 2);
+    REQUIRE(g.height == 1);
+    REQUIRE(g.pixels.size() == 6);
+    CHECK(g.pixels[0] == g.pixels[1]);
+    CHECK(g.pixels[1] == g.pixels[2]);  // no colour left
+    CHECK(g.pixels[0] == 181);          // 0.8 * (0.299 + 0.587) * 255
+    CHECK(g.pixels[3] == 204);          // 0.8 * 255
+}

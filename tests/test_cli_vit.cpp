@@ -1,0 +1,128 @@
+// `attnscope vit` as a separate process: PyTorch's numbers through --pixels, --json, dumps,
+// overlays, and one line on stderr with exit status 2 for every bad option or file.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "image.hpp"
+#include "io.hpp"
+#include "run_attnscope.hpp"
+
+using namespace attnscope;
+using namespace attnscope::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kVit = fs::path(ATTNSCOPE_TEST_DATA) / "vit";
+const fs::path kAssets = (fs::path(ATTNSCOPE_TEST_DATA) / ".." / ".." / "assets").lexically_normal();
+const fs::path kDemo = kAssets / "models" / "demo_vit.safetensors";
+const fs::path kSample = kAssets / "samples" / "06_triangle.png";
+
+fs::path temp_path(const std::string& name) {
+    return fs::temp_directory_path() / ("attnscope_cli_vit_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// `attnscope vit ARGS`.
+ProcessResult vit(const std::string& args) { return run_attnscope("vit " + args); }
+
+// Exit status 2 and exactly one line on stderr that contains `phrase`.
+void refused(const std::string& args, const std::string& phrase) {
+    CAPTURE(args);
+    const ProcessResult r = vit(args);
+    CAPTURE(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(phrase) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+}  // namespace
+
+TEST_CASE("vit --pixels: logits and every block's attention equal PyTorch's within 1e-4 relative at two sizes") {
+    for (const std::string name : {"meta_i32_p8_d64_h4_l2", "nometa_i48_p8_d128_h2_l3"}) {
+        CAPTURE(name);
+        const fs::path dir = kVit / name, dump = temp_path("dump_" + name);
+        const ProcessResult r = vit("--model " + quoted(dir / "model.safetensors") + " --pixels " + quoted(dir / "pixels.npy") +
+                          " --dump " + quoted(dump));
+        REQUIRE(r.status == 0);
+        const std::size_t depth = nlohmann::json::parse(std::ifstream(dir / "meta.json"))["depth"];
+        std::vector<std::string> files{"logits.npy"};
+        for (std::size_t i = 0; i < depth; ++i) files.push_back("block" + std::to_string(i) + "_attn.npy");
+        for (const std::string& file : files) {
+            CAPTURE(file);
+            const Array ours = read_npy((dump / file).string()), torch = read_npy((dir / file).string());
+            REQUIRE(shape_of(ours) == shape_of(torch));
+            std::size_t bad = 0;
+            for (std::size_t i = 0; i < ours.size(); ++i)
+                bad += !(std::fabs(ours.data()[i] - torch.data()[i]) <= 1e-4 * std::max(std::fabs(torch.data()[i]), 0.01f));
+            CHECK(bad == 0);
+        }
+        fs::remove_all(dump);
+    }
+}
+
+TEST_CASE("vit --json prints logits and the top classes with labels and probabilities") {
+    const ProcessResult r = vit("--model " + quoted(kDemo) + " --image " + quoted(kSample) + " --json");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["logits"].size() == 4);
+    REQUIRE(j["top"].size() == 4);
+    CHECK(j["top"][0]["label"] == "triangle");
+    CHECK(j["top"][0]["index"] == 2);
+    CHECK(j["top"][0]["prob"].get<double>() > 0.9);
+    CHECK(j["top"][0]["prob"].get<double>() >= j["top"][1]["prob"].get<double>());
+    double sum = 0;
+    for (const auto& t : j["top"]) sum += t["prob"].get<double>();
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
+    const ProcessResult two = vit("--model " + quoted(kDemo) + " --image " + quoted(kSample) + " --json --top 2");
+    CHECK(nlohmann::json::parse(two.out)["top"].size() == 2);
+}
+
+TEST_CASE("vit prints the model, the prediction, and writes overlay and rollout PNGs") {
+    const fs::path overlay = temp_path("overlay.png"), rollout = temp_path("rollout.png");
+    const ProcessResult r = vit("--model " + quoted(kDemo) + " --image " + quoted(kSample) + " --overlay " + quoted(overlay) +
+                      " --block 2 --head 1 --query 3,4 --rollout " + quoted(rollout) + " --fusion max");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("ViT 64x64, patch 8 (8x8 grid + class token = 65 tokens)") != std::string::npos);
+    CHECK(r.out.find("prediction: triangle") != std::string::npos);
+    CHECK(r.out.find("block 2, head 1, query 3,4") != std::string::npos);
+    CHECK(r.out.find("heads fused by max") != std::string::npos);
+    for (const fs::path& png : {overlay, rollout}) {
+        const RgbImage image = load_image(png.string(), UINT64_MAX);
+        CHECK(image.width == 256);  // 64 x 64, enlarged 4x
+        CHECK(image.height == 256);
+        fs::remove(png);
+    }
+}
+
+TEST_CASE("vit refuses bad options and files with one line naming them") {
+    const std::string demo = "--model " + quoted(kDemo), sample = " --image " + quoted(kSample);
+    const fs::path overlay = temp_path("never.png");
+    refused(demo, "give exactly one of --image PNG/JPG or --pixels X.npy");
+    refused(demo + sample + " --pixels " + quoted(kVit / "meta_i32_p8_d64_h4_l2" / "pixels.npy"), "exactly one of");
+    refused("--model /nonexistent/m.safetensors" + sample, "/nonexistent/m.safetensors");
+    refused("--model " + quoted(kVit / "resize" / "down.png") + sample, "down.png");
+    refused(demo + " --image " + quoted(kVit / "resize" / "not_an_image.png"), "not_an_image.png: cannot decode it as an image");
+    refused(demo + " --pixels " + quoted(kVit / "meta_i32_p8_d64_h4_l2" / "pixels.npy"),
+            "pixels.npy: has shape [1, 3, 32, 32], expected [1, 3, H, W] = [1, 3, 64, 64]");
+    refused(demo + sample + " --overlay " + quoted(overlay) + " --block 4", "--block 4 is out of range: the model has 4 blocks (0..3)");
+    refused(demo + sample + " --overlay " + quoted(overlay) + " --head 3", "--head 3: expected mean or a head from 0 to 2");
+    refused(demo + sample + " --overlay " + quoted(overlay) + " --head two", "--head two");
+    refused(demo + sample + " --overlay " + quoted(overlay) + " --query 8,0", "--query 8,0 is outside the 8 x 8 patch grid");
+    refused(demo + sample + " --overlay " + quoted(overlay) + " --query middle", "--query middle: expected cls or ROW,COL");
+    refused(demo + sample + " --block 1", "--block applies to --overlay OUT.png");
+    refused(demo + sample + " --fusion max", "--fusion applies to --rollout OUT.png");
+    refused(demo + sample + " --rollout " + quoted(overlay) + " --fusion sum", "--fusion");
+    refused(demo + sample + " --heads 5", "is not divisible by 5 heads (from --heads)");
+    refused(demo + sample + " --overlay /nonexistent/dir/o.png", "/nonexistent/dir/o.png");
+    CHECK_FALSE(fs::exists(overlay));
+}
