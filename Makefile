@@ -1,4 +1,4 @@
-# attnscope's two commands:  make run  (the app on its demo)  and  make test  (every test via ctest).
+# attnscope's two commands:  make run  (the app on the demo ViT)  and  make test  (every test via ctest).
 # Both install missing Debian packages first, then configure and build Release in build/.
 
 BUILD_DIR ?= build
@@ -30,8 +30,11 @@ endef
 
 .PHONY: run test deps test-deps tool-deps build check-sanitizers golden bench clean
 
+DEMO_MODEL := assets/models/demo_vit.safetensors
+DEMO_IMAGE := assets/samples/06_triangle.png
+
 run: build
-	./$(BUILD_DIR)/app/attnscope
+	./$(BUILD_DIR)/app/attnscope --model $(DEMO_MODEL) --image $(DEMO_IMAGE)
 
 test: test-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
