@@ -149,6 +149,7 @@ void SyncSelection(const Trace& trace, UiState& ui) {
         ui.previous_step = ui.selected_step;
         ui.selected_step = name;
         ui.step_changed_at = ui.now;
+        ui.scroll_to_selection = true;
     }
 }
 

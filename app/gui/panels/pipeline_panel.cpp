@@ -129,7 +129,11 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                 ui.stepper.set_count(static_cast<int>(trace.steps.size()));
                 ui.stepper.select(static_cast<int>(i));
             }
-            if (is_selected && ui.stepper.playing) ImGui::SetScrollHereY(0.5f);
+            if (is_selected && (ui.stepper.playing || ui.scroll_to_selection)) {
+                ImGui::SetScrollHereY(0.5f);
+                // Tables are laid out a frame late: keep asking until the row is really on screen.
+                if (ImGui::IsItemVisible() && ImGui::GetFrameCount() > 2) ui.scroll_to_selection = false;
+            }
             if (ImGui::IsItemHovered()) {
                 ImGui::BeginTooltip();
                 ImGui::Text("%s: %s", step.op.c_str(), step.code.c_str());
@@ -165,7 +169,11 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                     ColoredShape(in->shape(), in->tensor.axes);
                     first_operand = false;
                 }
-                if (step.inputs.size() < 2) ImGui::SameLine(0, 6);  // two operands: result on its own line
+                // The result goes on its own line after two operands, or when the row would not fit.
+                const Step* in0 = trace.find(step.inputs[0]);
+                const std::string one_line = (in0 ? format_shape(in0->shape()) : "") + " \u2192 " + format_shape(step.shape());
+                if (step.inputs.size() < 2 && ImGui::CalcTextSize(one_line.c_str()).x <= ImGui::GetContentRegionAvail().x)
+                    ImGui::SameLine(0, 6);
                 ImGui::TextUnformatted("\u2192");
                 ImGui::SameLine(0, 6);
             }
