@@ -27,6 +27,7 @@
 #include "gfx/png.hpp"
 #include "gfx/rgb_textures.hpp"
 #include "io.hpp"
+#include "logic/file_browser.hpp"
 #include "logic/settings.hpp"
 #include "panels/panels.hpp"
 #include "ui_state.hpp"
@@ -517,7 +518,15 @@ int run_gui(const GuiOptions& options) {
             g_dropped.clear();
         }
         if (!ui.open_request.empty()) {
-            StartFile(runner, ui, ui.open_request);
+            if (!ui::is_image_file(ui.open_request)) {
+                StartFile(runner, ui, ui.open_request);
+            } else if (trained_vit) {  // a picture: the ViT on screen looks at it instead
+                StartVit(runner, ui, EngineRunner::vit_job(trained_vit->model_path, ui.open_request));
+            } else {
+                ui.file_error = ui.open_request + ": a picture needs a ViT model; start attnscope with --model "
+                                                  "FILE.safetensors --image PICTURE (make run opens the demo model)";
+                ui.file_error_shown = false;
+            }
             ui.open_request.clear();
         }
         if (ui.back_to_config_requested) {

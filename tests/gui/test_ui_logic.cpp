@@ -479,6 +479,21 @@ TEST_CASE("tensor file extensions, any case") {
     CHECK(!is_tensor_file("x.npy.txt"));
 }
 
+TEST_CASE("picture extensions for the ViT and what File > Open lists") {
+    CHECK(is_image_file("cat.png"));
+    CHECK(is_image_file("PHOTO.JPG"));
+    CHECK(is_image_file("a.jpeg"));
+    CHECK(!is_image_file("png"));
+    CHECK(!is_image_file("x.npy"));
+    CHECK(is_openable_file("x.npy"));
+    CHECK(is_openable_file("y.png"));
+    CHECK(!is_openable_file("notes.txt"));
+    const auto e = browser_entries({{"notes.txt", false, 1}, {"b.png", false, 1}, {"a.npz", false, 1}});
+    REQUIRE(e.size() == 2);
+    CHECK(e[0].name == "a.npz");
+    CHECK(e[1].name == "b.png");
+}
+
 TEST_CASE("parent folder and display name") {
     CHECK(parent_folder("/a/b") == "/a");
     CHECK(parent_folder("/a/b/") == "/a");

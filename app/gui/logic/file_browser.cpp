@@ -27,10 +27,19 @@ bool is_tensor_file(const std::string& name) {
     return ends_with(n, ".npy") || ends_with(n, ".npz") || ends_with(n, ".safetensors");
 }
 
+bool is_image_file(const std::string& name) {
+    const std::string n = lower(name);
+    for (const char* ext : {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tga", ".ppm", ".pgm"})
+        if (ends_with(n, ext)) return true;
+    return false;
+}
+
+bool is_openable_file(const std::string& name) { return is_tensor_file(name) || is_image_file(name); }
+
 std::vector<DirEntry> browser_entries(std::vector<DirEntry> raw) {
     raw.erase(std::remove_if(raw.begin(), raw.end(),
                              [](const DirEntry& e) {
-                                 return e.name.empty() || e.name[0] == '.' || (!e.is_dir && !is_tensor_file(e.name));
+                                 return e.name.empty() || e.name[0] == '.' || (!e.is_dir && !is_openable_file(e.name));
                              }),
               raw.end());
     std::sort(raw.begin(), raw.end(), [](const DirEntry& a, const DirEntry& b) {

@@ -17,7 +17,13 @@ struct DirEntry {
 // .npy, .npz, .safetensors (any case).
 bool is_tensor_file(const std::string& name);
 
-// Folders first, then tensor files, each sorted by name (case-insensitive, then exact); other
+// .png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm (any case): a picture for the ViT.
+bool is_image_file(const std::string& name);
+
+// What File > Open offers: tensor files and pictures.
+bool is_openable_file(const std::string& name);
+
+// Folders first, then openable files, each sorted by name (case-insensitive, then exact); other
 // files and hidden entries (".name") are left out; "." and ".." never appear.
 std::vector<DirEntry> browser_entries(std::vector<DirEntry> raw);
 

@@ -62,10 +62,10 @@ void DrawFileBrowser(UiState& ui) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::InputText("##folder", ui.browser_edit, sizeof ui.browser_edit, ImGuiInputTextFlags_EnterReturnsTrue)) {
         const std::string typed = ui.browser_edit;
-        if (ui::is_tensor_file(typed)) RequestOpen(ui, typed);  // a file path typed in: open it
+        if (ui::is_openable_file(typed)) RequestOpen(ui, typed);  // a file path typed in: open it
         else GoTo(ui, typed);
     }
-    ImGui::TextDisabled(".npy, .npz, .safetensors files and folders; double-click opens");
+    ImGui::TextDisabled(".npy, .npz, .safetensors files, folders, and pictures for the ViT; double-click opens");
 
     const float footer = ImGui::GetFrameHeightWithSpacing() * 2.2f;
     if (ImGui::BeginChild("entries", ImVec2(0, -footer), true)) {
