@@ -218,6 +218,13 @@ void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t blo
 
 // Puts a finished run on screen (a file's, a ViT's or the config's), or records why it failed; the
 // trace on screen stays when it failed. Returns false on failure.
+// Puts a file at the top of File > Open recent (absolute, so it opens from any folder).
+void RememberRecent(UiState& ui, const std::string& path) {
+    std::error_code ec;
+    const std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
+    ui.recent_files = ui::add_recent(ui.recent_files, ec ? path : absolute);
+}
+
 bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, std::shared_ptr<const VitSnapshot>& vit,
                   UiState& ui) {
     const bool was_file = !ui.loading_path.empty();
@@ -250,6 +257,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.vit_blocks = vit->trace.blocks.size();
         ui.vit_patch = vit->fresh_patch;
         ShowVitBlock(vit, first ? ui.vit_blocks - 1 : ui.vit_block, trace, ui);  // default: the last block
+        if (vit->fresh_patch == 0) RememberRecent(ui, vit->image_path);  // Open recent offers the picture again
         if (ui.vit_query >= vit->trace.grid.tokens()) ui.vit_query = 0;
         ui.run_error.clear();
         ui.file_error.clear();
@@ -263,9 +271,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.file_block = r.file->block;
         ui.file_notes = r.file->notes;
         ui.file_error.clear();
-        std::error_code ec;
-        const std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
-        ui.recent_files = ui::add_recent(ui.recent_files, ec ? path : absolute);
+        RememberRecent(ui, path);
         if (!same_file) ui.views.clear();  // other shapes: zoom and slices start fresh
         ui.show_difference = FirstDivergence(*trace) != nullptr;
         SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
@@ -505,7 +511,7 @@ int run_gui(const GuiOptions& options) {
         // A finished worker run: swap the snapshot in, or keep the last good trace.
         if (auto r = runner.poll()) {
             if (AcceptResult(*r, trace, vit, ui) && r->vit && r->vit->fresh_patch == 0) trained_vit = r->vit;
-            if (r->trace && r->file && !ui.settings_path.empty())
+            if (r->trace && (r->file || r->vit) && !ui.settings_path.empty())
                 SaveSettings(ui.settings_path, ui, ui.config_draft);  // the recent-files list survives a crash
         }
         ui.engine_busy = runner.busy();

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Drag-and-drop on the live app: start attnscope, drop a file on its window through the XDND
+protocol (as a file manager does), and pass when the app opened it (the file appears in the
+recent-files list of settings.json, which the app saves on every open).
+
+usage (under xvfb-run): drop_test.py ATTNSCOPE FILE [app arguments ...]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from Xlib import X, display
+from Xlib.protocol import event
+
+
+def find_window(d, name, timeout):
+    """The first viewable top-level window whose title contains name."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for w in d.screen().root.query_tree().children:
+            try:
+                title = w.get_wm_name() or ""
+                if name in title and w.get_attributes().map_state == X.IsViewable:
+                    return w
+            except Exception:
+                pass
+        time.sleep(0.2)
+    return None
+
+
+def drop(d, target, path, timeout=5.0):
+    """The source side of XDND: Enter, Position, then Drop after the target's Status; serves the
+    file as text/uri-list when the target asks for the selection; True on XdndFinished."""
+    atom = d.intern_atom
+    source = d.screen().root.create_window(0, 0, 1, 1, 0, X.CopyFromParent)
+    source.set_selection_owner(atom("XdndSelection"), X.CurrentTime)
+
+    def send(kind, data):
+        target.send_event(event.ClientMessage(window=target, client_type=atom(kind), data=(32, data)), event_mask=0)
+        d.flush()
+
+    send("XdndEnter", [source.id, 5 << 24, atom("text/uri-list"), 0, 0])
+    send("XdndPosition", [source.id, 0, (400 << 16) | 300, X.CurrentTime, atom("XdndActionCopy")])
+    deadline, dropped = time.time() + timeout, False
+    while time.time() < deadline:
+        while d.pending_events():
+            e = d.next_event()
+            if e.type == X.ClientMessage and e.client_type == atom("XdndStatus") and not dropped:
+                send("XdndDrop", [source.id, 0, X.CurrentTime, 0, 0])
+                dropped = True
+            elif e.type == X.SelectionRequest:
+                e.requestor.change_property(e.property, e.target, 8, ("file://" + path + "\r\n").encode())
+                e.requestor.send_event(event.SelectionNotify(time=e.time, requestor=e.requestor,
+                                                             selection=e.selection, target=e.target,
+                                                             property=e.property))
+                d.flush()
+            elif e.type == X.ClientMessage and e.client_type == atom("XdndFinished"):
+                return True
+        time.sleep(0.02)
+    return False
+
+
+def main():
+    exe, path, app_args = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3:]
+    with tempfile.TemporaryDirectory() as config:
+        env = dict(os.environ, XDG_CONFIG_HOME=config)
+        app = subprocess.Popen([exe] + app_args, env=env)
+        try:
+            d = display.Display()
+            window = find_window(d, "attnscope", 20)
+            if window is None:
+                sys.exit("FAIL: no attnscope window appeared")
+            if not drop(d, window, path):
+                sys.exit("FAIL: the window did not finish the drop (no XdndFinished)")
+            settings = os.path.join(config, "attnscope", "settings.json")
+            deadline = time.time() + 20
+            while time.time() < deadline:
+                try:
+                    with open(settings) as f:
+                        if path in json.load(f).get("recent_files", []):
+                            print("PASS: the dropped file was opened:", path)
+                            return
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.2)
+            sys.exit("FAIL: the dropped file never reached the recent-files list")
+        finally:
+            app.terminate()
+            app.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
