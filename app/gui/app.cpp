@@ -526,8 +526,9 @@ int run_gui(const GuiOptions& options) {
         if (!ui.open_request.empty()) {
             if (!ui::is_image_file(ui.open_request)) {
                 StartFile(runner, ui, ui.open_request);
-            } else if (trained_vit) {  // a picture: the ViT on screen looks at it instead
-                StartVit(runner, ui, EngineRunner::vit_job(trained_vit->model_path, ui.open_request));
+            } else if (const std::string model = trained_vit ? trained_vit->model_path : options.model_path;
+                       !model.empty()) {  // a picture: the ViT (on screen, or still loading) looks at it instead
+                StartVit(runner, ui, EngineRunner::vit_job(model, ui.open_request));
             } else {
                 ui.file_error = ui.open_request + ": a picture needs a ViT model; start attnscope with --model "
                                                   "FILE.safetensors --image PICTURE (make run opens the demo model)";
