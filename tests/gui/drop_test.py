@@ -12,18 +12,20 @@ import sys
 import tempfile
 import time
 
-from Xlib import X, display
+from Xlib import X, Xatom, display
 from Xlib.protocol import event
 
 
-def find_window(d, name, timeout):
-    """The first viewable top-level window whose title contains name."""
+def find_window(d, pid, timeout):
+    """The viewable top-level window of process pid (its _NET_WM_PID, which GLFW sets; the title
+    changes with what the app shows and is UTF-8)."""
+    net_wm_pid = d.intern_atom("_NET_WM_PID")
     deadline = time.time() + timeout
     while time.time() < deadline:
         for w in d.screen().root.query_tree().children:
             try:
-                title = w.get_wm_name() or ""
-                if name in title and w.get_attributes().map_state == X.IsViewable:
+                prop = w.get_full_property(net_wm_pid, Xatom.CARDINAL)
+                if prop and prop.value[0] == pid and w.get_attributes().map_state == X.IsViewable:
                     return w
             except Exception:
                 pass
@@ -70,7 +72,7 @@ def main():
         app = subprocess.Popen([exe] + app_args, env=env)
         try:
             d = display.Display()
-            window = find_window(d, "attnscope", 20)
+            window = find_window(d, app.pid, 20)
             if window is None:
                 sys.exit("FAIL: no attnscope window appeared")
             if not drop(d, window, path):
