@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "activations.hpp"
 #include "config.hpp"
 #include "gui.hpp"
 #include "io.hpp"
@@ -178,10 +179,7 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
         if (o.qkv_bias->count() && !weights->qkv_bias)
             throw UsageError("--qkv-bias was given but " + weights_path + " has no qkv.bias");
         cfg.qkv_bias = weights->qkv_bias.has_value();
-        require_finite(weights->qkv_weight, weights_path + ": qkv.weight");
-        if (weights->qkv_bias) require_finite(*weights->qkv_bias, weights_path + ": qkv.bias");
-        require_finite(weights->proj_weight, weights_path + ": proj.weight");
-        require_finite(weights->proj_bias, weights_path + ": proj.bias");
+        require_finite_weights(*weights, weights_path);
     } else if (block) {
         throw UsageError("--block needs --weights FILE");
     }

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,17 +129,6 @@ void dump(const std::string& dir, const VitTrace& trace) {
         write_npy(dir + "/block" + std::to_string(i) + "_attn.npy", trace.blocks[i].attn());
 }
 
-// The k most probable classes of image 0, most probable first.
-std::vector<std::size_t> top_classes(const Array& probs, std::size_t k) {
-    std::vector<std::size_t> order(probs.shape()[1]);
-    std::iota(order.begin(), order.end(), 0);
-    k = std::min(k, order.size());
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                      [&](std::size_t a, std::size_t b) { return probs(0, a) > probs(0, b); });
-    order.resize(k);
-    return order;
-}
-
 int run_vit_command(const VitOptions& o) {
     if (o.image.empty() == o.pixels.empty()) throw UsageError("vit: give exactly one of --image PNG/JPG or --pixels X.npy");
     for (const CLI::Option* opt : o.overlay_only)
@@ -164,11 +152,11 @@ int run_vit_command(const VitOptions& o) {
     }
 
     const Array& probs = trace.probs();
-    const std::vector<std::size_t> top = top_classes(probs, o.top);
+    const std::vector<ClassProb> top = ranked_classes(probs, 0, o.top, model.labels);
     if (o.json) {
         nlohmann::json j{{"logits", std::vector<float>(trace.logits().begin(), trace.logits().end())},
                          {"top", nlohmann::json::array()}};
-        for (std::size_t k : top) j["top"].push_back({{"index", k}, {"label", model.labels[k]}, {"prob", probs(0, k)}});
+        for (const ClassProb& t : top) j["top"].push_back({{"index", t.index}, {"label", t.label}, {"prob", t.prob}});
         std::cout << j.dump() << "\n";
         return 0;
     }
@@ -176,8 +164,8 @@ int run_vit_command(const VitOptions& o) {
                 "%zu heads (%s), MLP %zu, %zu classes\n",
                 o.model.c_str(), c.image_size, c.image_size, c.patch_size, c.grid(), c.grid(), c.tokens(), c.dim,
                 c.depth, c.heads, model.heads_from.c_str(), c.mlp_hidden, c.classes);
-    std::printf("prediction: %s (p = %.4f)\n", model.labels[top[0]].c_str(), probs(0, top[0]));
-    for (std::size_t k : top) std::printf("  %.4f  %s\n", probs(0, k), model.labels[k].c_str());
+    std::printf("prediction: %s (p = %.4f)\n", top[0].label.c_str(), top[0].prob);
+    for (const ClassProb& t : top) std::printf("  %.4f  %s\n", t.prob, t.label.c_str());
     if (!trace.nonfinite.ok()) std::printf("%s\n", trace.nonfinite.message.c_str());
     for (const auto& line : wrote) std::printf("%s\n", line.c_str());
     return 0;

@@ -2,8 +2,10 @@
 // attention is run_attention itself. Also: reading a timm checkpoint, and a fresh model.
 #include "vit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -633,6 +635,21 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
 
     t.nonfinite = first_nonfinite(t);
     return t;
+}
+
+std::vector<ClassProb> ranked_classes(const Array& probs, std::size_t batch, std::size_t k,
+                                      const std::vector<std::string>& labels) {
+    if (probs.dimension() != 2 || batch >= probs.shape()[0]) return {};
+    const std::size_t K = probs.shape()[1];
+    std::vector<std::size_t> order(K);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return probs(batch, a) > probs(batch, b); });
+    order.resize(std::min(k, K));
+    std::vector<ClassProb> out;
+    for (std::size_t i : order)
+        out.push_back({i, i < labels.size() ? labels[i] : "class " + std::to_string(i), probs(batch, i)});
+    return out;
 }
 
 }  // namespace attnscope

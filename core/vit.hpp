@@ -138,4 +138,16 @@ const std::vector<std::string>& vit_head_step_names();
 // step. hooks.progress counts steps over the whole model; hooks.cancel is checked between steps.
 VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& hooks = {});
 
+struct ClassProb {
+    std::size_t index = 0;
+    std::string label;
+    float prob = 0.0f;
+};
+
+// The k most probable classes of image `batch` of probs [B, K], most probable first (ties: lower
+// index first); labels[index] when there is one, else "class <index>".
+std::vector<ClassProb> ranked_classes(const Array& probs, std::size_t batch, std::size_t k,
+                                      const std::vector<std::string>& labels);
+
+
 }  // namespace attnscope

@@ -41,21 +41,6 @@ std::string OverlayKey::str() const {
            head_fusion_name(fusion);
 }
 
-std::vector<ClassProb> ranked_classes(const Array& probs, std::size_t batch, std::size_t k,
-                                      const std::vector<std::string>& labels) {
-    if (probs.dimension() != 2 || batch >= probs.shape()[0]) return {};
-    const std::size_t K = probs.shape()[1];
-    std::vector<std::size_t> order(K);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return probs(batch, a) > probs(batch, b); });
-    order.resize(std::min(k, K));
-    std::vector<ClassProb> out;
-    for (std::size_t i : order)
-        out.push_back({i, i < labels.size() ? labels[i] : "class " + std::to_string(i), probs(batch, i)});
-    return out;
-}
-
 RgbImage overlay_backdrop(const RgbImage& image) {
     RgbImage out = image;
     for (std::size_t i = 0; i + 2 < out.pixels.size(); i += 3) {

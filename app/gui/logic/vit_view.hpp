@@ -43,17 +43,6 @@ struct OverlayKey {
     std::string str() const;
 };
 
-struct ClassProb {
-    std::size_t index = 0;
-    std::string label;
-    float prob = 0.0f;
-};
-
-// The k most probable classes of image `batch` of probs [B, K], most probable first (ties: lower
-// index first); labels[index] when there is one, else "class <index>".
-std::vector<ClassProb> ranked_classes(const Array& probs, std::size_t batch, std::size_t k,
-                                      const std::vector<std::string>& labels);
-
 // The picture in grey (Rec. 601 luma), slightly darkened: the backdrop of the overlays, so that
 // every colour on an overlay is attention (a yellow shape in the picture is not mistaken for heat).
 RgbImage overlay_backdrop(const RgbImage& image);

@@ -82,15 +82,15 @@ bool ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
 }
 
 void Prediction(const VitSnapshot& vit, float width) {
-    const auto top = ui::ranked_classes(vit.trace.probs(), 0, 5, vit.labels);
+    const auto top = ranked_classes(vit.trace.probs(), 0, 5, vit.labels);
     if (vit.fresh_patch) ImGui::TextColored(WarnColor(), "prediction (random weights: chance)");
     else ImGui::TextDisabled("prediction");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("probs = softmax(head(norm(x)[:, 0])): the class token decides");
     float label_w = 0.0f;
-    for (const ui::ClassProb& c : top) label_w = std::max(label_w, ImGui::CalcTextSize(c.label.c_str()).x);
+    for (const ClassProb& c : top) label_w = std::max(label_w, ImGui::CalcTextSize(c.label.c_str()).x);
     label_w += ImGui::GetStyle().ItemSpacing.x;
     for (std::size_t i = 0; i < top.size(); ++i) {
-        const ui::ClassProb& c = top[i];
+        const ClassProb& c = top[i];
         char pct[32];
         std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * c.prob);
         const bool best = i == 0 && !vit.fresh_patch;
