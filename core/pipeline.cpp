@@ -71,6 +71,10 @@ public:
         step.contiguous = layout.is_contiguous();
         step.is_view = is_view;
         step.note = std::move(text.note);
+        if (hooks_.edit) {  // the bug zoo: the step may hold other values now
+            hooks_.edit(trace_, step);
+            same_values = nullptr;
+        }
         step.stats = same_values ? same_values->stats : compute_stats(step.tensor.values);
         trace_.steps.push_back(std::move(step));
         if (hooks_.progress) hooks_.progress(trace_.steps.size(), trace_.steps.capacity());
@@ -125,10 +129,16 @@ Trace run_attention(const AttentionConfig& cfg, const RunHooks& hooks) {
 }
 
 Trace run_attention(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x_in, const RunHooks& hooks) {
+    Trace trace;
+    record_attention(trace, cfg, w, x_in, hooks);
+    return trace;
+}
+
+void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x_in,
+                      const RunHooks& hooks) {
     check_run_inputs(cfg, w, x_in);
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
     const float scale_factor = static_cast<float>(std::pow(static_cast<double>(c), -0.5));  // self.scale
-    Trace trace;
     trace.config = cfg;
     Recorder rec(trace, hooks);
 
@@ -260,7 +270,6 @@ Trace run_attention(const AttentionConfig& cfg, const AttentionWeights& w, const
     trace.checks.row_sums.push_back(check_row_sums(trace.at("attn"), false, 0.0f));
     trace.checks.row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop));
     trace.checks.nonfinite = find_first_nonfinite(trace.steps);
-    return trace;
 }
 
 }  // namespace attnscope

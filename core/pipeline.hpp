@@ -33,12 +33,20 @@ struct Cancelled : std::runtime_error {
 struct RunHooks {
     std::function<void(std::size_t done, std::size_t total)> progress;  // after each step
     const std::atomic<bool>* cancel = nullptr;  // checked between steps; throws Cancelled
+    // The bug zoo (core/bug_zoo): rewrites a step (its tensor, code, note) before it is recorded;
+    // later steps then compute from the rewritten tensor. so_far: the steps recorded before it.
+    std::function<void(const Trace& so_far, Step& step)> edit;
 };
 
 // Runs the layer and records every step (input, qkv, qkv_split, ..., out_drop) plus the checks.
 // The config's batch/tokens/dim must match input and weights (ShapeError otherwise).
 Trace run_attention(const AttentionConfig& config, const AttentionWeights& weights,
                     const Tensor& input, const RunHooks& hooks = {});
+
+// The same run recorded into `trace`: when an op throws (a ShapeError of a bug-zoo run), trace
+// keeps the steps recorded before it.
+void record_attention(Trace& trace, const AttentionConfig& config, const AttentionWeights& weights,
+                      const Tensor& input, const RunHooks& hooks = {});
 
 // Convenience: seeded default weights and input.
 Trace run_attention(const AttentionConfig& config, const RunHooks& hooks = {});
