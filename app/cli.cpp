@@ -250,6 +250,7 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
     g.screenshot_path = screenshot;
     g.step = step;
     std::tie(g.width, g.height) = parse_size(size);
+    apply_teach_gui_options(g);
     const auto& names = attention_step_names();
     if (!step.empty() && std::find(names.begin(), names.end(), step) == names.end()) {
         std::string list;
@@ -284,6 +285,7 @@ int run_cli(int argc, char** argv) {
     app.add_option("--screenshot", screenshot, "render the app headless for a few frames, write this PNG, exit");
     app.add_option("--step", step, "step selected at start (e.g. attn)");
     app.add_option("--size", size, "window or screenshot size WIDTHxHEIGHT")->capture_default_str();
+    add_teach_gui_options(app);
 
     ConfigOptions trace_options;
     bool trace_json = false;
@@ -309,14 +311,16 @@ int run_cli(int argc, char** argv) {
     bench->add_option("--repeat", repeat, "timed runs")->check(whole_number(100000))->capture_default_str();
     bench->add_flag("--json", bench_json, "print JSON");
 
-    CommandAction file_command, vit_command;
+    CommandAction file_command, vit_command, teach_command;
     add_file_commands(app, file_command);
     add_vit_command(app, vit_command);
+    add_teach_commands(app, teach_command);
 
     try {
         app.parse(argc, argv);
         if (file_command) return file_command();
         if (vit_command) return vit_command();
+        if (teach_command) return teach_command();
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
         if (run->parsed()) return cmd_run(run_options, weights, block, input, dump);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);

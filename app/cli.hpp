@@ -28,4 +28,11 @@ void add_file_commands(CLI::App& app, CommandAction& action);
 // app/cli_vit.cpp: `vit --model FILE (--image | --pixels) ...` (a whole ViT forward on an image).
 void add_vit_command(CLI::App& app, CommandAction& action);
 
+// app/cli_teach.cpp: `cost` (parameters, FLOPs, memory per step) and `zoo` (the bug zoo).
+void add_teach_commands(CLI::App& app, CommandAction& action);
+// The app's --bug KEY (the bug zoo on at start) and --follow "STEP[i,j,...]" (the followed element).
+struct GuiOptions;
+void add_teach_gui_options(CLI::App& app);
+void apply_teach_gui_options(GuiOptions& options);  // UsageError for an unknown bug, step or index
+
 }  // namespace attnscope

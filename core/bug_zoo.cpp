@@ -181,16 +181,17 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
 }
 
 // "q @ k" failed: the message as TensorSensor shows it, the innermost operands and their shapes.
-std::string k_not_transposed_message(const Trace& so_far, const std::string& op_message) {
+std::string k_not_transposed_message(const Trace& so_far) {
     const Step& q = so_far.at("q");
     const Step& k = so_far.at("k");
     const auto row = [](const char* name, const Step& s) {
         return std::string("    ") + name + ": " + format_axes(s.tensor.axes) + " = " + format_shape(s.shape());
     };
-    return "Cause: @ on tensor operand q w/ shape " + format_shape(q.shape()) + " and operand k w/ shape " +
-           format_shape(k.shape()) + "\n    attn = q @ k\n" + row("q", q) + "\n" + row("k", k) +
-           "\n    q's last axis c must equal k's second-to-last axis (N'); use k.transpose(-2, -1)\n(" +
-           op_message + ")";
+    const Shape qs = q.shape(), ks = k.shape();
+    return "Cause: @ on tensor operand q w/ shape " + format_shape(qs) + " and operand k w/ shape " + format_shape(ks) +
+           "\n    attn = q @ k\n" + row("q", q) + "\n" + row("k", k) + "\n    q's last axis (c = " +
+           std::to_string(qs.back()) + ") must equal k's second-to-last axis (N' = " + std::to_string(ks[ks.size() - 2]) +
+           "); use k.transpose(-2, -1)";
 }
 
 std::size_t pipeline_index(const std::string& step) {
@@ -215,9 +216,9 @@ Trace run_buggy_attention(const AttentionConfig& cfg, const AttentionWeights& w,
     std::string error;
     try {
         record_attention(trace, cfg, w, x, h);
-    } catch (const ShapeError& e) {
+    } catch (const ShapeError&) {
         if (bug != Bug::KNotTransposed || trace.steps.empty()) throw;  // only that bug fails on purpose
-        error = k_not_transposed_message(trace, e.what());
+        error = k_not_transposed_message(trace);
     }
     // Leave out the steps the buggy code does not have.
     for (const std::string& missing : steps_missing_in(bug)) {

@@ -90,7 +90,8 @@ std::string format_cost_table(const CostTable& t) {
         std::snprintf(line, sizeof line, "%-10s %-12s %10s  %-40s %10s  %-22s %10s%s\n", s.step.c_str(),
                       s.params_formula.c_str(), s.params ? format_count(s.params).c_str() : "",
                       s.flops_formula.c_str(), s.flops ? format_count(s.flops).c_str() : "", s.bytes_formula.c_str(),
-                      format_bytes(s.bytes).c_str(), s.view ? "  (view: no new memory)" : "");
+                      format_bytes(s.bytes).c_str(),
+                      s.step == "input" ? "  (the layer's input)" : s.view ? "  (view: no new memory)" : "");
         out += line;
     }
     std::snprintf(line, sizeof line,

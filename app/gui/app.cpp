@@ -166,6 +166,9 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawInspectorPanel(trace, ui);
     DrawHeadsPanel(trace, ui);
     DrawRowSumPanel(trace, ui);
+    DrawFollowPanel(trace, ui);
+    DrawZooPanel(trace, ui);
+    DrawCostPanel(trace, ui);
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);
@@ -181,6 +184,12 @@ std::string FileStartStep(const FileTrace& file, const std::string& wanted) {
     if (!wanted.empty() && t.find(wanted)) return wanted;
     if (t.find("attn")) return "attn";
     return t.steps.empty() ? std::string() : t.steps.front().name;
+}
+
+// The step a bug-zoo run opens at: where the bug first shows, else (a shape error) the last step run.
+std::string ZooStartStep(const ZooRun& zoo) {
+    if (zoo.buggy.find(zoo.first_step)) return zoo.first_step;
+    return zoo.buggy.steps.empty() ? std::string() : zoo.buggy.steps.back().name;
 }
 
 // Runs trace_from_file in the worker; the trace on screen stays until it is done.
@@ -244,6 +253,10 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
     trace = r.trace;
     ui.engine_seconds = r.seconds;
     ++ui.trace_generation;
+    if (!r.zoo) {
+        ui.zoo.reset();
+        ui.bug = Bug::None;
+    }
     const bool was_vit_on_screen = ui.vit_on_screen;
     if (!r.vit) {
         vit.reset();
@@ -279,7 +292,10 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.run_error.clear();
         if (!ui.file_path.empty() || was_vit_on_screen) ui.views.clear();
         CloseFile(ui);
-        SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
+        ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
+        ui.bug = r.zoo ? r.zoo->bug : Bug::None;
+        ui.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
+        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ui.selected_step.empty() ? "attn" : ui.selected_step);
     }
     return true;
 }
@@ -388,10 +404,30 @@ int run_gui(const GuiOptions& options) {
             }
         }
     }
+    // --bug: the zoo's run of that bug replaces the config's (waited for in --screenshot).
+    if (!options.bug.empty() && !open_file && !open_vit && ui.config_errors.empty()) {
+        ui.bug = bug_from_key(options.bug).value_or(Bug::None);
+        runner.start(EngineRunner::zoo_job(config, ui.bug));
+        if (shot) {
+            const std::optional<EngineResult> r = runner.wait();
+            if (!r || !AcceptResult(*r, trace, vit, ui)) {
+                std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the zoo job was cancelled");
+                return 2;
+            }
+        }
+    }
+    ui.show_cost = options.show_cost;
+    if (!options.follow_step.empty()) {  // --follow STEP[i,j,...]
+        ui.follow_step = options.follow_step;
+        ui.follow_index = options.follow_index;
+        ui.follow_pinned = true;
+        ui.follow_reveal = options.step.empty();
+    }
     // The step shown first: --step, else the last one, else attn (heads grid + row sums at once).
     std::string start_step = !options.step.empty() ? options.step
                                                     : (!shot && settings && !settings->step.empty() ? settings->step : "attn");
     if (trace && !ui.file_path.empty() && options.step.empty()) start_step = SelectedStep(*trace, ui)->name;  // FileStartStep's
+    if (trace && ui.zoo && options.step.empty()) start_step = ZooStartStep(*ui.zoo);
     if (trace) {
         if (!trace->find(start_step)) {
             if (!options.step.empty()) {
@@ -536,6 +572,11 @@ int run_gui(const GuiOptions& options) {
             }
             ui.open_request.clear();
         }
+        if (ui.bug_request) {  // the Bug zoo menu: the buggy run beside the correct one, in the worker
+            ui.bug = *ui.bug_request;
+            ui.bug_request.reset();
+            ui.rerun_requested = true;
+        }
         if (ui.back_to_config_requested) {
             ui.back_to_config_requested = false;
             ui.rerun_requested = true;
@@ -570,7 +611,10 @@ int run_gui(const GuiOptions& options) {
             ui.vit_loading = false;
             ui.config_errors = validate(ui.config_draft, default_memory_budget());
             if (ui.config_errors.empty()) {
-                if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes || runner.busy()) {
+                if (ui.bug != Bug::None) {
+                    runner.start(EngineRunner::zoo_job(ui.config_draft, ui.bug));
+                    ui.engine_busy = true;
+                } else if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes || runner.busy()) {
                     runner.start(ui.config_draft);  // also supersedes a file still being read
                     ui.engine_busy = true;
                 } else {

@@ -45,6 +45,17 @@ EngineJob EngineRunner::config_job(const AttentionConfig& config) {
     };
 }
 
+EngineJob EngineRunner::zoo_job(const AttentionConfig& config, Bug bug) {
+    return [config, bug](const RunHooks& hooks) {
+        EngineResult r;
+        r.config = config;
+        auto zoo = std::make_shared<const ZooRun>(run_zoo(config, bug, hooks));
+        r.trace = std::shared_ptr<const Trace>(zoo, &zoo->buggy);  // shares ownership with the zoo run
+        r.zoo = std::move(zoo);
+        return r;
+    };
+}
+
 EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::size_t> block,
                                  std::optional<std::size_t> heads) {
     return [path, block, heads](const RunHooks&) {

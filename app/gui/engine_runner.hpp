@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "activations.hpp"
+#include "bug_zoo.hpp"
 #include "config.hpp"
 #include "image.hpp"
 #include "pipeline.hpp"
@@ -41,6 +42,7 @@ struct EngineResult {
     std::shared_ptr<const Trace> trace;     // null on error
     std::shared_ptr<const FileTrace> file;  // a file's trace (blocks, notes); trace points into it
     std::shared_ptr<const VitSnapshot> vit; // a ViT run; trace points at its last block's attention
+    std::shared_ptr<const ZooRun> zoo;      // a bug-zoo run; trace points at its buggy trace
     std::string error;                      // what the engine or the file reader threw
     double seconds = 0.0;
 };
@@ -64,6 +66,8 @@ public:
     static EngineJob config_job(const AttentionConfig& config);
     static EngineJob file_job(const std::string& path, std::optional<std::size_t> block,
                               std::optional<std::size_t> heads);
+    // run_zoo: the correct and the buggy pipeline of one bug of the zoo on the config.
+    static EngineJob zoo_job(const AttentionConfig& config, Bug bug);
     // load_vit_model + load_image + run_vit: the checkpoint on the picture.
     static EngineJob vit_job(const std::string& model_path, const std::string& image_path);
     // The same picture through a fresh random model (fresh_vit_model) whose patch size is `patch`.

@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "attention_maps.hpp"
+#include "bug_zoo.hpp"
+#include "provenance.hpp"
 #include "config.hpp"
 #include "logic/colormap.hpp"
 #include "logic/file_browser.hpp"
@@ -105,6 +108,19 @@ struct UiState {
     ui::FolderListing browser_listing;
     bool browser_refresh = true;             // list browser_folder again
     int browser_selected = -1;               // index into browser_listing.entries
+
+    // ---- teaching (issue 6): the followed element, the bug zoo, the cost table
+    std::string follow_step;                 // the element the Follow panel follows ("" none)
+    std::vector<std::size_t> follow_index;
+    bool follow_pinned = false;              // a click in the inspector pins it; hovering follows otherwise
+    bool follow_reveal = false;              // the inspector moves to the followed element once (--follow, "show")
+    std::string follow_key;                  // what follow_related was computed for
+    std::vector<Related> follow_related;     // every other step's source / fed elements (cache)
+    bool show_follow = true;                 // the Follow panel (View menu)
+    bool show_cost = false;                  // the Cost panel (View menu)
+    Bug bug = Bug::None;                     // the zoo's bug on screen (its buggy trace is shown)
+    std::optional<Bug> bug_request;          // the Bug zoo menu: the frame loop runs the zoo
+    std::shared_ptr<const ZooRun> zoo;       // the zoo run on screen (null: none)
 
     // ---- frame-loop requests
     bool quit_requested = false;

@@ -178,6 +178,23 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
                 dl->AddRect(ImVec2(a.x + 1, cell_y(r) + 0.5f), ImVec2(b.x - 1, cell_y(r + 1) - 0.5f), o.marked_color, 0.0f, 0,
                             std::clamp(ch * 0.12f, 1.0f, 2.0f));
     }
+    if (o.cell_marks && o.mark_colors && o.cell_marks->size() == slice.rows * slice.cols) {
+        // Runs of equal marks along a row: one outline per run (filled when cells are tiny).
+        const bool tiny = cw < 4.0f || ch < 4.0f;
+        for (int r = r0; r < r1; ++r)
+            for (int c = c0; c < c1;) {
+                const std::uint8_t m = (*o.cell_marks)[static_cast<std::size_t>(r) * slice.cols + c];
+                int e = c + 1;
+                while (e < c1 && (*o.cell_marks)[static_cast<std::size_t>(r) * slice.cols + e] == m) ++e;
+                if (m) {
+                    const ImVec2 p1(cell_x(static_cast<float>(c)), cell_y(static_cast<float>(r)));
+                    const ImVec2 p2(cell_x(static_cast<float>(e)), cell_y(r + 1.0f));
+                    if (tiny) dl->AddRectFilled(p1, ImVec2(std::max(p2.x, p1.x + 1), std::max(p2.y, p1.y + 1)), o.mark_colors[m]);
+                    else dl->AddRect(p1, p2, o.mark_colors[m], 0.0f, 0, std::clamp(std::min(cw, ch) * 0.15f, 1.5f, 3.0f));
+                }
+                c = e;
+            }
+    }
     if (item_hovered) {
         const float fc = v.pan_x + (io.MousePos.x - a.x) / cw, fr = v.pan_y + (io.MousePos.y - a.y) / ch;
         if (io.MousePos.x >= a.x && io.MousePos.x < b.x && io.MousePos.y >= a.y && io.MousePos.y < b.y && fc >= 0 &&

@@ -41,6 +41,8 @@ struct HeatmapOptions {
     bool outline_marked_rows = true;            // false: flags at the left edge only
     bool selected = false;                      // draw a highlight frame
     bool square_cells = false;                  // keep cells square (heads grid)
+    const std::vector<std::uint8_t>* cell_marks = nullptr;  // rows x cols: 0, or an index into mark_colors
+    const ImU32* mark_colors = nullptr;         // outlines (filled when cells are tiny), index 1 and up
 };
 
 struct HeatmapHover {

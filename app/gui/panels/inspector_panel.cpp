@@ -10,6 +10,7 @@
 
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
+#include "logic/i18n.hpp"
 #include "logic/rowsum.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
@@ -227,6 +228,14 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 opt.size = area;
                 opt.view = &view;
                 opt.marked_rows = any_marked ? &marked : nullptr;
+                // The followed element and the cells related to it (the Follow panel's outlines).
+                const std::vector<std::uint8_t> follow_marks =
+                    FollowCellMarks(trace, ui, *step, spec, slice.rows, slice.cols);
+                static const ImU32 follow_colors[] = {0, FollowColor(1), FollowColor(2), FollowColor(3)};
+                if (!follow_marks.empty()) {
+                    opt.cell_marks = &follow_marks;
+                    opt.mark_colors = follow_colors;
+                }
                 if (rs && rs->deviation_expected) {  // expected, not a failure: keep the map readable
                     opt.marked_color = IM_COL32(255, 190, 60, 255);
                     opt.outline_marked_rows = false;
@@ -240,6 +249,11 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 ImGui::PushFont(fonts().mono);
                 if (hover.hovered) {
                     const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
+                    if (!ui.follow_pinned || hover.clicked) {  // hover follows; a click pins (or moves the pin)
+                        ui.follow_step = step->name;
+                        ui.follow_index = idx;
+                        if (hover.clicked) ui.follow_pinned = true;
+                    }
                     const float v = slice.at(hover.row, hover.col);
                     const std::string what = show_diff ? "(yours \u2212 reference) " + step->name : step->name;
                     ImGui::Text("%s%s = %s", what.c_str(), ui::format_index(idx).c_str(), ui::format_value(v).c_str());
@@ -247,6 +261,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                     ImGui::Text("%s%s", what.c_str(), ui::format_index(idx).c_str());
                     ImGui::Text("= %.7g", static_cast<double>(v));
                     ImGui::TextDisabled("row %s = %zu, col %s = %zu", row_axis.c_str(), hover.row, col_axis.c_str(), hover.col);
+                    ImGui::TextDisabled("%s", ui::tr("Follow panel: where it comes from, what it feeds (click: pin)"));
                     if (hover.row < marked.size() && marked[hover.row]) ImGui::TextColored(BadColor(), "this row does not sum to 1");
                     ImGui::EndTooltip();
                 } else {

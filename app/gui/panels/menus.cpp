@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "logic/i18n.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
 
@@ -43,6 +44,8 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem("Heads", nullptr, &ui.panels.heads);
         ImGui::MenuItem("Row sums", nullptr, &ui.panels.row_sums);
         ImGui::MenuItem("Config", nullptr, &ui.panels.config, !ui.vit_on_screen);
+        ImGui::MenuItem(ui::tr("Follow an element"), nullptr, &ui.show_follow);
+        ImGui::MenuItem(ui::tr("Cost"), nullptr, &ui.show_cost);
         if (ui.vit_on_screen) ImGui::MenuItem("Image (ViT)", nullptr, &ui.show_image);
         ImGui::Separator();
         if (ImGui::MenuItem("Zoom in", "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
@@ -50,6 +53,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         if (ImGui::MenuItem("Reset zoom", "Ctrl+0")) ui.ui_scale = 1.0f;
         ImGui::EndMenu();
     }
+    DrawBugZooMenu(trace, ui);
     if (ImGui::BeginMenu("Help")) {
         ImGui::MenuItem("Keys", "F1", &ui.show_help);
         ImGui::MenuItem("About attnscope", nullptr, &ui.show_about);

@@ -2,6 +2,12 @@
 // only UI state, returns early after Begin when collapsed, and draws an explicit empty/error state.
 #pragma once
 
+#include <imgui.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "trace.hpp"
 #include "ui_state.hpp"
 
@@ -20,6 +26,21 @@ void DrawConfigPanel(const Trace& trace, UiState& ui);
 // The ViT on its picture: prediction, per-head overlays, rollout, block and query selectors.
 // vit is null while the first run is loading (or failed): an empty state is drawn.
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui);
+// Issue 6 (app/gui/panels/follow_panel.cpp, zoo_panel.cpp, cost_panel.cpp): where the followed
+// element comes from and what it feeds; the bug zoo's banner and menu; the cost table.
+void DrawFollowPanel(const Trace& trace, UiState& ui);
+void DrawZooPanel(const Trace& trace, UiState& ui);
+void DrawBugZooMenu(const Trace& trace, UiState& ui);
+void DrawCostPanel(const Trace& trace, UiState& ui);
+// The followed element's related steps for this trace (cached in ui; empty when nothing is followed).
+const std::vector<Related>& FollowedElements(const Trace& trace, UiState& ui);
+// 0: not involved, 1: a source of the followed element, 2: fed by it, 3: the followed step.
+int FollowRole(const Trace& trace, UiState& ui, const std::string& step);
+// Colours of FollowRole 1..3 (outlines, row marks).
+ImU32 FollowColor(int role);
+// Marks of one slice: per cell 0 or a FollowRole, for the heatmap overlay (empty: none).
+std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const Step& step,
+                                          const ui::SliceSpec& spec, std::size_t rows, std::size_t cols);
 void DrawFileBrowser(UiState& ui);     // File > Open
 void OpenFileBrowser(UiState& ui);     // shows it, listing the last folder (or the open file's)
 void DrawFileErrorModal(UiState& ui);  // a file that could not be opened

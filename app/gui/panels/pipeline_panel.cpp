@@ -143,6 +143,8 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             }
             if (first && first->step == step.name)  // the first divergence stands out
                 ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(150, 40, 40, 110));
+            if (const int role = FollowRole(trace, ui, step.name))  // the followed element's sources / feeds
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, (FollowColor(role) & 0x00FFFFFF) | (110u << 24), 0);
             if (from_file) {
                 ImGui::TableNextColumn();
                 const bool loaded = step.origin == StepOrigin::Loaded;

@@ -1,0 +1,225 @@
+// Follow an element: the inspector's hovered (or clicked, pinned) element, and for every other step
+// a thumbnail of the slice with the cells it comes from (earlier steps) or feeds (later steps)
+// outlined. The index maps are core/provenance's pure functions (cached in UiState); no tensor
+// is recomputed.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "fonts.hpp"
+#include "gfx/heatmap_renderer.hpp"
+#include "logic/i18n.hpp"
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+using ui::tr;
+
+namespace {
+
+Bug GraphBug(const UiState& ui) { return ui.zoo ? ui.zoo->bug : Bug::None; }
+
+// The same element followed through the correct pipeline (a zoo bug: where it should come from).
+const std::vector<Related>& CorrectRelated(const Trace& trace, const UiState& ui) {
+    static std::string key;
+    static std::vector<Related> related;
+    if (key != ui.follow_key) {
+        key = ui.follow_key;
+        related.clear();
+        try {
+            related = follow_element(attention_graph(trace.config, Bug::None), ui.follow_step, ui.follow_index);
+        } catch (const std::exception&) {
+        }
+    }
+    return related;
+}
+
+const Related* FindRelated(const std::vector<Related>& related, const std::string& step) {
+    for (const Related& r : related)
+        if (r.step == step) return &r;
+    return nullptr;
+}
+
+// The slice a thumbnail shows: the inspector's row and column axes for that step, every other axis
+// at the first related element.
+ui::SliceSpec ThumbnailSpec(UiState& ui, const Step& step, const Boxes& boxes) {
+    ui::SliceSpec spec = ViewFor(ui, step).spec;
+    if (!boxes.empty())
+        for (std::size_t i = 0; i < spec.index.size() && i < boxes.front().size(); ++i) spec.index[i] = boxes.front()[i].begin;
+    return ui::normalized(spec, step.shape());
+}
+
+void Thumbnail(const Trace& trace, UiState& ui, const Step& step, const Boxes& boxes, ImVec2 size) {
+    if (!ui.heatmaps) return;
+    const ui::SliceSpec spec = ThumbnailSpec(ui, step, boxes);
+    const std::string slot = "follow:" + step.name;
+    char key[256];
+    std::snprintf(key, sizeof key, "%llu/%s/%d,%d", static_cast<unsigned long long>(ui.trace_generation),
+                  ui::describe_slice(step.name, spec, step.shape().size()).c_str(), spec.row_axis, spec.col_axis);
+    const ui::Slice2D& slice = ui.heatmaps->slice(slot, key, [&] { return ui::extract_slice(step.tensor.values, spec); });
+    const ui::Colormap cmap = ui::resolve_colormap(ui.colormap, step.stats.min, step.stats.max);
+    const ui::ColorRange range = ui::make_range(ui::RangeMode::PerSlice, slice.min, slice.max, step.stats.min,
+                                                step.stats.max, 0.0f, 1.0f, cmap, ui::ScaleMode::Linear);
+    const std::uintptr_t tex = ui.heatmaps->texture(slot, range);
+    const std::vector<std::uint8_t> marks = FollowCellMarks(trace, ui, step, spec, slice.rows, slice.cols);
+    static const ImU32 colors[] = {0, FollowColor(1), FollowColor(2), FollowColor(3)};
+    HeatmapOptions opt;
+    const std::string id = "##thumb_" + step.name;
+    opt.id = id.c_str();
+    opt.size = size;
+    opt.cell_marks = marks.empty() ? nullptr : &marks;
+    opt.mark_colors = colors;
+    const HeatmapHover hover = DrawHeatmap(tex, slice, opt);
+    if (hover.hovered) {
+        ImGui::SetTooltip("%s%s  (%s)", step.name.c_str(),
+                          ui::format_index(ui::full_index(spec, step.shape().size(), hover.row, hover.col)).c_str(),
+                          tr("click: open this step in the inspector"));
+        if (hover.clicked) SelectStep(trace, ui, step.name);
+    }
+    ImGui::PushFont(fonts().mono);
+    ImGui::TextDisabled("%s", ui::describe_slice(step.name, spec, step.shape().size()).c_str());
+    ImGui::PopFont();
+}
+
+}  // namespace
+
+ImU32 FollowColor(int role) {
+    switch (role) {
+        case 1: return IM_COL32(70, 200, 255, 255);   // where it comes from
+        case 2: return IM_COL32(255, 150, 40, 255);   // what it feeds
+        case 3: return IM_COL32(255, 255, 255, 255);  // the element itself
+        default: return 0;
+    }
+}
+
+const std::vector<Related>& FollowedElements(const Trace& trace, UiState& ui) {
+    char key[320];
+    std::snprintf(key, sizeof key, "%llu/%d/%s%s", static_cast<unsigned long long>(ui.trace_generation),
+                  static_cast<int>(GraphBug(ui)), ui.follow_step.c_str(), ui::format_index(ui.follow_index).c_str());
+    if (key != ui.follow_key) {
+        ui.follow_key = key;
+        ui.follow_related.clear();
+        if (!ui.follow_step.empty() && trace.find(ui.follow_step)) {
+            try {
+                ui.follow_related = follow_element(attention_graph(trace.config, GraphBug(ui)), ui.follow_step, ui.follow_index);
+            } catch (const std::exception&) {  // a file trace whose sizes the config does not know
+            }
+        }
+    }
+    return ui.follow_related;
+}
+
+int FollowRole(const Trace& trace, UiState& ui, const std::string& step) {
+    if (ui.follow_step.empty()) return 0;
+    if (step == ui.follow_step) return 3;
+    const Related* r = FindRelated(FollowedElements(trace, ui), step);
+    return r ? (r->source ? 1 : 2) : 0;
+}
+
+std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const Step& step, const ui::SliceSpec& spec,
+                                          std::size_t rows, std::size_t cols) {
+    const int role = FollowRole(trace, ui, step.name);
+    if (!role) return {};
+    const Related* r = role == 3 ? nullptr : FindRelated(FollowedElements(trace, ui), step.name);
+    const Boxes boxes = role == 3 ? Boxes{element_box(ui.follow_index)} : r->boxes;
+    const std::size_t rank = step.shape().size();
+    std::vector<std::uint8_t> marks(rows * cols, 0);
+    bool any = false;
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j)
+            if (contains(boxes, ui::full_index(spec, rank, i, j))) {
+                marks[i * cols + j] = static_cast<std::uint8_t>(role);
+                any = true;
+            }
+    if (!any) return {};
+    return marks;
+}
+
+void DrawFollowPanel(const Trace& trace, UiState& ui) {
+    if (!ui.show_follow) return;
+    PlaceWindow(1130, 22, 470, 548);
+    if (!ImGui::Begin(tr("Follow an element"), &ui.show_follow)) {
+        ImGui::End();
+        return;
+    }
+    const Step* followed = ui.follow_step.empty() ? nullptr : trace.find(ui.follow_step);
+    if (!followed) {
+        EmptyState(tr("Nothing followed"),
+                   tr("Hover a cell in the tensor inspector: every earlier step shows where it comes from, every "
+                      "later step what it feeds. Click the cell to pin it."));
+        ImGui::End();
+        return;
+    }
+    const std::vector<Related>& related = FollowedElements(trace, ui);
+    if (ui.follow_reveal) {  // the inspector shows the followed element's slice
+        ui.follow_reveal = false;
+        SelectStep(trace, ui, followed->name);
+        InspectorView& view = ViewFor(ui, *followed);
+        view.spec.index = ui.follow_index;
+        view.spec = ui::normalized(view.spec, followed->shape());
+    }
+    ImGui::TextUnformatted(tr("following"));
+    ImGui::SameLine();
+    ImGui::PushFont(fonts().mono);
+    ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s%s", ui.follow_step.c_str(), ui::format_index(ui.follow_index).c_str());
+    ImGui::PopFont();
+    ImGui::SameLine();
+    if (ui.follow_pinned) {
+        if (ImGui::SmallButton(tr("unpin"))) ui.follow_pinned = false;
+    } else {
+        ImGui::TextDisabled("%s", tr("(hover; click to pin)"));
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton(tr("show"))) ui.follow_reveal = true;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("open the followed element's slice in the inspector"));
+    ImGui::SameLine();
+    if (ImGui::SmallButton(tr("clear"))) {
+        ui.follow_step.clear();
+        ui.follow_pinned = false;
+    }
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(1)), "%s", tr("\u25a0 comes from"));
+    ImGui::SameLine();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(2)), "%s", tr("\u25a0 feeds"));
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", tr("(thumbnails: click to open the step)"));
+    if (ui.zoo && ui.zoo->bug != Bug::None)
+        ImGui::TextColored(WarnColor(), "%s", tr("index maps of the buggy code; dim lines: the correct pipeline's"));
+
+    const float thumb_w = std::max(ImGui::GetContentRegionAvail().x * 0.5f, 120.0f);
+    const float thumb_h = ImGui::GetFontSize() * 4.5f;
+    if (ImGui::BeginTable("follow", 2, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH)) {
+        ImGui::TableSetupColumn("where", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("map", ImGuiTableColumnFlags_WidthFixed, thumb_w);
+        for (const Step& step : trace.steps) {
+            const bool self = step.name == ui.follow_step;
+            const Related* r = FindRelated(related, step.name);
+            if (!self && !r) continue;
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            const int role = self ? 3 : (r->source ? 1 : 2);
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(role)), "%s", step.name.c_str());
+            ImGui::SameLine();
+            ImGui::TextDisabled("%s", self ? tr("the element") : r->source ? tr("comes from") : tr("feeds"));
+            ImGui::PushFont(fonts().mono);
+            ImGui::PushTextWrapPos(0.0f);
+            const Boxes boxes = self ? Boxes{element_box(ui.follow_index)} : r->boxes;
+            ImGui::TextUnformatted((step.name + format_boxes(boxes, step.shape(), 3)).c_str());
+            if (!self && ui.zoo && ui.zoo->bug != Bug::None) {
+                const Related* c = FindRelated(CorrectRelated(trace, ui), step.name);
+                if (c && !(c->boxes == r->boxes))
+                    ImGui::TextColored(DimColor(), "%s %s", tr("correct:"), format_boxes(c->boxes, c->shape, 3).c_str());
+            }
+            ImGui::PopTextWrapPos();
+            ImGui::PopFont();
+            ImGui::TextDisabled(tr("%zu elements, %s"), self ? std::size_t{1} : element_count(boxes), step.op.c_str());
+            ImGui::TableNextColumn();
+            Thumbnail(trace, ui, step, boxes, ImVec2(thumb_w - 6.0f, thumb_h));
+        }
+        ImGui::EndTable();
+    }
+    ImGui::End();
+}
+
+}  // namespace attnscope

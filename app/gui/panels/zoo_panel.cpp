@@ -1,0 +1,120 @@
+// The bug zoo: the menu that switches one classic mistake on (the frame loop runs the correct and
+// the buggy pipeline in the worker), and the panel that says what the bug is, which check catches
+// it and at which step it first shows. The other panels show the buggy trace; the inspector's
+// difference view shows buggy - correct (Trace::differences, as for a user's file).
+#include <imgui.h>
+
+#include <cstdio>
+
+#include "fonts.hpp"
+#include "logic/i18n.hpp"
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+using ui::tr;
+
+void DrawBugZooMenu(const Trace& /*trace*/, UiState& ui) {
+    if (!ImGui::BeginMenu(tr("Bug zoo"))) return;
+    ImGui::TextDisabled("%s", tr("one classic mistake at a time, run beside the correct pipeline"));
+    ImGui::Separator();
+    for (const BugInfo& b : bug_infos()) {
+        const bool on = ui.bug == b.bug && (b.bug == Bug::None || ui.zoo);
+        if (ImGui::MenuItem(tr(b.bug == Bug::None ? "None (the correct pipeline)" : b.title), nullptr, on))
+            ui.bug_request = b.bug;
+        if (b.bug != Bug::None && ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            ImGui::PushFont(fonts().mono);
+            ImGui::TextUnformatted(b.wrong_line);
+            ImGui::PopFont();
+            ImGui::TextDisabled(tr("caught by: %s"), tr(caught_by_name(b.caught_by)));
+            ImGui::EndTooltip();
+        }
+        if (b.bug == Bug::None) ImGui::Separator();
+    }
+    ImGui::EndMenu();
+}
+
+void DrawZooPanel(const Trace& trace, UiState& ui) {
+    if (!ui.zoo || ui.zoo->bug == Bug::None) return;
+    const ZooRun& z = *ui.zoo;
+    const BugInfo& info = bug_info(z.bug);
+    static Bug shown = Bug::None;  // bring the panel to the front when another bug is switched on
+    if (shown != z.bug) ImGui::SetNextWindowFocus();
+    shown = z.bug;
+    PlaceWindow(0, 570, 530, 430);
+    bool open = true;
+    if (!ImGui::Begin(tr("Bug zoo###zoo"), &open)) {
+        ImGui::End();
+        return;
+    }
+    if (!open) ui.bug_request = Bug::None;  // closing the panel switches the bug off
+
+    ImGui::TextColored(BadColor(), "%s %s", tr("Bug:"), tr(info.title));
+    ImGui::PushFont(fonts().mono);
+    ImGui::TextColored(BadColor(), "- %s", info.wrong_line);
+    ImGui::TextColored(OkColor(), "+ %s", info.right_line);
+    ImGui::PopFont();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(tr(info.symptom));
+    ImGui::PopTextWrapPos();
+    ImGui::Separator();
+
+    // What catches it: the three checks, measured on this run.
+    const RowSumCheck* rows = z.buggy.checks.row_sum("attn");
+    const bool shape_fails = !z.failure.empty() || !z.shape_problem.empty();
+    const bool rows_fail = rows && !rows->ok();
+    const bool differs = z.comparison.first_divergence() != nullptr || !z.failure.empty();
+    auto check = [](const char* name, bool fails, bool catches) {
+        ImGui::TextColored(fails ? BadColor() : OkColor(), "%s %s", fails ? "\u2717" : "\u2713", name);
+        if (catches) {
+            ImGui::SameLine();
+            ImGui::TextColored(WarnColor(), "%s", tr("\u2190 catches it first"));
+        }
+    };
+    check(tr("shape check"), shape_fails, z.caught_by == CaughtBy::ShapeError || z.caught_by == CaughtBy::ShapeCheck);
+    check(tr("row-sum check (attn)"), rows_fail, z.caught_by == CaughtBy::RowSumCheck);
+    check(tr("difference from the correct pipeline"), differs, z.caught_by == CaughtBy::Difference);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(WarnColor(), "%s", z.caught_text.c_str());
+    ImGui::PopTextWrapPos();
+    if (!z.first_step.empty()) {
+        ImGui::TextUnformatted(tr("first shows at"));
+        ImGui::SameLine();
+        ImGui::TextColored(BadColor(), "%s", z.first_step.c_str());
+        if (trace.find(z.first_step)) {
+            ImGui::SameLine();
+            if (ImGui::SmallButton(tr("show it"))) SelectStep(trace, ui, z.first_step);
+        }
+    }
+    if (!z.failure.empty()) {  // the TensorSensor-style message: the operands and their shapes
+        ImGui::Separator();
+        ImGui::TextColored(BadColor(), "%s", tr("ShapeError: the run stops here; the trace holds the steps before it"));
+        ImGui::PushFont(fonts().mono);
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextUnformatted(z.failure.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopFont();
+    }
+    ImGui::Separator();
+    ImGui::TextDisabled("%s", tr("step by step against the correct run (inspector: difference view)"));
+    if (ImGui::BeginTable("zoo_steps", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit)) {
+        for (const StepComparison& c : z.comparison.steps) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            if (ImGui::Selectable(c.step.c_str(), c.step == ui.selected_step, ImGuiSelectableFlags_SpanAllColumns))
+                SelectStep(trace, ui, c.step);
+            if (!c.ok() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", c.diagnosis.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextColored(c.ok() ? OkColor() : BadColor(), "%s", c.ok() ? tr("same") : tr(finding_name(c.finding)));
+            ImGui::TableNextColumn();
+            if (!c.ok() && c.max_error == c.max_error) ImGui::TextDisabled(tr("max |diff| %.3g"), c.max_error);
+            else if (!c.ok()) ImGui::TextDisabled("%s", tr("other shape"));
+        }
+        ImGui::EndTable();
+    }
+    ImGui::End();
+}
+
+}  // namespace attnscope
