@@ -128,6 +128,8 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
                 step.formula = "b n (h c three) -> b n h c three";
                 step.tensor = reshape(so_far.at("qkv").tensor, {B, N, h, c, 3}, {"B", "N", "h", "c", "3"});
                 set_contiguous(step);
+                step.note = "view, no copy: the 3C axis cut as (h c three), so q, k and v take every third column of "
+                            "qkv instead of its first, second and last C columns";
             } else if (name == "qkv_heads") {
                 step.code = ".permute(4, 0, 2, 1, 3)";
                 step.formula = "b n h c three -> three b h n c";
@@ -135,6 +137,8 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
                 const TorchLayout l = torch_permute(TorchLayout::contiguous({B, N, h, c, 3}), {4, 0, 2, 1, 3});
                 step.torch_strides = l.strides;
                 step.contiguous = l.is_contiguous();
+                step.note = "view, no copy: permute only reorders the strides (strides " + format_strides(l.strides) +
+                            ", not contiguous)";
             }
             return;
         case Bug::SoftmaxDim2:
@@ -153,7 +157,8 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
                                                      : "(no * self.scale yet)   # BUG: it comes after the softmax";
                 step.formula = "b h n m -> b h n m  (x 1)";
                 step.tensor = so_far.at("scores").tensor;
-                step.note = "the scores go into the softmax unscaled";
+                step.is_view = true;
+                step.note = "the same tensor: the scores go into the softmax unscaled";
             } else if (name == "attn" && bug == Bug::ScaleAfterSoftmax) {
                 step.code = "attn.softmax(dim=-1) * self.scale   # BUG: scale after softmax";
                 step.formula = "b h n m -> b h n m  (softmax over m, then x c^-0.5)";

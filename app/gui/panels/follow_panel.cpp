@@ -169,7 +169,8 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
     if (ui.follow_pinned) {
         if (ImGui::SmallButton(tr("unpin"))) ui.follow_pinned = false;
     } else {
-        ImGui::TextDisabled("%s", tr("(hover; click to pin)"));
+        ImGui::TextDisabled("%s", tr("(hover)"));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the inspector's hovered cell; click a cell to pin it"));
     }
     ImGui::SameLine();
     if (ImGui::SmallButton(tr("show"))) ui.follow_reveal = true;
@@ -184,7 +185,12 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(2)), "%s", tr("\u25a0 feeds"));
     ImGui::SameLine();
     ImGui::TextDisabled("%s", tr("(thumbnails: click to open the step)"));
+    bool maps_differ = false;  // a zoo bug that moves elements: the correct pipeline's maps beside
     if (ui.zoo && ui.zoo->bug != Bug::None)
+        for (const Related& r : related)
+            if (const Related* c = FindRelated(CorrectRelated(trace, ui), r.step); !c || !(c->boxes == r.boxes))
+                maps_differ = true;
+    if (maps_differ)
         ImGui::TextColored(WarnColor(), "%s", tr("index maps of the buggy code; dim lines: the correct pipeline's"));
 
     const float thumb_w = std::max(ImGui::GetContentRegionAvail().x * 0.5f, 120.0f);
@@ -206,7 +212,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             ImGui::PushTextWrapPos(0.0f);
             const Boxes boxes = self ? Boxes{element_box(ui.follow_index)} : r->boxes;
             ImGui::TextUnformatted((step.name + format_boxes(boxes, step.shape(), 3)).c_str());
-            if (!self && ui.zoo && ui.zoo->bug != Bug::None) {
+            if (!self && maps_differ) {
                 const Related* c = FindRelated(CorrectRelated(trace, ui), step.name);
                 if (c && !(c->boxes == r->boxes))
                     ImGui::TextColored(DimColor(), "%s %s", tr("correct:"), format_boxes(c->boxes, c->shape, 3).c_str());
