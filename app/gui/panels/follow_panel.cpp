@@ -124,15 +124,21 @@ std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const
     if (!role) return {};
     const Related* r = role == 3 ? nullptr : FindRelated(FollowedElements(trace, ui), step.name);
     const Boxes boxes = role == 3 ? Boxes{element_box(ui.follow_index)} : r->boxes;
-    const std::size_t rank = step.shape().size();
+    // Each box that holds the slice's fixed indices marks a rectangle of it (no per-cell search).
     std::vector<std::uint8_t> marks(rows * cols, 0);
     bool any = false;
-    for (std::size_t i = 0; i < rows; ++i)
-        for (std::size_t j = 0; j < cols; ++j)
-            if (contains(boxes, ui::full_index(spec, rank, i, j))) {
-                marks[i * cols + j] = static_cast<std::uint8_t>(role);
-                any = true;
-            }
+    for (const Box& box : boxes) {
+        bool hit = box.size() == spec.index.size();
+        for (std::size_t a = 0; hit && a < box.size(); ++a)
+            if (static_cast<int>(a) != spec.row_axis && static_cast<int>(a) != spec.col_axis)
+                hit = spec.index[a] >= box[a].begin && spec.index[a] < box[a].end;
+        if (!hit) continue;
+        const Range r = spec.row_axis >= 0 ? box[spec.row_axis] : Range{0, 1};
+        const Range c = spec.col_axis >= 0 ? box[spec.col_axis] : Range{0, 1};
+        for (std::size_t i = r.begin; i < r.end && i < rows; ++i)
+            for (std::size_t j = c.begin; j < c.end && j < cols; ++j) marks[i * cols + j] = static_cast<std::uint8_t>(role);
+        any = true;
+    }
     if (!any) return {};
     return marks;
 }
