@@ -73,30 +73,49 @@ bool inside(const Box& a, const Box& b) {  // a within b
     return true;
 }
 
-// Drops boxes inside others and joins boxes that differ in one axis where their ranges touch.
+// Joins boxes that differ in one axis where their ranges touch (sort and sweep, one axis at a time,
+// so tens of thousands of boxes stay cheap), then drops boxes inside others when few are left.
 Boxes simplify(Boxes boxes) {
     boxes.erase(std::remove_if(boxes.begin(), boxes.end(), box_empty), boxes.end());
+    if (boxes.empty()) return boxes;
+    const std::size_t rank = boxes.front().size();
     for (bool changed = true; changed;) {
         changed = false;
-        for (std::size_t i = 0; i < boxes.size() && !changed; ++i)
-            for (std::size_t j = 0; j < boxes.size() && !changed; ++j) {
-                if (i == j) continue;
-                if (inside(boxes[j], boxes[i])) {
-                    boxes.erase(boxes.begin() + static_cast<std::ptrdiff_t>(j));
-                    changed = true;
-                    break;
+        for (std::size_t axis = 0; axis < rank; ++axis) {
+            const auto others_less = [axis, rank](const Box& a, const Box& b) {
+                for (std::size_t i = 0; i < rank; ++i) {
+                    if (i == axis) continue;
+                    if (a[i].begin != b[i].begin) return a[i].begin < b[i].begin;
+                    if (a[i].end != b[i].end) return a[i].end < b[i].end;
                 }
-                std::size_t differing = 0, axis = 0;
-                for (std::size_t a = 0; a < boxes[i].size(); ++a)
-                    if (!(boxes[i][a] == boxes[j][a])) ++differing, axis = a;
-                const Range &ri = boxes[i][axis], &rj = boxes[j][axis];
-                if (differing == 1 && ri.end >= rj.begin && rj.end >= ri.begin) {
-                    boxes[i][axis] = {std::min(ri.begin, rj.begin), std::max(ri.end, rj.end)};
-                    boxes.erase(boxes.begin() + static_cast<std::ptrdiff_t>(j));
-                    changed = true;
+                return a[axis].begin < b[axis].begin;
+            };
+            std::sort(boxes.begin(), boxes.end(), others_less);
+            Boxes joined;
+            joined.reserve(boxes.size());
+            for (Box& b : boxes) {
+                if (!joined.empty()) {
+                    Box& last = joined.back();
+                    bool same_others = true;
+                    for (std::size_t i = 0; same_others && i < rank; ++i) same_others = i == axis || last[i] == b[i];
+                    if (same_others && last[axis].end >= b[axis].begin) {
+                        last[axis].end = std::max(last[axis].end, b[axis].end);
+                        continue;
+                    }
                 }
+                joined.push_back(std::move(b));
             }
+            changed |= joined.size() < boxes.size();
+            boxes = std::move(joined);
+        }
     }
+    if (boxes.size() <= 256)
+        for (std::size_t j = 0; j < boxes.size();) {
+            bool covered = false;
+            for (std::size_t i = 0; i < boxes.size() && !covered; ++i) covered = i != j && inside(boxes[j], boxes[i]);
+            if (covered) boxes.erase(boxes.begin() + static_cast<std::ptrdiff_t>(j));
+            else ++j;
+        }
     std::sort(boxes.begin(), boxes.end(), [](const Box& a, const Box& b) {
         for (std::size_t i = 0; i < a.size(); ++i)
             if (a[i].begin != b[i].begin) return a[i].begin < b[i].begin;

@@ -182,3 +182,19 @@ TEST_CASE("ViT-B sizes stay cheap: an output element back to the input in a few 
     CHECK(find_related(score, "out")->boxes == Boxes{{{0, 1}, {10, 11}, {0, 768}}});
     CHECK(format_boxes(find_related(score, "q")->boxes, {1, 12, 197, 64}) == "[:, 3, 10, :]");  // B = 1: ":"
 }
+
+TEST_CASE("ViT-B sizes with the (h c three) split: every third column of qkv stays exact and cheap") {
+    const AttentionConfig cfg = config(1, 197, 768, 12);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto out = follow_element(attention_graph(cfg, Bug::SplitHC3), "out", {0, 100, 5});
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    MESSAGE("follow_element out[0, 100, 5] with the (h c three) split at ViT-B sizes: " << ms << " ms");
+    CHECK(ms < 5000.0);
+    // q of token 100 (columns 0 mod 3), k and v of every token (columns 1 and 2 mod 3).
+    const Related* qkv = find_related(out, "qkv");
+    REQUIRE(qkv);
+    CHECK(element_count(qkv->boxes) == 768 + 197 * 768 * 2);
+    CHECK(contains(qkv->boxes, {0, 100, 0}));
+    CHECK_FALSE(contains(qkv->boxes, {0, 99, 0}));
+    CHECK(contains(qkv->boxes, {0, 99, 1}));
+}
