@@ -227,6 +227,16 @@ Trace run_buggy_attention(const AttentionConfig& cfg, const AttentionWeights& w,
     }
     // Leave out the steps the buggy code does not have.
     for (const std::string& missing : steps_missing_in(bug)) {
+        if (const Step* gone = trace.find(missing); gone && !gone->inputs.empty()) {  // readers read its input
+            const std::string input = gone->inputs.front();
+            const Shape input_shape = trace.at(input).shape();
+            for (Step& s : trace.steps)
+                for (std::size_t i = 0; i < s.inputs.size(); ++i)
+                    if (s.inputs[i] == missing) {
+                        s.inputs[i] = input;
+                        if (i < s.operands.size()) s.operands[i] = {input, input_shape};
+                    }
+        }
         trace.steps.erase(std::remove_if(trace.steps.begin(), trace.steps.end(),
                                          [&](const Step& s) { return s.name == missing; }),
                           trace.steps.end());

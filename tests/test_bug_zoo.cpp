@@ -178,3 +178,22 @@ TEST_CASE("the zoo's buggy runs equal PyTorch's buggy implementations on the sam
     CHECK(check_against_fixture(kData + "activations/bug_merge.safetensors", Bug::MergeWithoutTranspose) >= 5);
     CHECK(check_against_fixture(kData + "zoo/reshape_without_permute.npz", Bug::ReshapeWithoutPermute) >= 11);
 }
+
+TEST_CASE("k not transposed with N equal to c runs silently and only the difference catches it") {
+    AttentionConfig cfg = small_config();
+    cfg.tokens = 6;  // N = c = 6: q @ k is a valid [6, 6] @ [6, 6]
+    const ZooRun z = run_zoo(cfg, Bug::KNotTransposed);
+    CHECK(z.failure.empty());
+    CHECK(z.caught_by == CaughtBy::Difference);
+    CHECK(z.first_step == "scores");
+    const Tensor expected = matmul(z.correct.at("q").tensor, z.correct.at("k").tensor, {"B", "h", "N", "N'"});
+    CHECK(max_abs(z.buggy.at("scores").tensor.values, expected.values) == 0.0);
+}
+
+TEST_CASE("the steps that read a missing step read its input instead") {
+    AttentionConfig cfg = small_config();
+    cfg.tokens = 6;
+    const ZooRun z = run_zoo(cfg, Bug::KNotTransposed);
+    CHECK(z.buggy.at("scores").inputs == std::vector<std::string>{"q", "k"});
+    CHECK(z.buggy.at("scores").operands.at(1).expr == "k");
+}
