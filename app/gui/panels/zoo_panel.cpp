@@ -74,7 +74,8 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
         }
     };
     check(tr("shape check"), shape_fails, z.caught_by == CaughtBy::ShapeError || z.caught_by == CaughtBy::ShapeCheck);
-    check(tr("row-sum check (attn)"), rows_fail, z.caught_by == CaughtBy::RowSumCheck);
+    if (rows) check(tr("row-sum check (attn)"), rows_fail, z.caught_by == CaughtBy::RowSumCheck);
+    else ImGui::TextDisabled("- %s", tr("row-sum check (attn): not reached, the run stopped before attn"));
     check(tr("difference from the correct pipeline"), differs, z.caught_by == CaughtBy::Difference);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(WarnColor(), "%s", z.caught_text.c_str());
