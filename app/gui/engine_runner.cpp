@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "attention_maps.hpp"
+#include "backward.hpp"
 #include "io.hpp"
 #include "tensor_source.hpp"
 
@@ -40,7 +41,7 @@ EngineJob EngineRunner::config_job(const AttentionConfig& config) {
     return [config](const RunHooks& hooks) {
         EngineResult r;
         r.config = config;
-        r.trace = std::make_shared<const Trace>(run_attention(config, hooks));
+        r.trace = std::make_shared<const Trace>(run_attention_with_gradients(config, hooks));  // + backward
         return r;
     };
 }
