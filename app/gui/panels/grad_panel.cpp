@@ -26,7 +26,7 @@ namespace {
 // One row per step, forward order top to bottom: a bar of log10 ||grad_<step>||. Click selects.
 void PlotNormsByStep(const Trace& trace, const Gradients& g, UiState& ui) {
     const float fs = ImGui::GetFontSize();
-    const float row_h = fs * 1.1f, label_w = fs * 5.6f, value_w = fs * 4.2f;
+    const float row_h = fs * 1.05f, label_w = fs * 5.6f, value_w = fs * 4.2f;
     const float width = ImGui::GetContentRegionAvail().x;
     const std::size_t n = g.steps.size();
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -135,7 +135,10 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
         ui.rerun_requested = true;
     }
     ImGui::SameLine();
-    HelpMarker(tr("Off: the `scaled` step multiplies by 1 (the CLI's --no-scale)."));
+    HelpMarker(tr("Without the scale, q.k grows like sqrt(c): larger scores push softmax towards a one-hot row. "
+                  "Its backward is attn * (g - sum(g * attn)), which is 0 for a one-hot row whatever g is, so the "
+                  "gradient into the scores (and on to q, k and qkv.weight) vanishes. self.scale = c^-0.5 keeps the "
+                  "scores' spread near 1 for any c. Off: the `scaled` step multiplies by 1 (the CLI's --no-scale)."));
     ImGui::TextUnformatted(tr("raise C:"));
     ImGui::SameLine();
     if (ImGui::SmallButton(tr("C / 2")) && c.dim / 2 >= c.heads && (c.dim / 2) % c.heads == 0) {
@@ -147,7 +150,6 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
         c.dim *= 2;
         ui.rerun_requested = true;
     }
-    ImGui::SameLine();
     if (ImGui::SmallButton(tr("saturate: scale off, h = 1, C = 2048"))) {
         c.scaled = false;
         c.heads = 1;
@@ -167,6 +169,9 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
     if (!attn || !scores || !ga) return;
     const std::size_t keys = attn->shape().back();
     const AttentionConfig& s = trace.config;
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", tr("Scale off, raise C: attention turns one-hot, and its rows pass no gradient back."));
+    ImGui::PopTextWrapPos();
     ImGui::Text(tr("C = %zu, c = %zu, scale %s"), s.dim, s.head_dim(),
                 s.scaled ? ui::format_value(attention_scale(s)).c_str() : tr("off (x 1)"));
     const bool saturated = attn->stats.max > 0.99f;
@@ -176,17 +181,16 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
     const GradStep* gs = g.find("scaled");
     ImGui::TextColored(g.saturated_rows ? BadColor() : OkColor(), tr("saturated rows (max weight > 0.99): %zu of %zu"),
                        g.saturated_rows, g.attn_rows);
-    ImGui::Text(tr("||grad_attn|| = %s  \u2192 softmax \u2192  ||grad_scaled|| = %s,  ||grad_scores|| = %s"),
-                ui::format_value(ga->norm).c_str(), gs ? ui::format_value(gs->norm).c_str() : "?",
-                ui::format_value(scores->norm).c_str());
+    ImGui::Text(tr("||grad_attn|| = %s \u2192 softmax \u2192 ||grad_scaled|| = %s"), ui::format_value(ga->norm).c_str(),
+                gs ? ui::format_value(gs->norm).c_str() : "?");
     const std::size_t others = g.attn_rows - g.saturated_rows;
     const double per_saturated = g.saturated_rows ? g.saturated_grad_norm / std::sqrt(double(g.saturated_rows)) : 0.0;
     const double per_other = others ? g.other_grad_norm / std::sqrt(double(others)) : 0.0;
     if (g.saturated_rows)
-        ImGui::TextColored(BadColor(), tr("gradient per row into the scores: saturated %s, others %s"),
+        ImGui::TextColored(BadColor(), tr("gradient per row: saturated rows %s, others %s"),
                            ui::format_value(per_saturated).c_str(), others ? ui::format_value(per_other).c_str() : "-");
     else
-        ImGui::TextColored(OkColor(), tr("gradient per row into the scores: %s (no saturated rows)"),
+        ImGui::TextColored(OkColor(), tr("gradient per row: %s (no saturated rows)"),
                            ui::format_value(per_other).c_str());
 
     if (ui.grad_runs.size() > 1 &&
@@ -212,12 +216,6 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
         }
         ImGui::EndTable();
     }
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%s", tr("Without the scale, q.k grows like sqrt(c): larger scores push softmax towards a "
-                                 "one-hot row. Its backward is attn * (g - sum(g * attn)), which is 0 for a one-hot "
-                                 "row whatever g is, so the gradient into the scores (and on to q, k and qkv.weight) "
-                                 "vanishes. self.scale = c^-0.5 keeps the scores' spread near 1 for any c."));
-    ImGui::PopTextWrapPos();
 }
 
 }  // namespace
