@@ -233,8 +233,9 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui) {
         if (ui.engine_busy) EmptyState(tr("Running the engine ..."), tr("forward, then backward"));
         else
             EmptyState(tr("No gradients for this trace"),
-                       tr("The backward pass runs with the engine's own config (the Config panel). A file's tensors "
-                          "or the ViT's blocks come without it; use File > Back to the demo / config."));
+                       tr("The backward pass runs with the engine's own config (the Config panel), when its gradients "
+                          "fit in memory next to the trace. A file's tensors or the ViT's blocks come without it; "
+                          "use File > Back to the demo / config."));
         ImGui::End();
         return;
     }
