@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "activations.hpp"
+#include "backward.hpp"
 #include "config.hpp"
 #include "gui.hpp"
 #include "io.hpp"
@@ -76,7 +77,9 @@ void add_config_options(CLI::App& app, ConfigOptions& o) {
                  ->capture_default_str(),
              app.add_flag("--training", c.training, "training mode: dropout active"),
              app.add_option("--attn-drop", c.attn_drop, "attention dropout p")->capture_default_str(),
-             app.add_option("--proj-drop", c.proj_drop, "output dropout p")->capture_default_str()};
+             app.add_option("--proj-drop", c.proj_drop, "output dropout p")->capture_default_str(),
+             app.add_flag("--no-scale{false}", c.scaled,
+                          "switch self.scale off (x 1 instead of x c^-0.5): the softmax-saturation demo")};
 }
 
 void require_valid(const AttentionConfig& config) {
@@ -151,7 +154,8 @@ void require_finite(const Array& a, const std::string& what) {
 }
 
 int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std::size_t> block,
-            const std::string& input_path, const std::string& dump_dir) {
+            const std::string& input_path, const std::string& dump_dir, const std::string& grad_output_path,
+            bool grad) {
     AttentionConfig& cfg = o.config;
     std::optional<Tensor> input;
     if (!input_path.empty()) {
@@ -184,12 +188,32 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
         throw UsageError("--block needs --weights FILE");
     }
     require_valid(cfg);  // before the default input or weights are allocated
+    // The upstream gradient G on the output: loss = sum(out_drop * G) (core/backward.hpp).
+    std::optional<Tensor> grad_output;
+    if (!grad_output_path.empty()) {
+        Array g = read_npy(grad_output_path);
+        const Shape expected{cfg.batch, cfg.tokens, cfg.dim};
+        if (shape_of(g) != expected)
+            throw UsageError("--grad-output " + grad_output_path + ": has shape " + format_shape(shape_of(g)) +
+                             ", expected out's shape [B, N, C] = " + format_shape(expected));
+        require_finite(g, grad_output_path);
+        grad_output = Tensor{std::move(g), {"B", "N", "C"}};
+    }
     if (!weights) weights = default_weights(cfg);
     if (!input) input = default_input(cfg);
-    const Trace trace = run_attention(cfg, *weights, *input);
+    Trace trace = run_attention(cfg, *weights, *input);
+    if (grad_output || grad)
+        trace.gradients = std::make_shared<const Gradients>(run_attention_backward(
+            trace, *weights, grad_output ? *grad_output : default_grad_output(cfg),
+            grad_output ? grad_output_path : "N(0, 1) from seed " + std::to_string(cfg.seed)));
     dump_trace(trace, dump_dir);
-    std::printf("wrote %zu steps to %s/ (<step>.npy and trace.json)\n%s\n", trace.steps.size(), dump_dir.c_str(),
-                checks_summary(trace).c_str());
+    std::printf("wrote %zu steps to %s/ (<step>.npy%s and trace.json)\n%s\n", trace.steps.size(), dump_dir.c_str(),
+                trace.gradients ? ", grad_<step>.npy, grad_<param>.npy" : "", checks_summary(trace).c_str());
+    if (const Gradients* g = trace.gradients.get())
+        std::printf("gradients of sum(out_drop * G), G: %s; ||grad_input|| = %.4g, ||grad_scores|| = %.4g, "
+                    "||grad_qkv.weight|| = %.4g, ||grad_proj.weight|| = %.4g\n",
+                    g->grad_output_source.c_str(), g->find("input")->norm, g->find("scores")->norm,
+                    g->param("qkv.weight")->norm, g->param("proj.weight")->norm);
     return 0;
 }
 
@@ -239,7 +263,7 @@ std::pair<int, int> parse_size(const std::string& text) {
 
 int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<std::size_t> block,
             const std::string& model_path, const std::string& image_path, const std::string& screenshot,
-            const std::string& step, const std::string& size) {
+            const std::string& step, const std::string& size, bool show_gradients) {
     GuiOptions g;
     g.config = o.config;
     g.config_from_user = o.any_given();
@@ -249,6 +273,7 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
     g.image_path = image_path;
     g.screenshot_path = screenshot;
     g.step = step;
+    g.show_gradients = show_gradients;
     std::tie(g.width, g.height) = parse_size(size);
     apply_teach_gui_options(g);
     const auto& names = attention_step_names();
@@ -286,6 +311,8 @@ int run_cli(int argc, char** argv) {
     app.add_option("--step", step, "step selected at start (e.g. attn)");
     app.add_option("--size", size, "window or screenshot size WIDTHxHEIGHT")->capture_default_str();
     add_teach_gui_options(app);
+    bool show_gradients = false;
+    app.add_flag("--gradients", show_gradients, "open the Gradients panel (backward pass, saturation demo)");
 
     ConfigOptions trace_options;
     bool trace_json = false;
@@ -302,6 +329,11 @@ int run_cli(int argc, char** argv) {
     run->add_option("--block", block, "read blocks.<I>.attn.* from a whole checkpoint")->check(whole_number(1u << 20));
     run->add_option("--input", input, "x as a .npy of shape [B, N, C] (sets B, N, C)");
     run->add_option("--dump", dump, "folder for the dump")->required();
+    std::string grad_output;
+    bool grad = false;
+    run->add_option("--grad-output", grad_output,
+                    "G.npy [B, N, C]: the gradient on the output (loss = sum(out * G)); also dumps grad_<step>.npy");
+    run->add_flag("--grad", grad, "also run the backward pass with G ~ N(0, 1) from --seed; dumps grad_<step>.npy");
 
     ConfigOptions bench_options;
     std::size_t repeat = 50;
@@ -322,9 +354,10 @@ int run_cli(int argc, char** argv) {
         if (vit_command) return vit_command();
         if (teach_command) return teach_command();
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
-        if (run->parsed()) return cmd_run(run_options, weights, block, input, dump);
+        if (run->parsed()) return cmd_run(run_options, weights, block, input, dump, grad_output, grad);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);
-        return cmd_gui(gui_options, open_path, gui_block, model_path, image_path, screenshot, step, size);
+        return cmd_gui(gui_options, open_path, gui_block, model_path, image_path, screenshot, step, size,
+                       show_gradients);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help
         std::fprintf(stderr, "attnscope: %s (see attnscope --help)\n", e.what());

@@ -23,6 +23,7 @@ struct GuiOptions {
     std::string follow_step;      // --follow STEP[i,j,...]: the element followed at start
     std::vector<std::size_t> follow_index;
     bool show_cost = false;       // --cost: the Cost panel open at start
+    bool show_gradients = false;  // --gradients: the Gradients panel takes the right column
     int width = 1600;
     int height = 1000;
 };

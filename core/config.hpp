@@ -18,6 +18,7 @@ struct AttentionConfig {
     bool training = false;  // dropout is the identity unless training
     float attn_drop = 0.0f;
     float proj_drop = 0.0f;
+    bool scaled = true;  // false: the `scaled` step multiplies by 1 (--no-scale, the softmax-saturation demo)
 
     std::size_t head_dim() const { return heads ? dim / heads : 0; }
 };

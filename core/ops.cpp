@@ -76,6 +76,14 @@ Array permute_copy(const Array& x, const std::vector<std::size_t>& dims) {
     return out;
 }
 
+// Every backward checks that the upstream gradient has the shape of the forward's output.
+void require_grad_shape(const Tensor& grad_y, const Shape& expected, const char* op) {
+    const Shape gs = shape_of(grad_y.values);
+    if (gs != expected)
+        throw ShapeError(std::string(op) + " backward: grad_y has shape " + format_shape(gs) + ", expected the output's " +
+                         format_shape(expected));
+}
+
 }  // namespace
 
 // ---- linear ---------------------------------------------------------------------------------
@@ -113,6 +121,38 @@ Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std
     return y;
 }
 
+LinearGrads linear_backward(const Tensor& x, const Array& weight, bool has_bias, const Tensor& grad_y) {
+    const Shape xs = shape_of(x.values), ws = shape_of(weight);
+    if (xs.empty() || ws.size() != 2 || ws[1] != xs.back())
+        throw ShapeError("linear backward: weight " + format_shape(ws) + " does not fit x " + format_shape(xs));
+    const std::size_t in = xs.back(), out = ws[0];
+    Shape ys = xs;
+    ys.back() = out;
+    require_grad_shape(grad_y, ys, "linear");
+    const std::size_t rows = element_count(Shape(xs.begin(), xs.end() - 1));
+    LinearGrads g{Tensor{make_array(xs), labels_or_blank(x)}, make_array({out, in}), make_array({0})};
+    std::fill(g.x.values.begin(), g.x.values.end(), 0.0f);
+    std::fill(g.weight.begin(), g.weight.end(), 0.0f);
+    if (rows && out && in) {
+        const int R = blas_int(rows, "linear"), O = blas_int(out, "linear"), I = blas_int(in, "linear");
+        // grad_x [rows, in] = grad_y [rows, out] @ weight [out, in]
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, I, O, 1.0f, grad_y.values.data(), O, weight.data(), I,
+                    0.0f, g.x.values.data(), I);
+        // grad_weight [out, in] = grad_y^T [out, rows] @ x [rows, in]
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, O, I, R, 1.0f, grad_y.values.data(), O, x.values.data(), I,
+                    0.0f, g.weight.data(), I);
+    }
+    if (has_bias) {
+        // grad_bias [out] = sum over rows of grad_y, accumulated in double
+        std::vector<double> sum(out, 0.0);
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t o = 0; o < out; ++o) sum[o] += grad_y.values.data()[r * out + o];
+        g.bias = make_array({out});
+        for (std::size_t o = 0; o < out; ++o) g.bias.data()[o] = static_cast<float>(sum[o]);
+    }
+    return g;
+}
+
 // ---- layout ops -----------------------------------------------------------------------------
 Tensor reshape(const Tensor& x, const Shape& shape, const Axes& axes) {
     const std::size_t count = element_count(shape);
@@ -126,6 +166,13 @@ Tensor reshape(const Tensor& x, const Shape& shape, const Axes& axes) {
     Tensor y{make_array(shape), axes};
     std::copy(x.values.data(), x.values.data() + count, y.values.data());
     return y;
+}
+
+Tensor reshape_backward(const Tensor& grad_y, const Tensor& x) {
+    if (grad_y.values.size() != x.values.size())
+        throw ShapeError("reshape backward: grad_y has " + std::to_string(grad_y.values.size()) + " elements, x " +
+                         format_shape(shape_of(x.values)) + " has " + std::to_string(x.values.size()));
+    return reshape(grad_y, shape_of(x.values), labels_or_blank(x));
 }
 
 Tensor permute(const Tensor& x, const std::vector<std::size_t>& dims) {
@@ -148,6 +195,15 @@ Tensor permute(const Tensor& x, const std::vector<std::size_t>& dims) {
     return Tensor{permute_copy(x.values, dims), axes};
 }
 
+Tensor permute_backward(const Tensor& grad_y, const std::vector<std::size_t>& dims) {
+    std::vector<std::size_t> inverse(dims.size());
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] >= dims.size()) throw ShapeError("permute backward: dims is not a permutation");
+        inverse[dims[i]] = i;
+    }
+    return permute(grad_y, inverse);
+}
+
 Tensor transpose(const Tensor& x, std::size_t dim0, std::size_t dim1) {
     const std::size_t rank = x.values.dimension();
     if (dim0 >= rank || dim1 >= rank)
@@ -157,6 +213,10 @@ Tensor transpose(const Tensor& x, std::size_t dim0, std::size_t dim1) {
     for (std::size_t i = 0; i < rank; ++i) dims[i] = i;
     std::swap(dims[dim0], dims[dim1]);
     return permute(x, dims);
+}
+
+Tensor transpose_backward(const Tensor& grad_y, std::size_t dim0, std::size_t dim1) {
+    return transpose(grad_y, dim0, dim1);
 }
 
 Tensor select(const Tensor& x, std::size_t axis, std::size_t index) {
@@ -176,6 +236,25 @@ Tensor select(const Tensor& x, std::size_t axis, std::size_t index) {
     for (std::size_t o = 0; o < outer && inner; ++o)
         std::memcpy(y.values.data() + o * inner, x.values.data() + (o * xs[axis] + index) * inner, inner * sizeof(float));
     return y;
+}
+
+Tensor select_backward(const Tensor& grad_y, const Tensor& x, std::size_t axis, std::size_t index) {
+    const Shape xs = shape_of(x.values);
+    if (axis >= xs.size() || index >= xs[axis])
+        throw ShapeError("select backward: index " + std::to_string(index) + " of axis " + std::to_string(axis) +
+                         " is out of range for " + format_shape(xs));
+    Shape ys = xs;
+    ys.erase(ys.begin() + static_cast<std::ptrdiff_t>(axis));
+    require_grad_shape(grad_y, ys, "select");
+    Tensor g{make_array(xs), labels_or_blank(x)};
+    std::fill(g.values.begin(), g.values.end(), 0.0f);
+    std::size_t inner = 1;
+    for (std::size_t i = axis + 1; i < xs.size(); ++i) inner *= xs[i];
+    const std::size_t outer = grad_y.values.size() / (inner ? inner : 1);
+    for (std::size_t o = 0; o < outer && inner; ++o)
+        std::memcpy(g.values.data() + (o * xs[axis] + index) * inner, grad_y.values.data() + o * inner,
+                    inner * sizeof(float));
+    return g;
 }
 
 // ---- matmul ---------------------------------------------------------------------------------
@@ -212,6 +291,32 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes, const std:
     return y;
 }
 
+MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& grad_y) {
+    const Shape as = shape_of(a.values), bs = shape_of(b.values);
+    if (as.size() < 2 || bs.size() != as.size() || as[as.size() - 1] != bs[bs.size() - 2])
+        throw ShapeError("matmul backward: a " + format_shape(as) + " and b " + format_shape(bs) + " do not multiply");
+    const std::size_t r = as.size(), n = as[r - 2], k = as[r - 1], m = bs[r - 1];
+    Shape ys = as;
+    ys[r - 1] = m;
+    require_grad_shape(grad_y, ys, "matmul");
+    MatmulGrads g{Tensor{make_array(as), labels_or_blank(a)}, Tensor{make_array(bs), labels_or_blank(b)}};
+    std::fill(g.a.values.begin(), g.a.values.end(), 0.0f);
+    std::fill(g.b.values.begin(), g.b.values.end(), 0.0f);
+    if (n == 0 || k == 0 || m == 0) return g;
+    const std::size_t batches = element_count(Shape(as.begin(), as.end() - 2));
+    const int N = blas_int(n, "matmul"), K = blas_int(k, "matmul"), M = blas_int(m, "matmul");
+    for (std::size_t i = 0; i < batches; ++i) {
+        const float* gy = grad_y.values.data() + i * n * m;  // [n, m]
+        // grad_a [n, k] = grad_y [n, m] @ b^T [m, k]
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, K, M, 1.0f, gy, M, b.values.data() + i * k * m, M, 0.0f,
+                    g.a.values.data() + i * n * k, K);
+        // grad_b [k, m] = a^T [k, n] @ grad_y [n, m]
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, M, N, 1.0f, a.values.data() + i * n * k, K, gy, M, 0.0f,
+                    g.b.values.data() + i * k * m, M);
+    }
+    return g;
+}
+
 // ---- elementwise ----------------------------------------------------------------------------
 Tensor scale(const Tensor& x, float s) {
     Tensor y{make_array(shape_of(x.values)), x.axes};
@@ -220,6 +325,8 @@ Tensor scale(const Tensor& x, float s) {
     for (std::size_t i = 0, n = x.values.size(); i < n; ++i) yd[i] = xd[i] * s;
     return y;
 }
+
+Tensor scale_backward(const Tensor& grad_y, float s) { return scale(grad_y, s); }
 
 Tensor softmax_last(const Tensor& x) {
     const Shape xs = shape_of(x.values);
@@ -255,6 +362,24 @@ Tensor softmax_last(const Tensor& x) {
     return y;
 }
 
+Tensor softmax_last_backward(const Tensor& y, const Tensor& grad_y) {
+    const Shape ys = shape_of(y.values);
+    if (ys.empty()) throw ShapeError("softmax backward: y is a scalar");
+    require_grad_shape(grad_y, ys, "softmax");
+    Tensor g{make_array(ys), y.axes};
+    const std::size_t n = ys.back();
+    const std::size_t rows = n ? y.values.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* yr = y.values.data() + r * n;
+        const float* gy = grad_y.values.data() + r * n;
+        float* gx = g.values.data() + r * n;
+        double dot = 0.0;  // sum_j grad_y[j] * y[j]
+        for (std::size_t j = 0; j < n; ++j) dot += static_cast<double>(gy[j]) * yr[j];
+        for (std::size_t j = 0; j < n; ++j) gx[j] = static_cast<float>(yr[j] * (gy[j] - dot));
+    }
+    return g;
+}
+
 Tensor dropout(const Tensor& x, float p, bool training, Rng& rng) {
     if (!training || p == 0.0f) return x;
     if (!(p > 0.0f && p < 1.0f)) throw ShapeError("dropout: p = " + std::to_string(p) + " must be in [0, 1)");
@@ -264,6 +389,11 @@ Tensor dropout(const Tensor& x, float p, bool training, Rng& rng) {
     float* yd = y.values.data();
     for (std::size_t i = 0, n = x.values.size(); i < n; ++i) yd[i] = rng.uniform() < p ? 0.0f : xd[i] * keep_scale;
     return y;
+}
+
+Tensor dropout_backward(const Tensor& grad_y, float p, bool training, Rng& rng) {
+    // The forward draws one uniform per element and drops it when u < p: the same draws here.
+    return dropout(grad_y, p, training, rng);
 }
 
 Tensor sum_last(const Tensor& x) {
@@ -280,6 +410,17 @@ Tensor sum_last(const Tensor& x) {
         y.values.data()[r] = static_cast<float>(sum);
     }
     return y;
+}
+
+Tensor sum_last_backward(const Tensor& grad_y, std::size_t n, const std::string& axis) {
+    Shape xs = shape_of(grad_y.values);
+    xs.push_back(n);
+    Axes axes = labels_or_blank(grad_y);
+    axes.push_back(axis);
+    Tensor g{make_array(xs), axes};
+    for (std::size_t r = 0, rows = grad_y.values.size(); r < rows; ++r)
+        std::fill(g.values.data() + r * n, g.values.data() + (r + 1) * n, grad_y.values.data()[r]);
+    return g;
 }
 
 // ---- Vision Transformer ops -----------------------------------------------------------------
@@ -308,6 +449,46 @@ Tensor layer_norm(const Tensor& x, const Array& weight, const Array& bias, float
     return y;
 }
 
+LayerNormGrads layer_norm_backward(const Tensor& x, const Array& weight, float eps, const Tensor& grad_y) {
+    const Shape xs = shape_of(x.values);
+    if (xs.empty() || weight.dimension() != 1 || weight.size() != xs.back())
+        throw ShapeError("layer_norm backward: weight " + format_shape(shape_of(weight)) + " does not fit x " +
+                         format_shape(xs));
+    require_grad_shape(grad_y, xs, "layer_norm");
+    const std::size_t n = xs.back(), rows = n ? x.values.size() / n : 0;
+    LayerNormGrads g{Tensor{make_array(xs), x.axes}, make_array({n}), make_array({n})};
+    std::vector<double> gw(n, 0.0), gb(n, 0.0), xhat(n);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* in = x.values.data() + r * n;
+        const float* gy = grad_y.values.data() + r * n;
+        float* gx = g.x.values.data() + r * n;
+        double mean = 0.0, var = 0.0;
+        for (std::size_t j = 0; j < n; ++j) mean += in[j];
+        mean /= static_cast<double>(n);
+        for (std::size_t j = 0; j < n; ++j) var += (in[j] - mean) * (in[j] - mean);
+        const double inv_std = 1.0 / std::sqrt(var / static_cast<double>(n) + eps);
+        // dxhat = grad_y * weight; grad_x = inv_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+        double mean_d = 0.0, mean_dx = 0.0;
+        for (std::size_t j = 0; j < n; ++j) {
+            xhat[j] = (in[j] - mean) * inv_std;
+            const double d = static_cast<double>(gy[j]) * weight.data()[j];
+            mean_d += d;
+            mean_dx += d * xhat[j];
+            gw[j] += gy[j] * xhat[j];
+            gb[j] += gy[j];
+        }
+        mean_d /= static_cast<double>(n);
+        mean_dx /= static_cast<double>(n);
+        for (std::size_t j = 0; j < n; ++j)
+            gx[j] = static_cast<float>(inv_std * (gy[j] * weight.data()[j] - mean_d - xhat[j] * mean_dx));
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+        g.weight.data()[j] = static_cast<float>(gw[j]);
+        g.bias.data()[j] = static_cast<float>(gb[j]);
+    }
+    return g;
+}
+
 Tensor gelu(const Tensor& x) {
     Tensor y{make_array(shape_of(x.values)), x.axes};
     const float* xd = x.values.data();
@@ -315,6 +496,18 @@ Tensor gelu(const Tensor& x) {
     for (std::size_t i = 0, n = x.values.size(); i < n; ++i)
         yd[i] = static_cast<float>(0.5 * xd[i] * (1.0 + std::erf(xd[i] * 0.70710678118654752)));
     return y;
+}
+
+Tensor gelu_backward(const Tensor& x, const Tensor& grad_y) {
+    require_grad_shape(grad_y, shape_of(x.values), "gelu");
+    Tensor g{make_array(shape_of(x.values)), x.axes};
+    for (std::size_t i = 0, n = x.values.size(); i < n; ++i) {
+        const double v = x.values.data()[i];
+        const double cdf = 0.5 * (1.0 + std::erf(v * 0.70710678118654752));
+        const double pdf = 0.39894228040143268 * std::exp(-0.5 * v * v);
+        g.values.data()[i] = static_cast<float>(grad_y.values.data()[i] * (cdf + v * pdf));
+    }
+    return g;
 }
 
 Tensor add(const Tensor& a, const Tensor& b, const std::string& a_name, const std::string& b_name) {
@@ -333,6 +526,18 @@ Tensor add(const Tensor& a, const Tensor& b, const std::string& a_name, const st
     float* yd = y.values.data();
     for (std::size_t i = 0; i < n; ++i) yd[i] = ad[i] + bd[i % period];  // b repeats over a's leading axes
     return y;
+}
+
+AddGrads add_backward(const Tensor& b, const Tensor& grad_y) {
+    const std::size_t n = grad_y.values.size(), period = b.values.size();
+    if (period == 0 || n % period != 0)
+        throw ShapeError("add backward: b " + format_shape(shape_of(b.values)) + " does not repeat over grad_y " +
+                         format_shape(shape_of(grad_y.values)));
+    std::vector<double> sum(period, 0.0);
+    for (std::size_t i = 0; i < n; ++i) sum[i % period] += grad_y.values.data()[i];
+    AddGrads g{grad_y, Tensor{make_array(shape_of(b.values)), labels_or_blank(b)}};
+    for (std::size_t i = 0; i < period; ++i) g.b.values.data()[i] = static_cast<float>(sum[i]);
+    return g;
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {

@@ -26,7 +26,6 @@ namespace attnscope {
 namespace {
 
 // Random streams of one seed; fixed numbers so that a seed means the same thing forever.
-enum Stream : std::uint64_t { kInput = 1, kQkvWeight = 2, kProjWeight = 3, kProjBias = 4, kAttnDrop = 5, kProjDrop = 6 };
 
 Array uniform_array(const Shape& shape, float bound, std::uint64_t seed, Stream stream) {
     Array a = make_array(shape);
@@ -103,6 +102,10 @@ void check_run_inputs(const AttentionConfig& cfg, const AttentionWeights& w, con
 
 }  // namespace
 
+float attention_scale(const AttentionConfig& cfg) {
+    return cfg.scaled ? static_cast<float>(std::pow(static_cast<double>(cfg.head_dim()), -0.5)) : 1.0f;
+}
+
 AttentionWeights default_weights(const AttentionConfig& cfg) {
     const std::size_t C = cfg.dim;
     AttentionWeights w;
@@ -138,7 +141,7 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
                       const RunHooks& hooks) {
     check_run_inputs(cfg, w, x_in);
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    const float scale_factor = static_cast<float>(std::pow(static_cast<double>(c), -0.5));  // self.scale
+    const float scale_factor = attention_scale(cfg);  // self.scale (1 with --no-scale)
     trace.config = cfg;
     Recorder rec(trace, hooks);
 
@@ -205,7 +208,12 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
     // * self.scale                                                            [B, h, N, N']
     char scale_text[96];
     std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x c^-0.5 = %zu^-0.5 = %.6g)", c, scale_factor);
-    const Step& scaled = rec.add({"scaled", "scale", "* self.scale", scale_text, {"scores"}, "new contiguous tensor"},
+    if (!cfg.scaled) std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x 1: scale off)");
+    const Step& scaled = rec.add({"scaled", "scale", cfg.scaled ? "* self.scale" : "* 1  # scale off (--no-scale)",
+                                  scale_text, {"scores"},
+                                  cfg.scaled ? "new contiguous tensor"
+                                             : "new contiguous tensor; the scale is switched off (--no-scale), so the "
+                                               "scores reach softmax unscaled and grow like sqrt(c)"},
                                  scale(scores.tensor, scale_factor), layout, false);
 
     // attn.softmax(dim=-1)                                                    [B, h, N, N']

@@ -12,6 +12,15 @@
 
 namespace attnscope {
 
+// Random streams of one seed; fixed numbers so that a seed means the same thing forever.
+// The dropout streams are drawn again by the backward pass (core/backward.cpp) for the same masks.
+enum Stream : std::uint64_t {
+    kInput = 1, kQkvWeight = 2, kProjWeight = 3, kProjBias = 4, kAttnDrop = 5, kProjDrop = 6, kGradOutput = 7
+};
+
+// self.scale = c^-0.5, or 1 when config.scaled is false (--no-scale).
+float attention_scale(const AttentionConfig& config);
+
 struct AttentionWeights {
     Array qkv_weight;                // [3C, C]
     std::optional<Array> qkv_bias;   // [3C], absent when qkv_bias=False

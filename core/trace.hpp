@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,12 +107,15 @@ struct Checks {
     bool all_ok() const;
 };
 
+struct Gradients;  // core/backward.hpp
+
 struct Trace {
     AttentionConfig config;
     std::vector<Step> steps;
     Checks checks;
     std::string source_path;                   // the file the trace was built from ("" = the engine)
     std::vector<StepDifference> differences;   // loaded steps compared with the reference
+    std::shared_ptr<const Gradients> gradients;  // the backward pass (core/backward.hpp), or null
 
     const StepDifference* difference(std::string_view step) const;  // nullptr when not compared
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "backward.hpp"
 #include "io.hpp"
 
 namespace attnscope {
@@ -34,7 +35,7 @@ nlohmann::json config_to_json(const AttentionConfig& c) {
     return {{"batch", c.batch},         {"tokens", c.tokens},       {"dim", c.dim},
             {"heads", c.heads},         {"head_dim", c.head_dim()}, {"qkv_bias", c.qkv_bias},
             {"seed", c.seed},           {"training", c.training},   {"attn_drop", c.attn_drop},
-            {"proj_drop", c.proj_drop}};
+            {"proj_drop", c.proj_drop}, {"scaled", c.scaled}};
 }
 
 nlohmann::json trace_to_json(const Trace& trace) {
@@ -78,10 +79,18 @@ nlohmann::json trace_to_json(const Trace& trace) {
                                 {"nan_count", nf.nan_count},
                                 {"inf_count", nf.inf_count},
                                 {"message", nf.message}};
-    return {{"config", config_to_json(trace.config)},
-            {"steps", steps},
-            {"checks", {{"ok", trace.checks.all_ok()}, {"shapes_ok", trace.checks.shapes_ok()},
-                        {"shapes", shapes}, {"row_sums", row_sums}, {"nonfinite", nonfinite}}}};
+    nlohmann::json j = {{"config", config_to_json(trace.config)},
+                        {"steps", steps},
+                        {"checks", {{"ok", trace.checks.all_ok()}, {"shapes_ok", trace.checks.shapes_ok()},
+                                    {"shapes", shapes}, {"row_sums", row_sums}, {"nonfinite", nonfinite}}}};
+    if (trace.gradients) {  // the backward pass: L2 norms by step and parameter
+        nlohmann::json norms = nlohmann::json::object(), params = nlohmann::json::object();
+        for (const GradStep& g : trace.gradients->steps) norms[g.name] = number(g.norm);
+        for (const ParamGrad& p : trace.gradients->params) params["grad_" + p.name] = number(p.norm);
+        j["gradients"] = {{"loss", "sum(out_drop * G)"}, {"grad_output", trace.gradients->grad_output_source},
+                          {"step_norms", norms}, {"param_norms", params}};
+    }
+    return j;
 }
 
 void dump_trace(const Trace& trace, const std::string& dir) {
@@ -93,6 +102,12 @@ void dump_trace(const Trace& trace, const std::string& dir) {
     fs::remove(json_path, ec);
     if (ec) throw FileError(json_path.string() + ": cannot replace it (" + ec.message() + ")");
     for (const Step& s : trace.steps) write_npy((fs::path(dir) / (s.name + ".npy")).string(), s.tensor.values);
+    if (trace.gradients) {  // grad_<step>.npy and grad_<param>.npy (core/backward.hpp)
+        for (const GradStep& g : trace.gradients->steps)
+            write_npy((fs::path(dir) / (g.name + ".npy")).string(), g.tensor.values);
+        for (const ParamGrad& p : trace.gradients->params)
+            write_npy((fs::path(dir) / ("grad_" + p.name + ".npy")).string(), p.values);
+    }
     write_file_atomic(json_path.string(), trace_to_json(trace).dump(2) + "\n");
 }
 

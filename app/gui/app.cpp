@@ -169,6 +169,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawFollowPanel(trace, ui);
     DrawZooPanel(trace, ui);
     DrawCostPanel(trace, ui);
+    DrawGradientsPanel(trace, ui);
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);
@@ -342,6 +343,10 @@ int run_gui(const GuiOptions& options) {
             if (!settings_message.empty()) std::fprintf(stderr, "attnscope: %s\n", settings_message.c_str());
             if (settings) ApplySettings(*settings, ui);
         }
+    }
+    if (options.show_gradients) {  // the Gradients panel takes the right column (heads, row sums)
+        ui.show_gradients = true;
+        ui.panels.heads = ui.panels.row_sums = false;
     }
     AttentionConfig config = options.config;
     if (!shot && !options.config_from_user && settings && settings->has_config) config = settings->config;

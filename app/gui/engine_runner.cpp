@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "attention_maps.hpp"
+#include "backward.hpp"
 #include "io.hpp"
 #include "tensor_source.hpp"
 
@@ -40,7 +41,10 @@ EngineJob EngineRunner::config_job(const AttentionConfig& config) {
     return [config](const RunHooks& hooks) {
         EngineResult r;
         r.config = config;
-        r.trace = std::make_shared<const Trace>(run_attention(config, hooks));
+        // The backward pass doubles the memory: only when that still fits half the budget.
+        const bool with_gradients = trace_bytes(config) <= default_memory_budget() / 2;
+        r.trace = std::make_shared<const Trace>(with_gradients ? run_attention_with_gradients(config, hooks)
+                                                               : run_attention(config, hooks));
         return r;
     };
 }

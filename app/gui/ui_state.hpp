@@ -63,6 +63,17 @@ struct UiState {
     bool show_help = false;
     bool show_about = false;
     bool show_imgui_metrics = false;
+    bool show_gradients = false;  // the Gradients panel (View menu, --gradients)
+
+    // ---- gradients panel: one entry per engine run seen, for the saturation demo's table
+    struct GradRun {
+        std::uint64_t generation = 0;
+        std::size_t dim = 0, head_dim = 0;
+        bool scaled = true;
+        float max_attn = 0.0f;
+        double saturated_fraction = 0.0;  // rows of attn with max weight > 0.99
+    };
+    std::vector<GradRun> grad_runs;  // oldest first, at most a few
 
     // ---- config panel
     AttentionConfig config_draft;       // what the config panel edits

@@ -16,7 +16,7 @@ namespace {
 bool SameConfig(const AttentionConfig& a, const AttentionConfig& b) {
     return a.batch == b.batch && a.tokens == b.tokens && a.dim == b.dim && a.heads == b.heads &&
            a.qkv_bias == b.qkv_bias && a.seed == b.seed && a.training == b.training && a.attn_drop == b.attn_drop &&
-           a.proj_drop == b.proj_drop;
+           a.proj_drop == b.proj_drop && a.scaled == b.scaled;
 }
 
 // An unsigned input that reports a change when typing ends or a +/- button is used.

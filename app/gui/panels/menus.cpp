@@ -43,6 +43,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem("Tensor inspector", nullptr, &ui.panels.inspector);
         ImGui::MenuItem("Heads", nullptr, &ui.panels.heads);
         ImGui::MenuItem("Row sums", nullptr, &ui.panels.row_sums);
+        ImGui::MenuItem(ui::tr("Gradients"), nullptr, &ui.show_gradients);
         ImGui::MenuItem("Config", nullptr, &ui.panels.config, !ui.vit_on_screen);
         ImGui::MenuItem(ui::tr("Follow an element"), nullptr, &ui.show_follow);
         ImGui::MenuItem(ui::tr("Cost"), nullptr, &ui.show_cost);

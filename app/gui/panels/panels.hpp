@@ -23,6 +23,9 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui);
 void DrawHeadsPanel(const Trace& trace, UiState& ui);
 void DrawRowSumPanel(const Trace& trace, UiState& ui);
 void DrawConfigPanel(const Trace& trace, UiState& ui);
+// The backward pass (trace.gradients): gradient norm by step, the selected step's gradient,
+// parameter gradients, and the softmax-saturation demo (scale off, raise C).
+void DrawGradientsPanel(const Trace& trace, UiState& ui);
 // The ViT on its picture: prediction, per-head overlays, rollout, block and query selectors.
 // vit is null while the first run is loading (or failed): an empty state is drawn.
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui);
