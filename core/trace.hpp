@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include "tensor.hpp"
 
 namespace attnscope {
+
+struct BeyondRecord;  // core/beyond.hpp
 
 struct Stats {
     float min = 0.0f;  // over finite values (0 when there are none)
@@ -112,6 +115,7 @@ struct Trace {
     Checks checks;
     std::string source_path;                   // the file the trace was built from ("" = the engine)
     std::vector<StepDifference> differences;   // loaded steps compared with the reference
+    std::shared_ptr<const BeyondRecord> beyond;  // flash tiles, KV-cache tokens, windows (core/beyond.hpp)
 
     const StepDifference* difference(std::string_view step) const;  // nullptr when not compared
 

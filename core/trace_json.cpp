@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "beyond.hpp"
 #include "io.hpp"
 
 namespace attnscope {
@@ -34,7 +35,9 @@ nlohmann::json config_to_json(const AttentionConfig& c) {
     return {{"batch", c.batch},         {"tokens", c.tokens},       {"dim", c.dim},
             {"heads", c.heads},         {"head_dim", c.head_dim()}, {"qkv_bias", c.qkv_bias},
             {"seed", c.seed},           {"training", c.training},   {"attn_drop", c.attn_drop},
-            {"proj_drop", c.proj_drop}};
+            {"proj_drop", c.proj_drop}, {"causal", c.causal},  {"valid_tokens", c.valid_tokens},
+            {"path", path_name(c.path)}, {"tile", {c.tile_rows, c.tile_cols}}, {"window", c.window},
+            {"shift", c.shift}};
 }
 
 nlohmann::json trace_to_json(const Trace& trace) {
@@ -78,10 +81,12 @@ nlohmann::json trace_to_json(const Trace& trace) {
                                 {"nan_count", nf.nan_count},
                                 {"inf_count", nf.inf_count},
                                 {"message", nf.message}};
-    return {{"config", config_to_json(trace.config)},
-            {"steps", steps},
-            {"checks", {{"ok", trace.checks.all_ok()}, {"shapes_ok", trace.checks.shapes_ok()},
-                        {"shapes", shapes}, {"row_sums", row_sums}, {"nonfinite", nonfinite}}}};
+    nlohmann::json j = {{"config", config_to_json(trace.config)},
+                        {"steps", steps},
+                        {"checks", {{"ok", trace.checks.all_ok()}, {"shapes_ok", trace.checks.shapes_ok()},
+                                    {"shapes", shapes}, {"row_sums", row_sums}, {"nonfinite", nonfinite}}}};
+    if (trace.beyond) j["beyond"] = beyond_to_json(*trace.beyond);  // flash tiles, KV-cache tokens, windows
+    return j;
 }
 
 void dump_trace(const Trace& trace, const std::string& dir) {
