@@ -229,7 +229,7 @@ TEST_CASE("flash: the N x N steps do not exist and the tiles hold the running ma
 }
 
 TEST_CASE("flash: equals PyTorch's causal fixture") {
-    const fs::path dir = kMasks / "causal_b2_n16_c32_h4";
+    const fs::path dir = kMasks / "causal_b2_n16_c16_h2";
     Fixture f = load_fixture(dir);
     f.config.path = AttentionPath::flash;
     f.config.tile_rows = 4, f.config.tile_cols = 8;
@@ -290,19 +290,19 @@ TEST_CASE("kv-cache: each token's output equals the matching row of full causal 
 }
 
 TEST_CASE("kv-cache: equals PyTorch's causal fixture and counts FLOPs by the stated formulas") {
-    const fs::path dir = kMasks / "causal_b2_n16_c32_h4";
+    const fs::path dir = kMasks / "causal_b2_n16_c16_h2";
     Fixture f = load_fixture(dir);
     f.config.path = AttentionPath::kv_cache;
     const Trace t = run_attention(f.config, f.weights, f.input);
     for (const char* step : {"attn", "context", "merged", "out"})
         check_close(t.at(step).tensor.values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
     const KvRecord& r = *t.beyond->kv;
-    const std::uint64_t B = 2, C = 32, T = 16;  // the last token: 16 keys in the cache
+    const std::uint64_t B = 2, C = 16, T = 16;  // the last token: 16 keys in the cache
     CHECK(r.tokens.back().flops_cached == B * (2 * C * 3 * C + 4 * T * C + 2 * C * C));
     CHECK(r.tokens.back().flops_recompute == B * (2 * T * C * 3 * C + 4 * T * T * C + 2 * T * C * C));
     const auto j = trace_to_json(t);
     CHECK(j["beyond"]["kv_cache"]["tokens"].size() == 16);
-    CHECK(j["beyond"]["kv_cache"]["tokens"][3]["cache_shape"] == nlohmann::json::array({2, 4, 4, 8}));
+    CHECK(j["beyond"]["kv_cache"]["tokens"][3]["cache_shape"] == nlohmann::json::array({2, 2, 4, 8}));
 }
 
 // ---- windows -------------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from make_golden import ViTAttention, write_safetensors  # noqa: E402
 
 CASES = [
     # name, B, N, C, h, causal, valid_tokens (None: all valid)
-    ("causal_b2_n16_c32_h4", 2, 16, 32, 4, True, None),
-    ("padding_b2_n16_c32_h4", 2, 16, 32, 4, False, [12, 16]),
+    ("causal_b2_n16_c16_h2", 2, 16, 16, 2, True, None),
+    ("padding_b2_n16_c16_h2", 2, 16, 16, 2, False, [12, 16]),
     ("causal_padding_b2_n10_c24_h2", 2, 10, 24, 2, True, [7, 3]),
 ]
 

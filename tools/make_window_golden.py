@@ -20,8 +20,8 @@ from make_golden import ViTAttention, write_safetensors  # noqa: E402
 
 CASES = [
     # name, B, H (grid side), C, h, M, shift
-    ("plain_b2_g8_c16_h2_m4", 2, 8, 16, 2, 4, False),
-    ("shift_b2_g8_c16_h2_m4", 2, 8, 16, 2, 4, True),
+    ("plain_b1_g8_c16_h2_m4", 1, 8, 16, 2, 4, False),
+    ("shift_b1_g8_c16_h2_m4", 1, 8, 16, 2, 4, True),
 ]
 
 
