@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "activations.hpp"
+#include "beyond.hpp"
 #include "config.hpp"
 #include "gui.hpp"
 #include "io.hpp"
@@ -39,6 +40,7 @@ struct ConfigOptions {
     CLI::Option* dim = nullptr;
     CLI::Option* heads = nullptr;
     CLI::Option* qkv_bias = nullptr;
+    BeyondOptions beyond;  // app/cli_beyond.cpp
     std::vector<CLI::Option*> all;
 
     bool any_given() const {
@@ -77,9 +79,12 @@ void add_config_options(CLI::App& app, ConfigOptions& o) {
              app.add_flag("--training", c.training, "training mode: dropout active"),
              app.add_option("--attn-drop", c.attn_drop, "attention dropout p")->capture_default_str(),
              app.add_option("--proj-drop", c.proj_drop, "output dropout p")->capture_default_str()};
+    o.beyond = add_beyond_options(app, c);
+    o.all.insert(o.all.end(), o.beyond.all.begin(), o.beyond.all.end());
 }
 
-void require_valid(const AttentionConfig& config) {
+void require_valid(const AttentionConfig& config, const ConfigOptions* options = nullptr) {
+    if (options) check_beyond_options(options->beyond);
     const auto problems = validate(config, default_memory_budget());
     if (!problems.empty()) throw UsageError(problems.front());
 }
@@ -114,10 +119,11 @@ void print_trace(const Trace& trace) {
         std::printf("%-10s %-*s  %-*s  %s\n", s.name.c_str(), static_cast<int>(shape_width),
                     format_shape(s.shape()).c_str(), static_cast<int>(code_width), s.code.c_str(), s.note.c_str());
     std::printf("%s\n", checks_summary(trace).c_str());
+    if (trace.beyond || c.masked()) std::printf("%s\n", beyond_summary(trace).c_str());  // core/beyond.hpp
 }
 
 int cmd_trace(const ConfigOptions& o, bool json) {
-    require_valid(o.config);
+    require_valid(o.config, &o);
     const Trace trace = run_attention(o.config);
     if (json)
         std::cout << trace_to_json(trace).dump(2) << "\n";
@@ -183,20 +189,21 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
     } else if (block) {
         throw UsageError("--block needs --weights FILE");
     }
-    require_valid(cfg);  // before the default input or weights are allocated
+    require_valid(cfg, &o);  // before the default input or weights are allocated
     if (!weights) weights = default_weights(cfg);
     if (!input) input = default_input(cfg);
     const Trace trace = run_attention(cfg, *weights, *input);
     dump_trace(trace, dump_dir);
     std::printf("wrote %zu steps to %s/ (<step>.npy and trace.json)\n%s\n", trace.steps.size(), dump_dir.c_str(),
                 checks_summary(trace).c_str());
+    if (trace.beyond || cfg.masked()) std::printf("%s\n", beyond_summary(trace).c_str());
     return 0;
 }
 
 // ---- bench ----------------------------------------------------------------------------------
 int cmd_bench(const ConfigOptions& o, std::size_t repeat, bool json) {
     const AttentionConfig& cfg = o.config;
-    require_valid(cfg);
+    require_valid(cfg, &o);
     if (repeat < 1 || repeat > 100000) throw UsageError("--repeat " + std::to_string(repeat) + " must be in 1..100000");
     const AttentionWeights weights = default_weights(cfg);
     const Tensor input = default_input(cfg);
@@ -250,13 +257,13 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
     g.screenshot_path = screenshot;
     g.step = step;
     std::tie(g.width, g.height) = parse_size(size);
-    const auto& names = attention_step_names();
+    const auto names = path_step_names(g.config);  // core/beyond.hpp: the steps of the chosen path
     if (!step.empty() && std::find(names.begin(), names.end(), step) == names.end()) {
         std::string list;
         for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
         throw UsageError("--step " + step + ": no such step; the steps are " + list);
     }
-    require_valid(g.config);
+    require_valid(g.config, &o);
 #ifdef ATTNSCOPE_HAS_GUI
     return run_gui(g);
 #else

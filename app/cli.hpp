@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <stdexcept>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -27,5 +28,16 @@ void add_file_commands(CLI::App& app, CommandAction& action);
 
 // app/cli_vit.cpp: `vit --model FILE (--image | --pixels) ...` (a whole ViT forward on an image).
 void add_vit_command(CLI::App& app, CommandAction& action);
+
+// app/cli_beyond.cpp: --causal, --valid-tokens, --flash, --tile, --kv-cache, --window, --shift
+// (core/beyond.hpp) on every command that runs the layer; they write into `config`.
+struct AttentionConfig;
+struct BeyondOptions {
+    CLI::Option *flash = nullptr, *tile = nullptr, *kv_cache = nullptr, *window = nullptr, *shift = nullptr;
+    std::vector<CLI::Option*> all;
+};
+BeyondOptions add_beyond_options(CLI::App& app, AttentionConfig& config);
+// Contradictory combinations (two paths, --tile without --flash ...) as a UsageError.
+void check_beyond_options(const BeyondOptions& options);
 
 }  // namespace attnscope
