@@ -166,6 +166,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawInspectorPanel(trace, ui);
     DrawHeadsPanel(trace, ui);
     DrawRowSumPanel(trace, ui);
+    DrawBeyondPanel(trace, ui);
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);
@@ -399,7 +400,7 @@ int run_gui(const GuiOptions& options) {
                              StepList(*trace).c_str());
                 if (shot) return 2;
             }
-            start_step = "attn";
+            start_step = trace->find("attn") ? "attn" : "context";  // flash has no attn step
         }
         SelectStep(*trace, ui, start_step);
         SyncSelection(*trace, ui);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "logic/i18n.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
 
@@ -42,6 +43,8 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem("Tensor inspector", nullptr, &ui.panels.inspector);
         ImGui::MenuItem("Heads", nullptr, &ui.panels.heads);
         ImGui::MenuItem("Row sums", nullptr, &ui.panels.row_sums);
+        ImGui::MenuItem(ui::tr("Beyond the textbook"), nullptr, trace.beyond ? &ui.beyond.visible : &ui.beyond.mask_visible,
+                        trace.beyond != nullptr || trace.find("masked") != nullptr);
         ImGui::MenuItem("Config", nullptr, &ui.panels.config, !ui.vit_on_screen);
         if (ui.vit_on_screen) ImGui::MenuItem("Image (ViT)", nullptr, &ui.show_image);
         ImGui::Separator();

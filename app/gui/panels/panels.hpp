@@ -17,6 +17,11 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui);
 void DrawHeadsPanel(const Trace& trace, UiState& ui);
 void DrawRowSumPanel(const Trace& trace, UiState& ui);
 void DrawConfigPanel(const Trace& trace, UiState& ui);
+// Masks and the attention path (standard / flash / kv-cache / windowed) in the config panel;
+// returns true when the user committed a change (beyond_config.cpp).
+bool DrawBeyondConfig(AttentionConfig& config);
+// Flash tiles, the KV cache or the windows of the trace on screen (nothing for the textbook path).
+void DrawBeyondPanel(const Trace& trace, UiState& ui);
 // The ViT on its picture: prediction, per-head overlays, rollout, block and query selectors.
 // vit is null while the first run is loading (or failed): an empty state is drawn.
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui);
