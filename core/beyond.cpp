@@ -269,6 +269,8 @@ nlohmann::json beyond_to_json(const BeyondRecord& r) {
                       {"recorded_head", f.head},
                       {"tiles_total", f.tiles_total},
                       {"tiles_skipped", f.tiles_skipped},
+                      {"tiles_truncated", f.tiles_truncated},
+                      {"partial_outputs_truncated", f.o_truncated},
                       {"largest_buffer_floats", f.largest_tensor_floats},
                       {"peak_bytes", {{"standard", f.memory.standard_bytes}, {"flash", f.memory.flash_bytes}}},
                       {"memory_vs_tokens", memory},

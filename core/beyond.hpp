@@ -62,6 +62,7 @@ struct FlashRecord {
     std::size_t batch_item = 0, head = 0;       // the (b, head) whose tiles are recorded
     std::vector<FlashTile> tiles;               // in computation order: row block outer, column block inner
     bool o_truncated = false;                   // partial outputs omitted after kFlashOutputBudget floats
+    bool tiles_truncated = false;               // only the first kFlashMaxTiles tiles are in `tiles`
     std::size_t tiles_total = 0;                // over every (b, head)
     std::size_t tiles_skipped = 0;              // causal tiles above the diagonal, over every (b, head)
     std::vector<float> final_m, final_l;        // [N] for (batch_item, head)
@@ -70,6 +71,7 @@ struct FlashRecord {
     std::size_t largest_tensor_floats = 0;      // the largest buffer the flash path allocated (one tile or [N, c])
 };
 constexpr std::size_t kFlashOutputBudget = std::size_t(1) << 21;  // floats of partial outputs kept (8 MiB)
+constexpr std::size_t kFlashMaxTiles = 4096;  // tiles recorded (N = 1024 with 16 x 16 tiles); later ones are computed only
 
 // Peak working memory of the attention core (float32), standard vs flash, from the shapes.
 MemoryPoint attention_memory(const AttentionConfig& config, std::size_t tokens);

@@ -83,7 +83,8 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
                     } else if (record) {
                         ++record->tiles_skipped;
                     }
-                    if (recorded) {
+                    if (recorded && record->tiles.size() == kFlashMaxTiles) record->tiles_truncated = true;
+                    if (recorded && record->tiles.size() < kFlashMaxTiles) {
                         FlashTile t;
                         t.row_block = rb, t.col_block = cb, t.row0 = r0, t.rows = rows, t.col0 = c0, t.cols = cols;
                         t.skipped = skipped;

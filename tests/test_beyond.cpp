@@ -228,6 +228,20 @@ TEST_CASE("flash: the N x N steps do not exist and the tiles hold the running ma
             for (std::size_t i = 0; i < r.tiles[t].rows; ++i) CHECK(r.tiles[t].m[i] >= r.tiles[t - 1].m[i]);
 }
 
+TEST_CASE("flash: tile records are bounded for large N") {
+    AttentionConfig c = small_config(1100, 16, 1, 1);
+    c.path = AttentionPath::flash;
+    c.tile_rows = c.tile_cols = 16;
+    const Trace f = run_attention(c);
+    const FlashRecord& r = *f.beyond->flash;
+    CHECK(r.tiles.size() == kFlashMaxTiles);
+    CHECK(r.tiles_truncated);
+    CHECK(r.tiles_total == 69 * 69);
+    std::size_t floats = 0;
+    for (const FlashTile& t : r.tiles) floats += t.o.size();
+    CHECK(floats <= kFlashOutputBudget);
+}
+
 TEST_CASE("flash: equals PyTorch's causal fixture") {
     const fs::path dir = kMasks / "causal_b2_n16_c16_h2";
     Fixture f = load_fixture(dir);

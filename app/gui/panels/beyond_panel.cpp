@@ -74,6 +74,9 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     ImGui::PopTextWrapPos();
     ImGui::TextDisabled(tr("batch item %zu, head %zu; Br x Bc = %zu x %zu"), r.batch_item, r.head, r.tile_rows,
                         r.tile_cols);
+    if (r.tiles_truncated)
+        ImGui::TextColored(WarnColor(), tr("only the first %zu tiles were recorded (the others were computed the same way)"),
+                           r.tiles.size());
 
     // The N x N' grid of tiles (never stored: only one Br x Bc tile exists at a time) and O [N, c].
     ImDrawList* dl = ImGui::GetWindowDrawList();
