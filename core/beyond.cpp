@@ -1,6 +1,7 @@
 // Masks, the dispatch to the paths beyond the textbook, their validation, sizes and JSON.
 #include "beyond.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -147,7 +148,9 @@ std::uint64_t beyond_trace_bytes(const AttentionConfig& c) {
             // no N x N step; tile records for one (b, head): m, l per tile row and a bounded output
             const std::uint64_t br = std::max<std::size_t>(1, c.tile_rows), bc = std::max<std::size_t>(1, c.tile_cols);
             const std::uint64_t tiles = mul((c.tokens + br - 1) / br, (c.tokens + bc - 1) / bc);
-            floats = add(floats, add(mul(mul(tiles, br), 2), kFlashOutputBudget));
+            const std::uint64_t kept = std::min<std::uint64_t>(tiles, kFlashMaxTiles);
+            floats = add(floats, add(mul(mul(kept, br), 2), std::min<std::uint64_t>(kFlashOutputBudget,
+                                                                                   mul(mul(kept, br), c.head_dim()))));
             break;
         }
         case AttentionPath::kv_cache:  // the assembled attn [B, h, N, N] and the per-token rows of item 0
