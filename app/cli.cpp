@@ -21,6 +21,7 @@
 
 #include "activations.hpp"
 #include "backward.hpp"
+#include "beyond.hpp"
 #include "config.hpp"
 #include "gui.hpp"
 #include "io.hpp"
@@ -40,6 +41,7 @@ struct ConfigOptions {
     CLI::Option* dim = nullptr;
     CLI::Option* heads = nullptr;
     CLI::Option* qkv_bias = nullptr;
+    BeyondOptions beyond;  // app/cli_beyond.cpp
     std::vector<CLI::Option*> all;
 
     bool any_given() const {
@@ -80,9 +82,12 @@ void add_config_options(CLI::App& app, ConfigOptions& o) {
              app.add_option("--proj-drop", c.proj_drop, "output dropout p")->capture_default_str(),
              app.add_flag("--no-scale{false}", c.scaled,
                           "switch self.scale off (x 1 instead of x c^-0.5): the softmax-saturation demo")};
+    o.beyond = add_beyond_options(app, c);
+    o.all.insert(o.all.end(), o.beyond.all.begin(), o.beyond.all.end());
 }
 
-void require_valid(const AttentionConfig& config) {
+void require_valid(const AttentionConfig& config, const ConfigOptions* options = nullptr) {
+    if (options) check_beyond_options(options->beyond);
     const auto problems = validate(config, default_memory_budget());
     if (!problems.empty()) throw UsageError(problems.front());
 }
@@ -117,10 +122,11 @@ void print_trace(const Trace& trace) {
         std::printf("%-10s %-*s  %-*s  %s\n", s.name.c_str(), static_cast<int>(shape_width),
                     format_shape(s.shape()).c_str(), static_cast<int>(code_width), s.code.c_str(), s.note.c_str());
     std::printf("%s\n", checks_summary(trace).c_str());
+    if (trace.beyond || c.masked()) std::printf("%s\n", beyond_summary(trace).c_str());  // core/beyond.hpp
 }
 
 int cmd_trace(const ConfigOptions& o, bool json) {
-    require_valid(o.config);
+    require_valid(o.config, &o);
     const Trace trace = run_attention(o.config);
     if (json)
         std::cout << trace_to_json(trace).dump(2) << "\n";
@@ -187,7 +193,7 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
     } else if (block) {
         throw UsageError("--block needs --weights FILE");
     }
-    require_valid(cfg);  // before the default input or weights are allocated
+    require_valid(cfg, &o);  // before the default input or weights are allocated
     // The upstream gradient G on the output: loss = sum(out_drop * G) (core/backward.hpp).
     std::optional<Tensor> grad_output;
     if (!grad_output_path.empty()) {
@@ -214,13 +220,14 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
                     "||grad_qkv.weight|| = %.4g, ||grad_proj.weight|| = %.4g\n",
                     g->grad_output_source.c_str(), g->find("input")->norm, g->find("scores")->norm,
                     g->param("qkv.weight")->norm, g->param("proj.weight")->norm);
+    if (trace.beyond || cfg.masked()) std::printf("%s\n", beyond_summary(trace).c_str());
     return 0;
 }
 
 // ---- bench ----------------------------------------------------------------------------------
 int cmd_bench(const ConfigOptions& o, std::size_t repeat, bool json) {
     const AttentionConfig& cfg = o.config;
-    require_valid(cfg);
+    require_valid(cfg, &o);
     if (repeat < 1 || repeat > 100000) throw UsageError("--repeat " + std::to_string(repeat) + " must be in 1..100000");
     const AttentionWeights weights = default_weights(cfg);
     const Tensor input = default_input(cfg);
@@ -276,13 +283,13 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
     g.show_gradients = show_gradients;
     std::tie(g.width, g.height) = parse_size(size);
     apply_teach_gui_options(g);
-    const auto& names = attention_step_names();
+    const auto names = path_step_names(g.config);  // core/beyond.hpp: the steps of the chosen path
     if (!step.empty() && std::find(names.begin(), names.end(), step) == names.end()) {
         std::string list;
         for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
         throw UsageError("--step " + step + ": no such step; the steps are " + list);
     }
-    require_valid(g.config);
+    require_valid(g.config, &o);
 #ifdef ATTNSCOPE_HAS_GUI
     return run_gui(g);
 #else

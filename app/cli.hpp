@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <stdexcept>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -34,5 +35,15 @@ void add_teach_commands(CLI::App& app, CommandAction& action);
 struct GuiOptions;
 void add_teach_gui_options(CLI::App& app);
 void apply_teach_gui_options(GuiOptions& options);  // UsageError for an unknown bug, step or index
+// app/cli_beyond.cpp: --causal, --valid-tokens, --flash, --tile, --kv-cache, --window, --shift
+// (core/beyond.hpp) on every command that runs the layer; they write into `config`.
+struct AttentionConfig;
+struct BeyondOptions {
+    CLI::Option *flash = nullptr, *tile = nullptr, *kv_cache = nullptr, *window = nullptr, *shift = nullptr;
+    std::vector<CLI::Option*> all;
+};
+BeyondOptions add_beyond_options(CLI::App& app, AttentionConfig& config);
+// Contradictory combinations (two paths, --tile without --flash ...) as a UsageError.
+void check_beyond_options(const BeyondOptions& options);
 
 }  // namespace attnscope

@@ -51,7 +51,11 @@ Tensor default_grad_output(const AttentionConfig& cfg) {
 
 Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w, const Tensor& grad_output,
                                  const std::string& grad_output_source, const RunHooks& hooks) {
-    const auto& names = attention_step_names();
+    if (forward.config.path != AttentionPath::standard)
+        throw std::invalid_argument("backward: gradients follow the textbook path; --flash, --kv-cache and --window "
+                                    "record no attention matrix to differentiate through");
+    std::vector<std::string> names = attention_step_names();
+    if (forward.find("masked")) names.insert(std::find(names.begin(), names.end(), "attn"), "masked");
     for (const auto& name : names) {
         const Step* s = forward.find(name);
         if (!s || s->origin != StepOrigin::Computed)
@@ -107,7 +111,12 @@ Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w
     Rng attn_rng(cfg.seed, kAttnDrop);
     const Tensor& d_attn = record("attn", dropout_backward(d_attn_drop, cfg.attn_drop, cfg.training, attn_rng));
     // attn.softmax(dim=-1)                                                    [B, h, N, N']
-    const Tensor& d_scaled = record("scaled", softmax_last_backward(T("attn"), d_attn));
+    const Tensor* d_logits = &record(forward.find("masked") ? "masked" : "scaled",
+                                     softmax_last_backward(T("attn"), d_attn));
+    // attn.masked_fill(~keep, -inf): hidden scores get no gradient; softmax already gave them 0
+    // (their weight is 0), so the gradient passes through unchanged           [B, h, N, N']
+    if (forward.find("masked")) d_logits = &record("scaled", Tensor{d_logits->values, {}});
+    const Tensor& d_scaled = *d_logits;
     // * self.scale                                                            [B, h, N, N']
     const Tensor& d_scores = record("scores", scale_backward(d_scaled, attention_scale(cfg)));
     // q @ k.transpose(-2, -1)                                     [B, h, N, c], [B, h, c, N']
@@ -167,6 +176,7 @@ Trace run_attention_with_gradients(const AttentionConfig& cfg, const RunHooks& h
     if (hooks.progress)
         half.progress = [&](std::size_t done, std::size_t total) { hooks.progress(done, 2 * total); };
     Trace trace = run_attention(cfg, weights, input, half);
+    if (cfg.path != AttentionPath::standard) return trace;  // flash, KV cache, windows: no backward
     if (hooks.progress)
         half.progress = [&](std::size_t done, std::size_t total) { hooks.progress(total + done, 2 * total); };
     trace.gradients = std::make_shared<const Gradients>(run_attention_backward(

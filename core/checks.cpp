@@ -1,5 +1,6 @@
 #include "checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -9,7 +10,7 @@ namespace attnscope {
 
 std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg) {
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    return {
+    std::vector<ExpectedShape> shapes = {
         {"input", "[B, N, C]", {B, N, C}},
         {"qkv", "[B, N, 3*C]", {B, N, 3 * C}},
         {"qkv_split", "[B, N, 3, h, c]", {B, N, 3, h, c}},
@@ -20,6 +21,7 @@ std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg)
         {"k_t", "[B, h, c, N]", {B, h, c, N}},
         {"scores", "[B, h, N, N]", {B, h, N, N}},
         {"scaled", "[B, h, N, N]", {B, h, N, N}},
+        {"masked", "[B, h, N, N]", {B, h, N, N}},  // only with a mask (removed below otherwise)
         {"attn", "[B, h, N, N]", {B, h, N, N}},
         {"attn_drop", "[B, h, N, N]", {B, h, N, N}},
         {"context", "[B, h, N, c]", {B, h, N, c}},
@@ -28,6 +30,9 @@ std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg)
         {"out", "[B, N, C]", {B, N, C}},
         {"out_drop", "[B, N, C]", {B, N, C}},
     };
+    if (!cfg.masked())
+        shapes.erase(std::find_if(shapes.begin(), shapes.end(), [](const ExpectedShape& e) { return e.step == "masked"; }));
+    return shapes;
 }
 
 std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::vector<ExpectedShape>& expected) {
@@ -44,18 +49,22 @@ std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::
     return checks;
 }
 
-RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float drop_p, double tolerance) {
+RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float drop_p, double tolerance,
+                           const std::vector<std::size_t>* valid_tokens) {
     RowSumCheck r;
     r.step = probs.name;
     r.tolerance = tolerance;
     r.sums = sum_last(probs.tensor);  // [B, h, N]
     const Shape s = r.sums.values.shape().size() == 3 ? shape_of(r.sums.values) : Shape{1, 1, r.sums.values.size()};
     const std::size_t heads = s[0] * s[1], rows_per_head = s[2];
-    r.rows = r.sums.values.size();
+    r.rows = 0;
     r.head_max_error.assign(heads, 0.0);
     r.head_failing.assign(heads, 0);
     for (std::size_t bh = 0; bh < heads; ++bh)
         for (std::size_t i = 0; i < rows_per_head; ++i) {
+            const std::size_t b = bh / s[1];
+            if (valid_tokens && b < valid_tokens->size() && i >= (*valid_tokens)[b]) continue;  // a padding query
+            ++r.rows;
             const double err = std::fabs(static_cast<double>(r.sums.values.data()[bh * rows_per_head + i]) - 1.0);
             const bool fails = !(err <= tolerance);  // NaN fails too
             r.head_max_error[bh] = std::isnan(err) ? err : std::max(r.head_max_error[bh], err);
@@ -88,6 +97,7 @@ NonFiniteCheck find_first_nonfinite(const std::vector<Step>& steps) {
     NonFiniteCheck check;
     for (const auto& s : steps) {
         if (s.stats.nan_count + s.stats.inf_count == 0) continue;
+        if (s.op == "mask" && s.stats.nan_count == 0) continue;  // -inf on purpose: hidden keys
         check.first_step = s.name;
         check.nan_count = s.stats.nan_count;
         check.inf_count = s.stats.inf_count;

@@ -20,8 +20,12 @@ std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& conf
 std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::vector<ExpectedShape>& expected);
 
 // probs [B, h, N, N']: every row should sum to 1. deviation_expected marks training-mode dropout.
-RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float drop_p, double tolerance = 1e-5);
+// valid_tokens (per batch item, or null): only the rows of valid queries are checked (the rows of
+// padding queries are discarded downstream; see core/beyond.hpp for the masking convention).
+RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float drop_p, double tolerance = 1e-5,
+                           const std::vector<std::size_t>* valid_tokens = nullptr);
 
+// The -inf a mask step writes on purpose are not reported (NaN there still is).
 NonFiniteCheck find_first_nonfinite(const std::vector<Step>& steps);
 
 }  // namespace attnscope

@@ -8,6 +8,11 @@
 
 namespace attnscope {
 
+// How the attention itself is computed (core/beyond.hpp): the textbook path records the N x N
+// matrices; flash never materializes them (tiles, online softmax); kv_cache decodes token by
+// token (causal); windowed attends within Swin windows of the token grid.
+enum class AttentionPath { standard, flash, kv_cache, windowed };
+
 struct AttentionConfig {
     std::size_t batch = 2;    // B
     std::size_t tokens = 16;  // N
@@ -19,7 +24,15 @@ struct AttentionConfig {
     float attn_drop = 0.0f;
     float proj_drop = 0.0f;
     bool scaled = true;  // false: the `scaled` step multiplies by 1 (--no-scale, the softmax-saturation demo)
+    // ---- beyond the textbook (masks, FlashAttention, KV cache, windows; see core/beyond.hpp)
+    bool causal = false;                    // query i sees keys 0..i
+    std::vector<std::size_t> valid_tokens;  // per batch item, keys >= valid are padding; empty = all N
+    AttentionPath path = AttentionPath::standard;
+    std::size_t tile_rows = 16, tile_cols = 16;  // flash: Br x Bc
+    std::size_t window = 0;                 // windowed: window size M (tokens form an H x H grid)
+    bool shift = false;                     // windowed: Swin's shifted windows (roll by -M/2)
 
+    bool masked() const { return causal || !valid_tokens.empty(); }
     std::size_t head_dim() const { return heads ? dim / heads : 0; }
 };
 

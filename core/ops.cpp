@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <limits>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -378,6 +379,24 @@ Tensor softmax_last_backward(const Tensor& y, const Tensor& grad_y) {
         for (std::size_t j = 0; j < n; ++j) gx[j] = static_cast<float>(yr[j] * (gy[j] - dot));
     }
     return g;
+}
+
+Tensor mask_fill(const Tensor& x, const Array& keep) {
+    const Shape xs = shape_of(x.values), ks = shape_of(keep);
+    if (xs.size() != 4 || ks.size() != 3 || ks[0] != xs[0] || ks[1] != xs[2] || ks[2] != xs[3])
+        throw ShapeError("mask: scores " + format_shape(xs) + " [B, h, N, N'] and keep " + format_shape(ks) +
+                         " [B, N, N'] disagree");
+    Tensor y{x.values, x.axes};
+    const std::size_t B = xs[0], h = xs[1], nn = xs[2] * xs[3];
+    const float minus_inf = -std::numeric_limits<float>::infinity();
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t head = 0; head < h; ++head) {
+            float* out = y.values.data() + (b * h + head) * nn;
+            const float* k = keep.data() + b * nn;
+            for (std::size_t i = 0; i < nn; ++i)
+                if (k[i] == 0.0f) out[i] = minus_inf;
+        }
+    return y;
 }
 
 Tensor dropout(const Tensor& x, float p, bool training, Rng& rng) {

@@ -67,6 +67,10 @@ Tensor softmax_last(const Tensor& x);
 // A saturated row (y one-hot) gives grad_x = 0 whatever grad_y is: the vanishing gradient.
 Tensor softmax_last_backward(const Tensor& y, const Tensor& grad_y);
 
+// attn.masked_fill(keep == 0, -inf): hidden (query, key) pairs get -inf so softmax gives them 0.
+// x [B, h, N, N'], keep [B, N, N'] (1 keep, 0 hide; the same for every head) -> [B, h, N, N']
+Tensor mask_fill(const Tensor& x, const Array& keep);
+
 // Inverted dropout: in training, each element is kept with probability 1 - p and scaled by
 // 1 / (1 - p), zeroed otherwise; outside training, the identity.
 Tensor dropout(const Tensor& x, float p, bool training, Rng& rng);

@@ -15,9 +15,11 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "beyond.hpp"
 #include "checks.hpp"
 #include "ops.hpp"
 #include "random.hpp"
+#include "recorder.hpp"
 #include "torch_layout.hpp"
 #include "weights.hpp"
 
@@ -32,61 +34,6 @@ Array uniform_array(const Shape& shape, float bound, std::uint64_t seed, Stream 
     Rng rng(seed, stream);
     for (float& v : a) v = rng.uniform(-bound, bound);
     return a;
-}
-
-// The words of one step: what it is called, the PyTorch it mirrors, and the note for the user.
-struct StepText {
-    std::string name;
-    std::string op;
-    std::string code;
-    std::string formula;
-    std::vector<std::string> inputs;
-    std::string note;
-    std::vector<Operand> weights = {};  // operands that are parameters, not steps
-};
-
-// Appends steps to a trace, filling in what PyTorch's tensor would look like and the stats.
-class Recorder {
-public:
-    Recorder(Trace& trace, const RunHooks& hooks) : trace_(trace), hooks_(hooks) {
-        trace_.steps.reserve(attention_step_names().size());  // references handed out stay valid
-    }
-
-    // same_values: a layout step holds the same multiset of values as that step: reuse its stats.
-    const Step& add(StepText text, Tensor tensor, const TorchLayout& layout, bool is_view,
-                    const Step* same_values = nullptr) {
-        if (hooks_.cancel && hooks_.cancel->load()) throw Cancelled();
-        if (trace_.steps.size() == trace_.steps.capacity()) throw std::logic_error("Recorder: step storage full");
-        Step step;
-        step.name = std::move(text.name);
-        step.op = std::move(text.op);
-        step.code = std::move(text.code);
-        step.formula = std::move(text.formula);
-        step.inputs = std::move(text.inputs);
-        for (const auto& input : step.inputs) step.operands.push_back({input, trace_.at(input).shape()});
-        for (auto& weight : text.weights) step.operands.push_back(std::move(weight));
-        step.tensor = std::move(tensor);
-        step.torch_strides = layout.strides;
-        step.contiguous = layout.is_contiguous();
-        step.is_view = is_view;
-        step.note = std::move(text.note);
-        if (hooks_.edit) {  // the bug zoo: the step may hold other values now
-            hooks_.edit(trace_, step);
-            same_values = nullptr;
-        }
-        step.stats = same_values ? same_values->stats : compute_stats(step.tensor.values);
-        trace_.steps.push_back(std::move(step));
-        if (hooks_.progress) hooks_.progress(trace_.steps.size(), trace_.steps.capacity());
-        return trace_.steps.back();
-    }
-
-private:
-    Trace& trace_;
-    const RunHooks& hooks_;
-};
-
-std::string strides_note(const TorchLayout& l) {
-    return " (strides " + format_strides(l.strides) + (l.is_contiguous() ? ", contiguous)" : ", not contiguous)");
 }
 
 void check_run_inputs(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x) {
@@ -140,20 +87,42 @@ Trace run_attention(const AttentionConfig& cfg, const AttentionWeights& w, const
 void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x_in,
                       const RunHooks& hooks) {
     check_run_inputs(cfg, w, x_in);
-    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    const float scale_factor = attention_scale(cfg);  // self.scale (1 with --no-scale)
+    if (cfg.path != AttentionPath::standard) {  // core/beyond.hpp
+        trace = run_beyond(cfg, w, x_in, hooks);
+        return;
+    }
+    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim;
     trace.config = cfg;
-    Recorder rec(trace, hooks);
+    Recorder rec(trace, hooks, attention_step_names().size() + cfg.masked());
 
     // x                                                                       [B, N, C]
-    TorchLayout layout = TorchLayout::contiguous({B, N, C});
+    const TorchLayout layout = TorchLayout::contiguous({B, N, C});
     const Step& input = rec.add({"input", "input", "x", "b n C", {}, "the input tensor, contiguous"},
                                 Tensor{x_in.values, {"B", "N", "C"}}, layout, false);
+    const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
+    Array keep;
+    if (cfg.masked()) keep = attention_keep_mask(cfg);
+    const Step& context = record_standard_attention(rec, cfg, qkv, cfg.masked() ? &keep : nullptr,
+                                                    mask_code(cfg), mask_note(cfg));
+    record_output_steps(rec, cfg, w, context);
+
+    // Checks over the recorded steps.
+    trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg));
+    const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
+    const auto* valid = cfg.valid_tokens.empty() ? nullptr : &cfg.valid_tokens;
+    trace.checks.row_sums.push_back(check_row_sums(trace.at("attn"), false, 0.0f, 1e-5, valid));
+    trace.checks.row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop, 1e-5, valid));
+    trace.checks.nonfinite = find_first_nonfinite(trace.steps);
+}
+
+QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& input) {
+    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
+    const std::string& x_name = input.name;
 
     // self.qkv(x)                                                             [B, N, 3C]
-    layout = TorchLayout::contiguous({B, N, 3 * C});
+    TorchLayout layout = TorchLayout::contiguous({B, N, 3 * C});
     const Step& qkv = rec.add(
-        {"qkv", "linear", "self.qkv(x)", "b n C, (three h c) C -> b n (three h c)", {"input"},
+        {"qkv", "linear", "self.qkv(x)", "b n C, (three h c) C -> b n (three h c)", {x_name},
          std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
          {{"self.qkv.weight", shape_of(w.qkv_weight)}}},
         linear(input.tensor, w.qkv_weight, w.qkv_bias ? &*w.qkv_bias : nullptr, "3C", "qkv.weight"), layout, false);
@@ -191,9 +160,17 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
     const Step& v = rec.add({"v", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 2)",
                              {"qkv_heads"}, unbind_note},
                             std::move(v_values), layout, true);
+    return {q, k, v, layout};
+}
+
+const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg, const QkvSteps& qkv,
+                                      const Array* keep, const std::string& mask_code, const std::string& mask_note) {
+    const std::size_t B = cfg.batch, N = cfg.tokens, h = cfg.heads, c = cfg.head_dim();
+    const float scale_factor = attention_scale(cfg);  // self.scale (1 with --no-scale)
+    const Step &q = qkv.q, &k = qkv.k, &v = qkv.v;
 
     // k.transpose(-2, -1)                                                     [B, h, c, N']
-    layout = torch_transpose(layout, 2, 3);
+    TorchLayout layout = torch_transpose(qkv.layout, 2, 3);
     const Step& k_t = rec.add({"k_t", "transpose", "k.transpose(-2, -1)", "b h n c -> b h c n", {"k"},
                                "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)},
                               transpose(k.tensor, 2, 3), layout, true, &k);
@@ -216,11 +193,18 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
                                                "scores reach softmax unscaled and grow like sqrt(c)"},
                                  scale(scores.tensor, scale_factor), layout, false);
 
+    // attn.masked_fill(~keep, float("-inf"))                                   [B, h, N, N']
+    const Step* logits = &scaled;
+    if (keep)
+        logits = &rec.add({"masked", "mask", mask_code, "b h n m -> b h n m  (-inf where the key is hidden)",
+                           {"scaled"}, mask_note},
+                          mask_fill(scaled.tensor, *keep), layout, false);
+
     // attn.softmax(dim=-1)                                                    [B, h, N, N']
     const Step& attn = rec.add(
-        {"attn", "softmax", "attn.softmax(dim=-1)", "b h n m -> b h n m  (softmax over m)", {"scaled"},
+        {"attn", "softmax", "attn.softmax(dim=-1)", "b h n m -> b h n m  (softmax over m)", {logits->name},
          "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys"},
-        softmax_last(scaled.tensor), layout, false);
+        softmax_last(logits->tensor), layout, false);
 
     // self.attn_drop(attn)                                                    [B, h, N, N']
     Rng attn_rng(cfg.seed, kAttnDrop);
@@ -238,9 +222,14 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
         {"context", "matmul", "attn @ v", "b h n m, b h m c -> b h n c", {"attn_drop", "v"},
          "new contiguous tensor: each output row is a weighted sum of the rows of v"},
         matmul(attn_drop.tensor, v.tensor, {"B", "h", "N", "c"}, "attn", "v"), layout, false);
+    return context;
+}
+
+void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& context) {
+    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim;
 
     // .transpose(1, 2)                                                        [B, N, h, c]
-    layout = torch_transpose(layout, 1, 2);
+    TorchLayout layout = torch_transpose(TorchLayout::contiguous(context.shape()), 1, 2);
     const Step& context_t = rec.add(
         {"context_t", "transpose", ".transpose(1, 2)", "b h n c -> b n h c", {"context"},
          (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
@@ -272,12 +261,6 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
                            : "identity: dropout does nothing in eval mode (or with p = 0)"},
             dropout(out.tensor, cfg.proj_drop, cfg.training, proj_rng), layout, !proj_dropping,
             proj_dropping ? nullptr : &out);
-
-    // Checks over the recorded steps.
-    trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg));
-    trace.checks.row_sums.push_back(check_row_sums(trace.at("attn"), false, 0.0f));
-    trace.checks.row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop));
-    trace.checks.nonfinite = find_first_nonfinite(trace.steps);
 }
 
 }  // namespace attnscope

@@ -16,6 +16,8 @@
 
 namespace attnscope {
 
+struct BeyondRecord;  // core/beyond.hpp
+
 struct Stats {
     float min = 0.0f;  // over finite values (0 when there are none)
     float max = 0.0f;
@@ -116,6 +118,7 @@ struct Trace {
     std::string source_path;                   // the file the trace was built from ("" = the engine)
     std::vector<StepDifference> differences;   // loaded steps compared with the reference
     std::shared_ptr<const Gradients> gradients;  // the backward pass (core/backward.hpp), or null
+    std::shared_ptr<const BeyondRecord> beyond;  // flash tiles, KV-cache tokens, windows (core/beyond.hpp)
 
     const StepDifference* difference(std::string_view step) const;  // nullptr when not compared
 

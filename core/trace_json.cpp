@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "backward.hpp"
+#include "beyond.hpp"
 #include "io.hpp"
 
 namespace attnscope {
@@ -35,7 +36,9 @@ nlohmann::json config_to_json(const AttentionConfig& c) {
     return {{"batch", c.batch},         {"tokens", c.tokens},       {"dim", c.dim},
             {"heads", c.heads},         {"head_dim", c.head_dim()}, {"qkv_bias", c.qkv_bias},
             {"seed", c.seed},           {"training", c.training},   {"attn_drop", c.attn_drop},
-            {"proj_drop", c.proj_drop}, {"scaled", c.scaled}};
+            {"proj_drop", c.proj_drop}, {"scaled", c.scaled}, {"causal", c.causal},  {"valid_tokens", c.valid_tokens},
+            {"path", path_name(c.path)}, {"tile", {c.tile_rows, c.tile_cols}}, {"window", c.window},
+            {"shift", c.shift}};
 }
 
 nlohmann::json trace_to_json(const Trace& trace) {
@@ -90,6 +93,7 @@ nlohmann::json trace_to_json(const Trace& trace) {
         j["gradients"] = {{"loss", "sum(out_drop * G)"}, {"grad_output", trace.gradients->grad_output_source},
                           {"step_norms", norms}, {"param_norms", params}};
     }
+    if (trace.beyond) j["beyond"] = beyond_to_json(*trace.beyond);  // flash tiles, KV-cache tokens, windows
     return j;
 }
 

@@ -170,6 +170,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawZooPanel(trace, ui);
     DrawCostPanel(trace, ui);
     DrawGradientsPanel(trace, ui);
+    DrawBeyondPanel(trace, ui);
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);
@@ -440,7 +441,7 @@ int run_gui(const GuiOptions& options) {
                              StepList(*trace).c_str());
                 if (shot) return 2;
             }
-            start_step = "attn";
+            start_step = trace->find("attn") ? "attn" : "context";  // flash has no attn step
         }
         SelectStep(*trace, ui, start_step);
         SyncSelection(*trace, ui);

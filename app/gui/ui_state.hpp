@@ -14,6 +14,7 @@
 #include "bug_zoo.hpp"
 #include "provenance.hpp"
 #include "config.hpp"
+#include "logic/beyond_view.hpp"
 #include "logic/colormap.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/settings.hpp"
@@ -111,6 +112,9 @@ struct UiState {
     std::size_t vit_patch = 0;               // 0: the checkpoint; 8/16/32: a fresh random model with that patch
     std::optional<std::size_t> vit_patch_request;  // the patch slider: the frame loop runs fresh_vit_job
     std::uint64_t vit_generation = 0;        // bumps when a new ViT snapshot is swapped in (texture keys)
+
+    // ---- the Beyond panel (flash tiles, KV cache, windows)
+    ui::BeyondView beyond;
 
     // ---- File > Open browser
     bool browser_open = false;

@@ -15,7 +15,10 @@ namespace {
 const std::vector<std::string> g_paths = {ATTNSCOPE_SHOT_DIR "/qkv_heads.png", ATTNSCOPE_SHOT_DIR "/attn.png",
                                           ATTNSCOPE_SHOT_DIR "/merged.png",
                                           ATTNSCOPE_SHOT_DIR "/file_bug_softmax.png",
-                                          ATTNSCOPE_SHOT_DIR "/vit_square.png"};
+                                          ATTNSCOPE_SHOT_DIR "/vit_square.png",
+                                          ATTNSCOPE_SHOT_DIR "/beyond_flash.png",
+                                          ATTNSCOPE_SHOT_DIR "/beyond_kv_cache.png",
+                                          ATTNSCOPE_SHOT_DIR "/beyond_windows_shift.png"};
 
 struct Image {
     int w = 0, h = 0;

@@ -47,7 +47,7 @@ const StepDifference* FirstDivergence(const Trace& trace) {
 }
 
 bool IsAttentionMap(const std::string& step) {
-    return step == "scores" || step == "scaled" || step == "attn" || step == "attn_drop";
+    return step == "scores" || step == "scaled" || step == "masked" || step == "attn" || step == "attn_drop";
 }
 
 }  // namespace attnscope

@@ -16,7 +16,9 @@ namespace {
 bool SameConfig(const AttentionConfig& a, const AttentionConfig& b) {
     return a.batch == b.batch && a.tokens == b.tokens && a.dim == b.dim && a.heads == b.heads &&
            a.qkv_bias == b.qkv_bias && a.seed == b.seed && a.training == b.training && a.attn_drop == b.attn_drop &&
-           a.proj_drop == b.proj_drop && a.scaled == b.scaled;
+           a.proj_drop == b.proj_drop && a.causal == b.causal && a.valid_tokens == b.valid_tokens &&
+           a.path == b.path && a.tile_rows == b.tile_rows && a.tile_cols == b.tile_cols && a.window == b.window &&
+           a.shift == b.shift && a.scaled == b.scaled;
 }
 
 // An unsigned input that reports a change when typing ends or a +/- button is used.
@@ -107,6 +109,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     preset("ViT-B", 1, 197, 768, 12, "one ViT-B/16 image: 196 patches + class token, 12 heads of 197 x 197");
     ImGui::SameLine();
     preset("tiny", 1, 4, 8, 2, "small enough to read every number in the inspector's numbers tab");
+    commit |= DrawBeyondConfig(c);  // masks and the attention path (beyond_config.cpp)
     if (commit) ui.rerun_requested = true;
 
     ImGui::Separator();

@@ -44,6 +44,8 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem("Heads", nullptr, &ui.panels.heads);
         ImGui::MenuItem("Row sums", nullptr, &ui.panels.row_sums);
         ImGui::MenuItem(ui::tr("Gradients"), nullptr, &ui.show_gradients);
+        ImGui::MenuItem(ui::tr("Beyond the textbook"), nullptr, trace.beyond ? &ui.beyond.visible : &ui.beyond.mask_visible,
+                        trace.beyond != nullptr || trace.find("masked") != nullptr);
         ImGui::MenuItem("Config", nullptr, &ui.panels.config, !ui.vit_on_screen);
         ImGui::MenuItem(ui::tr("Follow an element"), nullptr, &ui.show_follow);
         ImGui::MenuItem(ui::tr("Cost"), nullptr, &ui.show_cost);

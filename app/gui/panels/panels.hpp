@@ -26,6 +26,11 @@ void DrawConfigPanel(const Trace& trace, UiState& ui);
 // The backward pass (trace.gradients): gradient norm by step, the selected step's gradient,
 // parameter gradients, and the softmax-saturation demo (scale off, raise C).
 void DrawGradientsPanel(const Trace& trace, UiState& ui);
+// Masks and the attention path (standard / flash / kv-cache / windowed) in the config panel;
+// returns true when the user committed a change (beyond_config.cpp).
+bool DrawBeyondConfig(AttentionConfig& config);
+// Flash tiles, the KV cache or the windows of the trace on screen (nothing for the textbook path).
+void DrawBeyondPanel(const Trace& trace, UiState& ui);
 // The ViT on its picture: prediction, per-head overlays, rollout, block and query selectors.
 // vit is null while the first run is loading (or failed): an empty state is drawn.
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui);

@@ -1,0 +1,45 @@
+#include "logic/beyond_view.hpp"
+
+#include <algorithm>
+
+namespace attnscope::ui {
+
+std::vector<TileState> tile_states(const FlashRecord& r, std::size_t done) {
+    std::vector<TileState> states(r.row_blocks * r.col_blocks, TileState::Pending);
+    for (std::size_t i = 0; i < r.tiles.size() && i <= done; ++i) {
+        const FlashTile& t = r.tiles[i];
+        states[t.row_block * r.col_blocks + t.col_block] =
+            i == done ? TileState::Current : (t.skipped ? TileState::Skipped : TileState::Done);
+    }
+    return states;
+}
+
+std::size_t finished_rows(const FlashRecord& r, std::size_t done) {
+    std::size_t rows = 0;
+    for (std::size_t i = 0; i < r.tiles.size() && i <= done; ++i)
+        if (r.tiles[i].col_block + 1 == r.col_blocks) rows = r.tiles[i].row0 + r.tiles[i].rows;
+    return rows;
+}
+
+std::size_t window_of_token(const WindowRecord& r, std::size_t row, std::size_t col) {
+    const std::size_t H = r.grid, M = r.window;
+    const std::size_t pr = (row + H - r.shift % H) % H, pc = (col + H - r.shift % H) % H;  // after roll(-shift)
+    return (pr / M) * (H / M) + pc / M;
+}
+
+void token_of_window(const WindowRecord& r, std::size_t w, std::size_t p, std::size_t* row, std::size_t* col) {
+    const std::size_t H = r.grid, M = r.window, side = H / M;
+    const std::size_t pr = (w / side) * M + p / M, pc = (w % side) * M + p % M;  // in the rolled grid
+    *row = (pr + r.shift) % H;
+    *col = (pc + r.shift) % H;
+}
+
+void kv_cumulative_flops(const KvRecord& r, std::size_t t, double* cached, double* recompute) {
+    *cached = *recompute = 0.0;
+    for (std::size_t i = 0; i < r.tokens.size() && i <= t; ++i) {
+        *cached += static_cast<double>(r.tokens[i].flops_cached);
+        *recompute += static_cast<double>(r.tokens[i].flops_recompute);
+    }
+}
+
+}  // namespace attnscope::ui

@@ -1,0 +1,43 @@
+// Window-free logic of the Beyond panel (flash tiles, KV cache, windows): what the panel draws,
+// computed from the recorded FlashRecord / KvRecord / WindowRecord (core/beyond.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "beyond.hpp"
+
+namespace attnscope::ui {
+
+// The panel's own state (kept in UiState::beyond).
+struct BeyondView {
+    std::size_t tile = 0;       // flash: tiles 0..tile are done (the animation's position)
+    bool playing = true;        // flash / kv: the animation runs
+    double last_advance = 0.0;  // time of the last step of the animation
+    std::size_t token = 0;      // kv: the token shown
+    std::size_t window = 0;     // windowed: the window shown (over B * nW)
+    std::size_t head = 0;       // kv / windowed: the head shown
+    bool visible = true;        // View > Beyond the textbook (flash, kv-cache, windowed)
+    bool mask_visible = false;  // the same for a mask on the textbook path (it would cover the Heads panel)
+    std::uint64_t generation = ~std::uint64_t(0);  // the trace the positions belong to (reset on a new one)
+};
+
+enum class TileState { Pending, Done, Skipped, Current };
+
+// The state of every tile of the row_blocks x col_blocks grid after tiles 0..done were computed.
+std::vector<TileState> tile_states(const FlashRecord& record, std::size_t done);
+
+// Query rows whose output is final after tiles 0..done (their row of tiles is complete).
+std::size_t finished_rows(const FlashRecord& record, std::size_t done);
+
+// The window (0..nW-1 of a batch item) that holds the token at (row, col) of the original grid,
+// after Swin's roll by -shift.
+std::size_t window_of_token(const WindowRecord& record, std::size_t row, std::size_t col);
+// The token (row, col) of the original grid at position p (0..M*M-1) of window w.
+void token_of_window(const WindowRecord& record, std::size_t w, std::size_t p, std::size_t* row, std::size_t* col);
+
+// Cumulative FLOPs after tokens 0..t: with the cache and recomputing.
+void kv_cumulative_flops(const KvRecord& record, std::size_t t, double* cached, double* recompute);
+
+}  // namespace attnscope::ui

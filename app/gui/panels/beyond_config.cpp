@@ -1,0 +1,80 @@
+// The config panel's "beyond the textbook" part: masks (causal, valid tokens per batch item) and
+// the path that computes attention (standard, flash with Br x Bc tiles, KV cache, Swin windows).
+#include <imgui.h>
+
+#include <cstdio>
+#include <string>
+
+#include "beyond.hpp"
+#include "logic/i18n.hpp"
+#include "panels/panels.hpp"
+
+namespace attnscope {
+
+using ui::tr;
+
+namespace {
+
+bool SmallSize(const char* label, std::size_t* value, const char* help) {
+    const ImU64 one = 1;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+    const bool changed = ImGui::InputScalar(label, ImGuiDataType_U64, value, &one, nullptr, "%llu");
+    const bool commit = (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
+    return commit;
+}
+
+}  // namespace
+
+bool DrawBeyondConfig(AttentionConfig& c) {
+    bool commit = false;
+    ImGui::Separator();
+    ImGui::TextDisabled("%s", tr("beyond the textbook: masks and the attention path"));
+    commit |= ImGui::Checkbox(tr("causal"), &c.causal);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("query i sees only keys 0..i (-inf above the diagonal)"));
+    ImGui::SameLine();
+    bool padding = !c.valid_tokens.empty();
+    if (ImGui::Checkbox(tr("key padding"), &padding)) {
+        c.valid_tokens.clear();
+        if (padding) c.valid_tokens.assign(c.batch, c.tokens);
+        commit = true;
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", tr("valid tokens per batch item: keys after them are padding and get -inf"));
+    if (padding) {
+        if (c.valid_tokens.size() != c.batch) c.valid_tokens.resize(c.batch, c.tokens);
+        for (std::size_t b = 0; b < c.valid_tokens.size() && b < 8; ++b) {
+            ImGui::SameLine();
+            char label[32];
+            std::snprintf(label, sizeof label, "##valid%zu", b);
+            commit |= SmallSize(label, &c.valid_tokens[b], tr("valid tokens of this batch item (1..N)"));
+        }
+    }
+    int path = static_cast<int>(c.path);
+    ImGui::TextUnformatted(tr("path"));
+    const char* names[] = {tr("standard"), tr("flash"), tr("kv-cache"), tr("windowed")};
+    for (int i = 0; i < 4; ++i) {
+        ImGui::SameLine();
+        if (ImGui::RadioButton(names[i], &path, i)) {
+            c.path = static_cast<AttentionPath>(path);
+            if (c.path == AttentionPath::kv_cache) c.causal = true;
+            if (c.path == AttentionPath::windowed && c.window == 0) c.window = 4;
+            if (c.path != AttentionPath::windowed) c.window = 0, c.shift = false;
+            commit = true;
+        }
+    }
+    if (c.path == AttentionPath::flash) {
+        commit |= SmallSize(tr("Br"), &c.tile_rows, tr("tile rows: query rows per tile"));
+        ImGui::SameLine();
+        commit |= SmallSize(tr("Bc"), &c.tile_cols, tr("tile columns: keys per tile"));
+    } else if (c.path == AttentionPath::windowed) {
+        commit |= SmallSize(tr("M window"), &c.window, tr("window side M: attention within M x M patches"));
+        ImGui::SameLine();
+        commit |= ImGui::Checkbox(tr("shifted (M/2)"), &c.shift);
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", tr("N = H*H, no class token"));
+    }
+    return commit;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,395 @@
+// The Beyond panel: what the paths beyond the textbook recorded (core/beyond.hpp).
+//   flash     the tiles filling the output (animated), the running max m and sum l of the current
+//             block's rows, peak memory against the standard path and a memory-vs-N plot;
+//   kv-cache  the cache growing token by token, the new token's attention row, FLOPs saved;
+//   windowed  the window partition drawn on the patch grid and the selected window's heatmap;
+//   a mask    on the textbook path: which keys each query may see.
+// Everything is read from the trace; nothing is recomputed here.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "beyond.hpp"
+#include "logic/beyond_view.hpp"
+#include "logic/colormap.hpp"
+#include "logic/i18n.hpp"
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+using ui::tr;
+
+namespace {
+
+ImU32 MapColor(float t) {
+    const auto c = ui::colormap_color(ui::Colormap::Sequential, t);
+    return IM_COL32(c[0], c[1], c[2], 255);
+}
+
+// A square heatmap of rows x cols values (row-major) in the draw list, colour range [lo, hi];
+// -inf cells are drawn dark grey (hidden by a mask).
+void DrawValues(ImDrawList* dl, ImVec2 p0, float side, const float* v, std::size_t rows, std::size_t cols, float lo,
+                float hi, const float* hidden = nullptr) {
+    const float cw = side / cols, ch = side / rows;
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j) {
+            const float x = hidden && std::isinf(hidden[i * cols + j]) ? hidden[i * cols + j] : v[i * cols + j];
+            const ImU32 col = std::isinf(x) ? IM_COL32(60, 60, 60, 255) : MapColor(hi > lo ? (x - lo) / (hi - lo) : 0.0f);
+            dl->AddRectFilled(ImVec2(p0.x + j * cw, p0.y + i * ch), ImVec2(p0.x + (j + 1) * cw, p0.y + (i + 1) * ch), col);
+        }
+}
+
+void Animate(UiState& ui, std::size_t* position, std::size_t count, double interval) {
+    if (!ui.beyond.playing || !ui.animate || count == 0) return;
+    if (ui.now - ui.beyond.last_advance >= interval) {
+        *position = (*position + 1) % count;
+        ui.beyond.last_advance = ui.now;
+    }
+}
+
+// ---- flash ------------------------------------------------------------------------------------
+void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
+    ui::BeyondView& v = ui.beyond;
+    if (r.tiles.empty()) {
+        EmptyState(tr("No tiles recorded"), tr("The flash path recorded no tiles for this config."));
+        return;
+    }
+    Animate(ui, &v.tile, r.tiles.size(), 0.25);
+    v.tile = std::min(v.tile, r.tiles.size() - 1);
+    const FlashTile& t = r.tiles[v.tile];
+    if (ImGui::SmallButton(v.playing ? tr("pause") : tr("play"))) v.playing = !v.playing;
+    ImGui::SameLine();
+    int tile = static_cast<int>(v.tile);
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderInt("##tile", &tile, 0, static_cast<int>(r.tiles.size()) - 1, tr("tile %d")))
+        v.tile = static_cast<std::size_t>(tile), v.playing = false;
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text(tr("tile (%zu, %zu) of %zu x %zu: query rows %zu..%zu, keys %zu..%zu%s"), t.row_block, t.col_block,
+                r.row_blocks, r.col_blocks, t.row0, t.row0 + t.rows - 1, t.col0, t.col0 + t.cols - 1,
+                t.skipped ? tr(" (skipped: every key hidden)") : "");
+    ImGui::PopTextWrapPos();
+    ImGui::TextDisabled(tr("batch item %zu, head %zu; Br x Bc = %zu x %zu"), r.batch_item, r.head, r.tile_rows,
+                        r.tile_cols);
+    if (r.tiles_truncated)
+        ImGui::TextColored(WarnColor(), tr("only the first %zu tiles were recorded (the others were computed the same way)"),
+                           r.tiles.size());
+
+    // The N x N' grid of tiles (never stored: only one Br x Bc tile exists at a time) and O [N, c].
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float side = std::min(ImGui::GetContentRegionAvail().x * 0.5f, 170.0f * ImGui::GetFontSize() / 15.0f);
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    const float scale = side / static_cast<float>(r.tokens);
+    const auto states = ui::tile_states(r, v.tile);
+    for (std::size_t rb = 0; rb < r.row_blocks; ++rb)
+        for (std::size_t cb = 0; cb < r.col_blocks; ++cb) {
+            const float x0 = p0.x + cb * r.tile_cols * scale, y0 = p0.y + rb * r.tile_rows * scale;
+            const float x1 = p0.x + std::min(r.tokens, (cb + 1) * r.tile_cols) * scale;
+            const float y1 = p0.y + std::min(r.tokens, (rb + 1) * r.tile_rows) * scale;
+            ImU32 fill = IM_COL32(38, 38, 42, 255);
+            switch (states[rb * r.col_blocks + cb]) {
+                case ui::TileState::Done: fill = IM_COL32(60, 150, 110, 255); break;
+                case ui::TileState::Skipped: fill = IM_COL32(95, 95, 150, 255); break;
+                case ui::TileState::Current: fill = IM_COL32(240, 160, 40, 255); break;
+                case ui::TileState::Pending: break;
+            }
+            dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), fill);
+            dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(20, 20, 20, 255));
+        }
+    dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("keys N' ->"));
+    // O [N, c]: rows whose block is finished are final (O / l)
+    const std::size_t done_rows = ui::finished_rows(r, v.tile);
+    const float ox = p0.x + side + 14, ow = 36;
+    dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + side), IM_COL32(38, 38, 42, 255));
+    if (done_rows) dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + done_rows * scale), IM_COL32(60, 150, 110, 255));
+    dl->AddRectFilled(ImVec2(ox, p0.y + t.row0 * scale), ImVec2(ox + ow, p0.y + (t.row0 + t.rows) * scale),
+                      IM_COL32(240, 160, 40, 160));
+    dl->AddRect(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + side), IM_COL32(200, 200, 200, 255));
+    dl->AddText(ImVec2(ox, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_Text), "O [N, c]");
+    // legend
+    const float lx = ox + ow + 12;
+    float ly = p0.y;
+    auto legend = [&](ImU32 col, const char* text) {
+        dl->AddRectFilled(ImVec2(lx, ly + 3), ImVec2(lx + 10, ly + 13), col);
+        dl->AddText(ImVec2(lx + 14, ly), ImGui::GetColorU32(ImGuiCol_Text), text);
+        ly += ImGui::GetTextLineHeightWithSpacing();
+    };
+    legend(IM_COL32(240, 160, 40, 255), tr("current tile"));
+    legend(IM_COL32(60, 150, 110, 255), tr("done"));
+    legend(IM_COL32(95, 95, 150, 255), tr("skipped (mask)"));
+    legend(IM_COL32(38, 38, 42, 255), tr("not yet"));
+    ly += 4;
+    char rows_text[96];
+    std::snprintf(rows_text, sizeof rows_text, tr("final rows: %zu / %zu"), done_rows, r.tokens);
+    dl->AddText(ImVec2(lx, ly), ImGui::GetColorU32(ImGuiCol_Text), rows_text);
+    ImGui::Dummy(ImVec2(side, side + ImGui::GetTextLineHeightWithSpacing() + 4));
+
+    // m and l of the current block's rows after this tile
+    const float plot_w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+    char overlay[64];
+    std::snprintf(overlay, sizeof overlay, tr("running max m (%zu rows)"), t.rows);
+    std::vector<float> m(t.m);
+    for (float& x : m) if (std::isinf(x)) x = 0.0f;
+    ImGui::PlotLines("##m", m.data(), static_cast<int>(m.size()), 0, overlay, FLT_MAX, FLT_MAX, ImVec2(plot_w, 54));
+    ImGui::SameLine();
+    std::snprintf(overlay, sizeof overlay, "%s", tr("running sum l"));
+    ImGui::PlotLines("##l", t.l.data(), static_cast<int>(t.l.size()), 0, overlay, 0.0f, FLT_MAX, ImVec2(plot_w, 54));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", tr("each tile: m_new = max(m, rowmax S); l = exp(m - m_new) l + rowsum exp(S - m_new); "
+                                 "O = exp(m - m_new) O + exp(S - m_new) V"));
+    ImGui::PopTextWrapPos();
+
+    // memory
+    ImGui::Separator();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(OkColor(), tr("N x N matrix never materialized: peak %s vs %s (standard)"),
+                       format_bytes(r.memory.flash_bytes).c_str(), format_bytes(r.memory.standard_bytes).c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", tr("working memory of the attention core, float32: q, k, v, output + (standard) the "
+                                   "two [B, h, N, N] tensors alive at softmax, or (flash) m, l and one tile"));
+    const std::vector<MemoryPoint>& pts = r.memory_vs_tokens;
+    if (pts.size() >= 2) {
+        const ImVec2 q0 = ImGui::GetCursorScreenPos();
+        const float w = ImGui::GetContentRegionAvail().x - 84;
+        const float h = std::max(90.0f, ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6);
+        const double x_lo = std::log2(double(pts.front().tokens)), x_hi = std::log2(double(pts.back().tokens));
+        double y_lo = 1e300, y_hi = 0;
+        for (const auto& p : pts) {
+            y_lo = std::min({y_lo, std::log10(double(p.flash_bytes)), std::log10(double(p.standard_bytes))});
+            y_hi = std::max({y_hi, std::log10(double(p.flash_bytes)), std::log10(double(p.standard_bytes))});
+        }
+        auto at = [&](std::size_t n, std::uint64_t bytes) {
+            const float x = float((std::log2(double(n)) - x_lo) / std::max(1e-9, x_hi - x_lo));
+            const float y = float((std::log10(double(bytes)) - y_lo) / std::max(1e-9, y_hi - y_lo));
+            return ImVec2(q0.x + 8 + x * w, q0.y + h - y * (h - 8));
+        };
+        dl->AddRect(ImVec2(q0.x + 8, q0.y), ImVec2(q0.x + 8 + w, q0.y + h), IM_COL32(90, 90, 90, 255));
+        const ImU32 std_col = IM_COL32(230, 90, 70, 255), flash_col = IM_COL32(80, 200, 140, 255);
+        for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
+            dl->AddLine(at(pts[i].tokens, pts[i].standard_bytes), at(pts[i + 1].tokens, pts[i + 1].standard_bytes), std_col, 2);
+            dl->AddLine(at(pts[i].tokens, pts[i].flash_bytes), at(pts[i + 1].tokens, pts[i + 1].flash_bytes), flash_col, 2);
+        }
+        const ImVec2 now_std = at(r.tokens, r.memory.standard_bytes), now_flash = at(r.tokens, r.memory.flash_bytes);
+        dl->AddCircleFilled(now_std, 4, std_col);
+        dl->AddCircleFilled(now_flash, 4, flash_col);
+        dl->AddText(ImVec2(q0.x + 14, q0.y + 2), std_col, tr("standard ~ N^2"));
+        dl->AddText(ImVec2(q0.x + 14, q0.y + 2 + ImGui::GetTextLineHeight()), flash_col, tr("flash ~ N"));
+        const std::string right = format_bytes(pts.back().standard_bytes);
+        dl->AddText(ImVec2(q0.x + 12 + w, q0.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), right.c_str());
+        const std::string low = format_bytes(pts.front().flash_bytes);
+        dl->AddText(ImVec2(q0.x + 12 + w, q0.y + h - ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                    low.c_str());
+        char axis[96];
+        std::snprintf(axis, sizeof axis, tr("N = %zu .. %zu (log), bytes (log); dots: this N = %zu"), pts.front().tokens,
+                      pts.back().tokens, r.tokens);
+        dl->AddText(ImVec2(q0.x + 8, q0.y + h + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), axis);
+        ImGui::Dummy(ImVec2(w, h + ImGui::GetTextLineHeight() + 4));
+    }
+    (void)trace;
+}
+
+// ---- KV cache ---------------------------------------------------------------------------------
+void DrawKv(const Trace& trace, const KvRecord& r, UiState& ui) {
+    ui::BeyondView& v = ui.beyond;
+    if (r.tokens.empty()) return;
+    Animate(ui, &v.token, r.tokens.size(), 0.4);
+    v.token = std::min(v.token, r.tokens.size() - 1);
+    const KvToken& tok = r.tokens[v.token];
+    const std::size_t N = r.tokens.size(), h = trace.config.heads;
+    if (ImGui::SmallButton(v.playing ? tr("pause") : tr("play"))) v.playing = !v.playing;
+    ImGui::SameLine();
+    int t = static_cast<int>(v.token);
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderInt("##token", &t, 0, static_cast<int>(N) - 1, tr("token t = %d arrives")))
+        v.token = static_cast<std::size_t>(t), v.playing = false;
+    ImGui::Text(tr("k_cache, v_cache: %s  (append k_t, v_t; nothing is recomputed)"),
+                format_shape(tok.cache_shape).c_str());
+    // the cache growing: one cell per token slot
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    const float w = ImGui::GetContentRegionAvail().x, cell = std::min(22.0f, w / N);
+    for (std::size_t i = 0; i < N; ++i) {
+        const ImU32 col = i < tok.t ? IM_COL32(60, 150, 110, 255) : (i == tok.t ? IM_COL32(240, 160, 40, 255)
+                                                                               : IM_COL32(38, 38, 42, 255));
+        dl->AddRectFilled(ImVec2(p0.x + i * cell, p0.y), ImVec2(p0.x + (i + 1) * cell - 1, p0.y + 16), col);
+    }
+    ImGui::Dummy(ImVec2(w, 18));
+    ImGui::TextDisabled("%s", tr("green: cached keys/values, orange: the new token, grey: not arrived yet"));
+
+    // the new token's attention row over the cache
+    int head = static_cast<int>(std::min(v.head, h - 1));
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+    if (ImGui::SliderInt(tr("head"), &head, 0, static_cast<int>(h) - 1)) v.head = static_cast<std::size_t>(head);
+    if (!tok.attn.empty()) {
+        const float* row = tok.attn.data() + v.head * (tok.t + 1);
+        char overlay[96];
+        std::snprintf(overlay, sizeof overlay, tr("attention of token %zu over %zu cached keys (batch item 0)"), tok.t,
+                      tok.t + 1);
+        ImGui::PlotHistogram("##row", row, static_cast<int>(tok.t + 1), 0, overlay, 0.0f, FLT_MAX,
+                             ImVec2(ImGui::GetContentRegionAvail().x, 90));
+    } else {
+        ImGui::TextDisabled("%s", tr("attention rows not kept for this size"));
+    }
+    // FLOPs
+    ImGui::Separator();
+    double cached = 0, recompute = 0;
+    ui::kv_cumulative_flops(r, v.token, &cached, &recompute);
+    ImGui::Text(tr("this token: %.3g MFLOP with the cache, %.3g MFLOP recomputing tokens 0..%zu"),
+                tok.flops_cached * 1e-6, tok.flops_recompute * 1e-6, tok.t);
+    ImGui::Text(tr("so far: %.3g vs %.3g MFLOP"), cached * 1e-6, recompute * 1e-6);
+    const float bar_w = ImGui::GetContentRegionAvail().x;
+    ImGui::ProgressBar(static_cast<float>(cached / std::max(1.0, recompute)), ImVec2(bar_w, 0), tr("with cache"));
+    ImGui::ProgressBar(1.0f, ImVec2(bar_w, 0), tr("recompute everything"));
+    ImGui::TextColored(OkColor(), tr("whole sequence: %.3g vs %.3g GFLOP, %.1f%% saved (%.1fx fewer)"),
+                       r.flops_cached * 1e-9, r.flops_recompute * 1e-9,
+                       100.0 * (1.0 - double(r.flops_cached) / double(r.flops_recompute)),
+                       double(r.flops_recompute) / double(r.flops_cached));
+    ImGui::TextDisabled("%s", tr("output row t equals row t of full causal attention (tested within 1e-5)"));
+}
+
+// ---- windows ----------------------------------------------------------------------------------
+void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
+    ui::BeyondView& v = ui.beyond;
+    const std::size_t B = trace.config.batch, nW = r.windows, h = trace.config.heads, M2 = r.window * r.window;
+    v.window = std::min(v.window, B * nW - 1);
+    v.head = std::min(v.head, h - 1);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text(tr("%zu x %zu patch grid, windows of %zu x %zu%s: %zu windows per image"), r.grid, r.grid, r.window,
+                r.window, r.shift ? tr(", shifted by M/2") : "", nW);
+    ImGui::PopTextWrapPos();
+    int win = static_cast<int>(v.window), head = static_cast<int>(v.head);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+    if (ImGui::SliderInt(tr("window"), &win, 0, static_cast<int>(B * nW) - 1)) v.window = std::size_t(win);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    if (ImGui::SliderInt(tr("head##win"), &head, 0, static_cast<int>(h) - 1)) v.head = std::size_t(head);
+    const std::size_t item = v.window / nW, local = v.window % nW;
+
+    // the patch grid coloured by window; the selected window outlined
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float side = std::min((ImGui::GetContentRegionAvail().x - 16) * 0.5f, 230.0f);
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    const float cell = side / r.grid;
+    static const ImU32 palette[] = {IM_COL32(86, 180, 233, 255), IM_COL32(230, 159, 0, 255), IM_COL32(0, 158, 115, 255),
+                                    IM_COL32(204, 121, 167, 255), IM_COL32(240, 228, 66, 255), IM_COL32(213, 94, 0, 255),
+                                    IM_COL32(0, 114, 178, 255), IM_COL32(170, 170, 170, 255)};
+    for (std::size_t i = 0; i < r.grid; ++i)
+        for (std::size_t j = 0; j < r.grid; ++j) {
+            const std::size_t w = ui::window_of_token(r, i, j);
+            ImU32 col = palette[w % 8];
+            if (w != local) col = (col & 0x00FFFFFF) | (110u << 24);
+            const ImVec2 a(p0.x + j * cell, p0.y + i * cell), b(a.x + cell, a.y + cell);
+            dl->AddRectFilled(a, b, col);
+            dl->AddRect(a, b, IM_COL32(20, 20, 20, 120));
+        }
+    ImGui::InvisibleButton("##grid", ImVec2(side, side));
+    if (ImGui::IsItemHovered()) {
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        const std::size_t j = std::min(r.grid - 1, std::size_t(std::max(0.0f, (m.x - p0.x) / cell)));
+        const std::size_t i = std::min(r.grid - 1, std::size_t(std::max(0.0f, (m.y - p0.y) / cell)));
+        ImGui::SetTooltip(tr("patch (%zu, %zu): window %zu"), i, j, ui::window_of_token(r, i, j));
+        if (ImGui::IsItemClicked()) v.window = item * nW + ui::window_of_token(r, i, j);
+    }
+    // the selected window's attention [M*M, M*M]
+    const Step* attn = trace.find("attn");
+    const ImVec2 q0(p0.x + side + 16, p0.y);
+    float hi = 0.0f;
+    if (attn) {
+        const float* values = attn->tensor.values.data() + (v.window * h + v.head) * M2 * M2;
+        for (std::size_t k = 0; k < M2 * M2; ++k) hi = std::max(hi, values[k]);
+        const Step* masked = trace.find("masked");  // shifted windows: -inf where Swin's mask hides a pair
+        DrawValues(dl, q0, side, values, M2, M2, 0.0f, hi,
+                   masked ? masked->tensor.values.data() + (v.window * h + v.head) * M2 * M2 : nullptr);
+        dl->AddRect(q0, ImVec2(q0.x + side, q0.y + side), IM_COL32(200, 200, 200, 255));
+    }
+    ImGui::TextDisabled("%s", r.shift ? tr("grid rolled by -M/2") : tr("one colour per window"));
+    ImGui::SameLine(side + 16 + ImGui::GetStyle().WindowPadding.x);
+    ImGui::Text(tr("attn[%zu, %zu]: %zu x %zu, max %.3g"), v.window, v.head, M2, M2, hi);
+    ImGui::TextDisabled(tr("image %zu, window %zu of %zu (click a patch to pick its window)"), item, local, nW);
+    ImGui::PushTextWrapPos(0.0f);
+    if (r.shift)
+        ImGui::TextDisabled("%s", tr("dark cells: masked pairs (the two tokens were not neighbours before the roll; "
+                                     "Swin's mask)"));
+    ImGui::TextDisabled("%s", tr("the partition is the steps grid .. windows, the reverse win_merge .. tokens_out; "
+                                 "the Heads panel shows every head of the selected step's window (batch axis = window)"));
+    ImGui::PopTextWrapPos();
+}
+
+// ---- a mask on the textbook path -----------------------------------------------------------------
+void DrawMask(const Trace& trace, UiState& ui) {
+    const AttentionConfig& c = trace.config;
+    ImGui::Text(tr("mask: %s"), mask_summary(c).c_str());
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", tr("hidden scores become -inf before softmax (the masked step), so their weights are exactly "
+                                 "0. Padding queries still see the valid keys; the row-sum check covers the valid rows."));
+    ImGui::PopTextWrapPos();
+    const Step* masked = trace.find("masked");
+    if (!masked) return;
+    const Shape s = masked->shape();
+    const std::size_t N = s[2];
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float side = std::min(ImGui::GetContentRegionAvail().x * 0.45f, 200.0f);
+    for (std::size_t b = 0; b < std::min<std::size_t>(s[0], 2); ++b) {
+        const ImVec2 p0 = ImGui::GetCursorScreenPos();
+        const float cell = side / N;
+        for (std::size_t i = 0; i < N; ++i)
+            for (std::size_t j = 0; j < N; ++j) {
+                const bool hidden = std::isinf(masked->tensor.values(b, 0, i, j));
+                dl->AddRectFilled(ImVec2(p0.x + j * cell, p0.y + i * cell), ImVec2(p0.x + (j + 1) * cell, p0.y + (i + 1) * cell),
+                                  hidden ? IM_COL32(60, 60, 60, 255) : IM_COL32(80, 200, 140, 255));
+            }
+        char label[64];
+        std::snprintf(label, sizeof label, tr("batch item %zu: keys seen"), b);
+        dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_Text), label);
+        ImGui::Dummy(ImVec2(side, side + ImGui::GetTextLineHeightWithSpacing()));
+        if (b == 0) ImGui::SameLine(0, 20);
+    }
+    (void)ui;
+}
+
+}  // namespace
+
+void DrawBeyondPanel(const Trace& trace, UiState& ui) {
+    const bool masked = trace.config.masked() && trace.find("masked");
+    if (!trace.beyond && !masked) return;
+    bool& visible = trace.beyond ? ui.beyond.visible : ui.beyond.mask_visible;
+    if (!visible) return;
+    if (ui.beyond.generation != ui.trace_generation) {  // a new trace: start its animation again
+        ui.beyond.generation = ui.trace_generation;
+        ui.beyond.tile = ui.beyond.token = ui.beyond.window = 0;
+        ui.beyond.last_advance = ui.now;
+        if (ui.screenshot && trace.beyond && trace.beyond->flash) {  // a still frame mid-animation, on a computed tile
+            const auto& tiles = trace.beyond->flash->tiles;
+            ui.beyond.tile = tiles.size() * 3 / 5;
+            while (ui.beyond.tile > 0 && ui.beyond.tile < tiles.size() && tiles[ui.beyond.tile].skipped) --ui.beyond.tile;
+        }
+        if (ui.screenshot && trace.beyond && trace.beyond->kv) ui.beyond.token = trace.beyond->kv->tokens.size() * 2 / 3;
+        if (trace.beyond && trace.beyond->windows && trace.beyond->windows->shift)  // the window that wraps: masked pairs
+            ui.beyond.window = trace.beyond->windows->windows - 1;
+    }
+    // One window per path (each remembers its place); flash also takes the Row sums panel's place
+    // (there is no softmax output to check) for its memory plot.
+    const bool flash = trace.beyond && trace.beyond->flash;
+    PlaceWindow(1130, 22, 470, flash ? 978 : 548);
+    char title[128];
+    const char* path = trace.beyond ? path_name(trace.beyond->path) : "mask";
+    std::snprintf(title, sizeof title, "%s: %s###Beyond_%s", tr("Beyond the textbook"), trace.beyond ? path : tr("mask"),
+                  path);
+    if (!ImGui::Begin(title, &visible)) {
+        ImGui::End();
+        return;
+    }
+    ImGui::PushTextWrapPos(0.0f);  // long lines wrap at the panel's edge
+    if (trace.beyond && trace.beyond->flash) DrawFlash(trace, *trace.beyond->flash, ui);
+    else if (trace.beyond && trace.beyond->kv) DrawKv(trace, *trace.beyond->kv, ui);
+    else if (trace.beyond && trace.beyond->windows) DrawWindows(trace, *trace.beyond->windows, ui);
+    else DrawMask(trace, ui);
+    ImGui::PopTextWrapPos();
+    ImGui::End();
+}
+
+}  // namespace attnscope

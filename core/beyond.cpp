@@ -1,0 +1,299 @@
+// Masks, the dispatch to the paths beyond the textbook, their validation, sizes and JSON.
+#include "beyond.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnscope {
+
+namespace {
+
+constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) { return a != 0 && b > kSaturated / a ? kSaturated : a * b; }
+std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+
+std::string join(const std::vector<std::size_t>& values) {
+    std::string text;
+    for (std::size_t v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
+    return text;
+}
+
+std::size_t exact_sqrt(std::size_t n) {
+    std::size_t r = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(n))));
+    return r * r == n ? r : 0;
+}
+
+}  // namespace
+
+// ---- masks ----------------------------------------------------------------------------------
+
+Array attention_keep_mask(const AttentionConfig& cfg) {
+    const std::size_t B = cfg.batch, N = cfg.tokens;
+    Array keep = make_array({B, N, N});  // [B, N, N']
+    for (std::size_t b = 0; b < B; ++b) {
+        const std::size_t valid = cfg.valid_tokens.empty() ? N : cfg.valid_tokens[b];
+        for (std::size_t i = 0; i < N; ++i)
+            for (std::size_t j = 0; j < N; ++j)
+                keep(b, i, j) = (j < valid && (!cfg.causal || j <= i)) ? 1.0f : 0.0f;
+    }
+    return keep;
+}
+
+std::string mask_code(const AttentionConfig& cfg) {
+    std::string keep;
+    if (cfg.causal) keep = "causal";
+    if (!cfg.valid_tokens.empty()) keep += std::string(keep.empty() ? "" : " & ") + "key_valid";
+    return "attn = attn.masked_fill(~(" + keep + ")[:, None], float(\"-inf\"))";
+}
+
+std::string mask_note(const AttentionConfig& cfg) {
+    std::string text = "new contiguous tensor: -inf where query i may not see key j (";
+    if (cfg.causal) text += "causal: j > i";
+    if (!cfg.valid_tokens.empty())
+        text += std::string(cfg.causal ? "; " : "") + "padding: j >= valid_tokens[b] = " + join(cfg.valid_tokens);
+    return text + "); softmax turns them into exact zeros. Padding queries still see the valid keys "
+                  "(PyTorch's key_padding_mask), so no row is all -inf";
+}
+
+std::string mask_summary(const AttentionConfig& cfg) {
+    std::string text = cfg.causal ? "causal" : "";
+    if (!cfg.valid_tokens.empty()) text += (text.empty() ? "" : ", ") + std::string("valid ") + join(cfg.valid_tokens);
+    return text;
+}
+
+// ---- memory -----------------------------------------------------------------------------------
+
+MemoryPoint attention_memory(const AttentionConfig& cfg, std::size_t N) {
+    const std::uint64_t bh = mul(cfg.batch, cfg.heads), c = cfg.head_dim();
+    const std::uint64_t bhnc = mul(mul(bh, N), c);
+    MemoryPoint p;
+    p.tokens = N;
+    // q, k, v, context + the two [B, h, N, N] tensors alive at softmax (scaled and attn)
+    p.standard_bytes = mul(add(mul(4, bhnc), mul(2, mul(mul(bh, N), N))), sizeof(float));
+    // q, k, v, O + m and l [B, h, N] + one S and one P tile [Br, Bc]
+    p.flash_bytes = mul(add(add(mul(4, bhnc), mul(2, mul(bh, N))), mul(2, mul(cfg.tile_rows, cfg.tile_cols))),
+                        sizeof(float));
+    return p;
+}
+
+// ---- validation and sizes -------------------------------------------------------------------
+
+const char* path_name(AttentionPath path) {
+    switch (path) {
+        case AttentionPath::standard: return "standard";
+        case AttentionPath::flash: return "flash";
+        case AttentionPath::kv_cache: return "kv-cache";
+        case AttentionPath::windowed: return "windowed";
+    }
+    return "?";
+}
+
+void validate_beyond(const AttentionConfig& c, std::vector<std::string>& problems) {
+    if (!c.valid_tokens.empty()) {
+        if (c.valid_tokens.size() != c.batch) {
+            problems.push_back("--valid-tokens " + join(c.valid_tokens) + " has " +
+                               std::to_string(c.valid_tokens.size()) + " values but --batch is " +
+                               std::to_string(c.batch) + " (one count of valid tokens per batch item)");
+        } else {
+            for (std::size_t b = 0; b < c.batch; ++b)
+                if (c.valid_tokens[b] < 1 || c.valid_tokens[b] > c.tokens) {
+                    problems.push_back("--valid-tokens: " + std::to_string(c.valid_tokens[b]) + " for batch item " +
+                                       std::to_string(b) + " must be in 1..N = " + std::to_string(c.tokens));
+                    break;
+                }
+        }
+    }
+    const bool dropping = c.training && c.attn_drop > 0.0f;
+    if (c.path == AttentionPath::flash) {
+        if (c.tile_rows < 1 || c.tile_cols < 1 || c.tile_rows > 4096 || c.tile_cols > 4096)
+            problems.push_back("--tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
+                               ": Br and Bc must be in 1..4096, e.g. --tile 16x16");
+        if (dropping)
+            problems.push_back("--flash runs in eval mode only: attention dropout needs the [B, h, N, N] weights "
+                               "FlashAttention never builds; drop --training or set --attn-drop 0");
+    }
+    if (c.path == AttentionPath::kv_cache && dropping)
+        problems.push_back("--kv-cache decodes in eval mode only: drop --training or set --attn-drop 0");
+    if (c.path == AttentionPath::windowed) {
+        const std::size_t grid = exact_sqrt(c.tokens);
+        if (c.causal || !c.valid_tokens.empty())
+            problems.push_back("--window cannot be combined with --causal or --valid-tokens (Swin masks only the "
+                               "shifted windows)");
+        if (grid == 0) {
+            const std::size_t g1 = c.tokens > 1 ? exact_sqrt(c.tokens - 1) : 0;
+            problems.push_back("--window needs --tokens to be a square patch grid H*H (Swin has no class token); N = " +
+                               std::to_string(c.tokens) +
+                               (g1 ? " = " + std::to_string(g1) + "*" + std::to_string(g1) + " + 1: leave out the class token, --tokens " +
+                                         std::to_string(g1 * g1)
+                                   : std::string(" is not a square")));
+        } else if (c.window < 1 || grid % c.window != 0) {
+            problems.push_back("--window " + std::to_string(c.window) + " must divide the grid side " +
+                               std::to_string(grid) + " (N = " + std::to_string(c.tokens) + " = " +
+                               std::to_string(grid) + "*" + std::to_string(grid) + ")");
+        } else if (c.shift && (c.window < 2 || c.window == grid)) {
+            problems.push_back("--shift needs a window of at least 2 that is smaller than the grid (--window " +
+                               std::to_string(c.window) + ", grid " + std::to_string(grid) + ")");
+        }
+    }
+}
+
+std::uint64_t beyond_trace_bytes(const AttentionConfig& c) {
+    const std::uint64_t bnc = mul(mul(c.batch, c.tokens), c.dim);
+    const std::uint64_t weights = add(mul(4, mul(c.dim, c.dim)), mul(4, c.dim));
+    const std::uint64_t bh = mul(c.batch, c.heads);
+    std::uint64_t floats = add(mul(19, bnc), weights);
+    switch (c.path) {
+        case AttentionPath::flash: {
+            // no N x N step; tile records for one (b, head): m, l per tile row and a bounded output
+            const std::uint64_t br = std::max<std::size_t>(1, c.tile_rows), bc = std::max<std::size_t>(1, c.tile_cols);
+            const std::uint64_t tiles = mul((c.tokens + br - 1) / br, (c.tokens + bc - 1) / bc);
+            const std::uint64_t kept = std::min<std::uint64_t>(tiles, kFlashMaxTiles);
+            floats = add(floats, add(mul(mul(kept, br), 2), std::min<std::uint64_t>(kFlashOutputBudget,
+                                                                                   mul(mul(kept, br), c.head_dim()))));
+            break;
+        }
+        case AttentionPath::kv_cache:  // the assembled attn [B, h, N, N] and the per-token rows of item 0
+            floats = add(floats, add(mul(mul(bh, c.tokens), c.tokens), mul(mul(c.heads, c.tokens), c.tokens)));
+            break;
+        case AttentionPath::windowed: {  // 6 layout steps more, N x M^2 instead of N x N, the Swin mask
+            const std::uint64_t m2 = mul(c.window, c.window);
+            floats = add(add(floats, mul(6, bnc)), mul(add(mul(4 + c.shift, mul(bh, c.tokens)), c.tokens), m2));
+            break;
+        }
+        case AttentionPath::standard: break;
+    }
+    return mul(floats, sizeof(float));
+}
+
+// ---- the paths ------------------------------------------------------------------------------
+
+Trace run_beyond(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x, const RunHooks& hooks) {
+    switch (cfg.path) {
+        case AttentionPath::flash: return run_flash(cfg, w, x, hooks);
+        case AttentionPath::kv_cache: return run_kv_cache(cfg, w, x, hooks);
+        case AttentionPath::windowed: return run_windowed(cfg, w, x, hooks);
+        case AttentionPath::standard: break;
+    }
+    return run_attention(cfg, w, x, hooks);
+}
+
+std::vector<std::string> path_step_names(const AttentionConfig& cfg) {
+    const std::vector<std::string> qkv = {"input", "qkv", "qkv_split", "qkv_heads", "q", "k", "v"};
+    const std::vector<std::string> tail = {"context", "context_t", "merged", "out", "out_drop"};
+    std::vector<std::string> names;
+    auto append = [&](const std::vector<std::string>& more) { names.insert(names.end(), more.begin(), more.end()); };
+    switch (cfg.path) {
+        case AttentionPath::standard:
+            names = attention_step_names();
+            if (cfg.masked()) names.insert(names.begin() + 10, "masked");
+            break;
+        case AttentionPath::flash:
+            append(qkv);
+            append(tail);
+            break;
+        case AttentionPath::kv_cache:
+            append(qkv);
+            names.push_back("attn");
+            append(tail);
+            break;
+        case AttentionPath::windowed:
+            names = {"input", "grid"};
+            if (cfg.shift) names.push_back("shifted");
+            append({"win_split", "win_perm", "windows"});
+            append({"qkv", "qkv_split", "qkv_heads", "q", "k", "v", "k_t", "scores", "scaled"});
+            if (cfg.shift) names.push_back("masked");
+            append({"attn", "attn_drop"});
+            append(tail);
+            append({"win_merge", "win_unperm", "grid_out"});
+            if (cfg.shift) names.push_back("unshifted");
+            names.push_back("tokens_out");
+            break;
+    }
+    return names;
+}
+
+std::string beyond_summary(const Trace& trace) {
+    const AttentionConfig& c = trace.config;
+    std::string text = std::string("path: ") + path_name(c.path);
+    char line[512];
+    if (c.path == AttentionPath::flash) {
+        std::snprintf(line, sizeof line, " (tiles Br x Bc = %zu x %zu)", c.tile_rows, c.tile_cols);
+        text += line;
+    }
+    if (c.path == AttentionPath::windowed) {
+        std::snprintf(line, sizeof line, " (M = %zu%s)", c.window, c.shift ? ", shifted by M/2" : "");
+        text += line;
+    }
+    const std::string mask = mask_summary(c);
+    text += "; mask: " + (mask.empty() ? std::string("none") : mask);
+    const BeyondRecord* r = trace.beyond.get();
+    if (r && r->flash) {
+        const FlashRecord& f = *r->flash;
+        std::snprintf(line, sizeof line,
+                      "\nflash: %zu tiles (%zu skipped by the mask) over every (b, head); the [B, h, N, N] matrix "
+                      "was never stored; attention working memory %s vs %s on the standard path (%.1fx less)",
+                      f.tiles_total, f.tiles_skipped, format_bytes(f.memory.flash_bytes).c_str(),
+                      format_bytes(f.memory.standard_bytes).c_str(),
+                      static_cast<double>(f.memory.standard_bytes) / static_cast<double>(f.memory.flash_bytes));
+        text += line;
+    }
+    if (r && r->kv) {
+        std::snprintf(line, sizeof line,
+                      "\nkv-cache: %zu tokens decoded one at a time; %.4g GFLOP with the cache vs %.4g GFLOP "
+                      "recomputing every prefix (%.1fx fewer, %.1f%% saved)",
+                      r->kv->tokens.size(), r->kv->flops_cached * 1e-9, r->kv->flops_recompute * 1e-9,
+                      static_cast<double>(r->kv->flops_recompute) / static_cast<double>(r->kv->flops_cached),
+                      100.0 * (1.0 - static_cast<double>(r->kv->flops_cached) / static_cast<double>(r->kv->flops_recompute)));
+        text += line;
+    }
+    if (r && r->windows) {
+        std::snprintf(line, sizeof line, "\nwindows: a %zu x %zu grid in %zu windows of %zu x %zu tokens per item",
+                      r->windows->grid, r->windows->grid, r->windows->windows, r->windows->window, r->windows->window);
+        text += line;
+    }
+    return text;
+}
+
+nlohmann::json beyond_to_json(const BeyondRecord& r) {
+    nlohmann::json j = {{"path", path_name(r.path)}};
+    if (r.flash) {
+        const FlashRecord& f = *r.flash;
+        nlohmann::json tiles = nlohmann::json::array();
+        for (const FlashTile& t : f.tiles)
+            tiles.push_back({{"row_block", t.row_block}, {"col_block", t.col_block}, {"rows", {t.row0, t.row0 + t.rows}},
+                             {"cols", {t.col0, t.col0 + t.cols}}, {"skipped", t.skipped}, {"m", t.m}, {"l", t.l}});
+        nlohmann::json memory = nlohmann::json::array();
+        for (const MemoryPoint& p : f.memory_vs_tokens)
+            memory.push_back({{"tokens", p.tokens}, {"standard_bytes", p.standard_bytes}, {"flash_bytes", p.flash_bytes}});
+        j["flash"] = {{"tile", {f.tile_rows, f.tile_cols}},
+                      {"grid", {f.row_blocks, f.col_blocks}},
+                      {"recorded_batch_item", f.batch_item},
+                      {"recorded_head", f.head},
+                      {"tiles_total", f.tiles_total},
+                      {"tiles_skipped", f.tiles_skipped},
+                      {"tiles_truncated", f.tiles_truncated},
+                      {"partial_outputs_truncated", f.o_truncated},
+                      {"largest_buffer_floats", f.largest_tensor_floats},
+                      {"peak_bytes", {{"standard", f.memory.standard_bytes}, {"flash", f.memory.flash_bytes}}},
+                      {"memory_vs_tokens", memory},
+                      {"tiles", tiles}};
+    }
+    if (r.kv) {
+        nlohmann::json tokens = nlohmann::json::array();
+        for (const KvToken& t : r.kv->tokens) {
+            nlohmann::json tok = {{"t", t.t}, {"cache_shape", t.cache_shape}, {"flops_cached", t.flops_cached},
+                                  {"flops_recompute", t.flops_recompute}};
+            if (!t.attn.empty()) tok["attn_item0"] = t.attn;
+            tokens.push_back(std::move(tok));
+        }
+        j["kv_cache"] = {{"flops_cached", r.kv->flops_cached}, {"flops_recompute", r.kv->flops_recompute},
+                         {"tokens", tokens}};
+    }
+    if (r.windows)
+        j["windows"] = {{"grid", r.windows->grid}, {"window", r.windows->window}, {"shift", r.windows->shift},
+                        {"windows_per_item", r.windows->windows}, {"region", r.windows->region}};
+    return j;
+}
+
+}  // namespace attnscope

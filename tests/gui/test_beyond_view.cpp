@@ -1,0 +1,67 @@
+// The Beyond panel's window-free logic: tile progress, windows on the grid, cumulative FLOPs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "logic/beyond_view.hpp"
+#include "pipeline.hpp"
+
+using namespace attnscope;
+using namespace attnscope::ui;
+
+TEST_CASE("beyond view: flash tiles fill row block by row block and causal tiles are skipped") {
+    AttentionConfig c;
+    c.batch = 1, c.tokens = 20, c.dim = 16, c.heads = 2, c.causal = true;
+    c.path = AttentionPath::flash;
+    c.tile_rows = 8, c.tile_cols = 8;
+    const Trace t = run_attention(c);
+    const FlashRecord& r = *t.beyond->flash;
+    REQUIRE(r.tiles.size() == 9);
+    auto s = tile_states(r, 0);
+    CHECK(s[0] == TileState::Current);
+    CHECK(s[1] == TileState::Pending);
+    CHECK(finished_rows(r, 0) == 0);
+    s = tile_states(r, 2);  // the first row of tiles: (0,0) done, (0,1) and (0,2) above the diagonal
+    CHECK(s[0] == TileState::Done);
+    CHECK(s[1] == TileState::Skipped);
+    CHECK(s[2] == TileState::Current);
+    CHECK(finished_rows(r, 2) == 8);
+    CHECK(finished_rows(r, 8) == 20);
+    s = tile_states(r, 8);
+    CHECK(std::count(s.begin(), s.end(), TileState::Skipped) == 3);
+}
+
+TEST_CASE("beyond view: every token is in exactly one window and the maps are inverse") {
+    for (std::size_t shift : {0u, 2u}) {
+        WindowRecord w;
+        w.grid = 8, w.window = 4, w.shift = shift, w.windows = 4;
+        std::multiset<std::size_t> counts;
+        for (std::size_t win = 0; win < 4; ++win)
+            for (std::size_t p = 0; p < 16; ++p) {
+                std::size_t row = 0, col = 0;
+                token_of_window(w, win, p, &row, &col);
+                CHECK(window_of_token(w, row, col) == win);
+                counts.insert(row * 8 + col);
+            }
+        CHECK(counts.size() == 64);
+        CHECK(std::set<std::size_t>(counts.begin(), counts.end()).size() == 64);
+    }
+    WindowRecord w;
+    w.grid = 8, w.window = 4, w.shift = 2, w.windows = 4;
+    CHECK(window_of_token(w, 2, 2) == 0);  // the roll by -2 brings (2, 2) to the top-left corner
+    CHECK(window_of_token(w, 0, 0) == 3);  // and the corner wraps around to the last window
+}
+
+TEST_CASE("beyond view: cumulative FLOPs with the cache stay below recomputing") {
+    AttentionConfig c;
+    c.batch = 1, c.tokens = 8, c.dim = 16, c.heads = 2;
+    c.path = AttentionPath::kv_cache;
+    const Trace t = run_attention(c);
+    double cached = 0, recompute = 0;
+    kv_cumulative_flops(*t.beyond->kv, 0, &cached, &recompute);
+    CHECK(cached == recompute);  // the first token: nothing to reuse yet
+    kv_cumulative_flops(*t.beyond->kv, 7, &cached, &recompute);
+    CHECK(cached == double(t.beyond->kv->flops_cached));
+    CHECK(cached < recompute);
+}
