@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <stdexcept>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -27,5 +28,15 @@ void add_file_commands(CLI::App& app, CommandAction& action);
 
 // app/cli_vit.cpp: `vit --model FILE (--image | --pixels) ...` (a whole ViT forward on an image).
 void add_vit_command(CLI::App& app, CommandAction& action);
+
+// app/cli_handout.cpp: `handout DIR [config options] [--lang zh] [--force]` (every step as a PNG plus
+// a Markdown handout), and the app's classroom options --lang, --presentation, --quiz.
+void add_handout_command(CLI::App& app, CommandAction& action);
+struct ClassroomOptions {
+    std::string language;  // "" (the saved one), "en", "zh"
+    bool presentation = false;
+    bool quiz = false;
+};
+void add_classroom_options(CLI::App& app, ClassroomOptions& options);
 
 }  // namespace attnscope

@@ -18,6 +18,9 @@ struct GuiOptions {
     std::string image_path;       // --image: the picture it looks at (PNG/JPG)
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
     std::string step;             // step selected at start ("" = the saved one, else attn)
+    std::string language;         // --lang en|zh ("" = the saved one)
+    bool presentation = false;    // --presentation: start in presentation mode (F5)
+    bool quiz = false;            // --quiz: start with the "predict the next shape" quiz on
     int width = 1600;
     int height = 1000;
 };
