@@ -94,6 +94,10 @@ bool QuizHidesShape(const UiState& ui, int index, const std::string& step) {
     return ui.classroom.quiz && index > ui.stepper.selected && !ui.classroom.score.was_asked(step);
 }
 
+namespace {
+void DrawQuizBody(const Trace& trace, UiState& ui, float wrap);
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] presentation
 // ---------------------------------------------------------------------------------------------
@@ -193,6 +197,14 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
         ImGui::TextDisabled("%s", step->note.c_str());  // the engine's note on memory (English only)
     }
     ImGui::PopTextWrapPos();
+    if (ui.classroom.quiz) {  // the quiz, inline under the narrative
+        ImGui::Spacing();
+        ImGui::Separator();
+        ImGui::TextColored(WarnColor(), "%s", tr("Quiz: predict the next shape"));
+        const bool new_question = ui.classroom.focus_answer;
+        DrawQuizBody(trace, ui, ImGui::GetContentRegionAvail().x);
+        if (new_question) ImGui::SetScrollHereY(1.0f);  // the question in view
+    }
     ImGui::EndChild();
     ImGui::SameLine(0, fs);
     ImGui::BeginChild("##picture", ImVec2(0, body_h), false);
@@ -238,29 +250,11 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
 // [SECTION] quiz window
 // ---------------------------------------------------------------------------------------------
 
-void DrawQuizWindow(const Trace& trace, UiState& ui) {
+namespace {
+
+// The quiz itself: score, the last answer's feedback, the question. Wraps at `wrap` pixels.
+void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
     ui::ClassroomState& c = ui.classroom;
-    if (!c.quiz) return;
-    const ImGuiIO& io = ImGui::GetIO();
-    // Presentation mode: bottom left, under the narrative (the step's shapes and heatmap stay visible).
-    if (c.presentation)
-        ImGui::SetNextWindowPos(ImVec2(ImGui::GetFontSize(), io.DisplaySize.y - ImGui::GetFontSize() * 2.0f),
-                                ImGuiCond_Always, ImVec2(0.0f, 1.0f));
-    else
-        ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.3f), ImGuiCond_Appearing,
-                                ImVec2(0.5f, 0.5f));
-    // Presentation mode: no wider than the narrative column, so the heatmap stays visible.
-    const float max_w = c.presentation ? io.DisplaySize.x * 0.46f : io.DisplaySize.x * 0.9f;
-    ImGui::SetNextWindowSizeConstraints(ImVec2(std::min(ImGui::GetFontSize() * 24, max_w), 0), ImVec2(max_w, FLT_MAX));
-    if (c.asking >= 0) ImGui::SetNextWindowFocus();
-    bool open = true;
-    if (!ImGui::Begin(ui::window_title(tr("Quiz: predict the next shape"), "Quiz").c_str(), &open,
-                      ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse)) {
-        ImGui::End();
-        if (!open) c.quiz = false;
-        return;
-    }
-    if (!open) c.quiz = false;
     ImGui::TextColored(OkColor(), tr("score %s"), c.score.text().c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton(tr("reset"))) {
@@ -268,12 +262,10 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
         c.feedback.reset();
         c.answered_step.clear();
     }
-    ImGui::Separator();
-    ImGui::PushTextWrapPos(std::min(ImGui::GetFontSize() * 30.0f, max_w - ImGui::GetStyle().WindowPadding.x * 2));
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
 
     // The last answer: right or wrong, the real shape and where it comes from.
     if (c.feedback && c.feedback->given && !c.answered_step.empty()) {
-        const Step* s = trace.find(c.answered_step);
         if (c.feedback->correct) {
             ImGui::TextColored(OkColor(), tr("\u2713 right: %s is %s"), c.answered_step.c_str(),
                                format_shape(c.feedback->expected).c_str());
@@ -282,15 +274,18 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
                                format_shape(*c.feedback->given).c_str(), c.answered_step.c_str(),
                                format_shape(c.feedback->expected).c_str());
         }
-        if (s) {
+        if (const Step* s = trace.find(c.answered_step)) {
             const std::string formula = ShapeFormula(trace, s->name);
-            ImGui::TextDisabled(tr("why: %s gives %s (%s)"), s->code.c_str(),
-                                formula.empty() ? format_shape(s->shape()).c_str() : formula.c_str(), s->formula.c_str());
+            ImGui::TextDisabled(tr("why: %s gives %s"), s->code.c_str(),
+                                formula.empty() ? format_shape(s->shape()).c_str() : formula.c_str());
+            ImGui::PushFont(fonts().mono_small ? fonts().mono_small : ImGui::GetFont());
+            ImGui::TextDisabled("einops: %s", s->formula.c_str());
+            ImGui::PopFont();
         }
-        ImGui::Separator();
     }
 
     if (c.asking >= 0 && c.asking < static_cast<int>(trace.steps.size())) {
+        ImGui::Separator();
         const Step& next = trace.steps[static_cast<std::size_t>(c.asking)];
         ImGui::Text(tr("Next step: %s"), next.name.c_str());
         ImGui::PushFont(fonts().mono);
@@ -342,7 +337,24 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
         ImGui::TextDisabled("%s", tr("Press \u2192 (or Play) for the next step: you will be asked its shape first."));
     }
     ImGui::PopTextWrapPos();
+}
+
+}  // namespace
+
+// The Quiz window (presentation mode draws the quiz inside its narrative column instead).
+void DrawQuizWindow(const Trace& trace, UiState& ui) {
+    ui::ClassroomState& c = ui.classroom;
+    if (!c.quiz || c.presentation) return;
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.3f), ImGuiCond_Appearing,
+                            ImVec2(0.5f, 0.5f));
+    if (c.asking >= 0) ImGui::SetNextWindowFocus();
+    bool open = true;
+    const bool shown = ImGui::Begin(ui::window_title(tr("Quiz: predict the next shape"), "Quiz").c_str(), &open,
+                                    ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
+    if (shown) DrawQuizBody(trace, ui, ImGui::GetFontSize() * 30.0f);
     ImGui::End();
+    if (!open) c.quiz = false;
 }
 
 // ---------------------------------------------------------------------------------------------
