@@ -51,16 +51,20 @@ namespace fs = std::filesystem;
 constexpr std::size_t kTargetSide = 512;  // the longer side of an image, in pixels (about)
 constexpr std::size_t kMinSide = 48;      // a thin slice ([16, 768]) is stretched to at least this
 
+// The colour range of a step's picture: the app's auto colormap over the slice's min..max.
+ui::ColorRange SliceRange(const ui::Slice2D& slice, const Stats& stats) {
+    const ui::Colormap cmap = ui::auto_colormap(stats.min, stats.max);
+    return ui::make_range(ui::RangeMode::PerSlice, slice.min, slice.max, stats.min, stats.max, 0.0f, 1.0f, cmap,
+                          ui::ScaleMode::Linear);
+}
+
 // The slice as an RGB image: square cells of kTargetSide / max(rows, cols) pixels (1 to 32), the
-// shorter side stretched to kMinSide; NaN grey. Colours: the app's auto colormap over the slice.
-RgbImage SliceImage(const ui::Slice2D& slice, const Stats& stats) {
+// shorter side stretched to kMinSide; NaN grey.
+RgbImage SliceImage(const ui::Slice2D& slice, const ui::ColorRange& range) {
     const std::size_t rows = std::max<std::size_t>(slice.rows, 1), cols = std::max<std::size_t>(slice.cols, 1);
     const std::size_t cell = std::clamp<std::size_t>(kTargetSide / std::max(rows, cols), 1, 32);
     const std::size_t cell_h = std::max(cell, (kMinSide + rows - 1) / rows);
     const std::size_t cell_w = std::max(cell, (kMinSide + cols - 1) / cols);
-    const ui::Colormap cmap = ui::auto_colormap(stats.min, stats.max);
-    const ui::ColorRange range = ui::make_range(ui::RangeMode::PerSlice, slice.min, slice.max, stats.min, stats.max,
-                                                0.0f, 1.0f, cmap, ui::ScaleMode::Linear);
     RgbImage img;
     img.width = cols * cell_w;
     img.height = rows * cell_h;
@@ -69,7 +73,7 @@ RgbImage SliceImage(const ui::Slice2D& slice, const Stats& stats) {
         for (std::size_t c = 0; c < slice.cols; ++c) {
             const float v = slice.at(r, c);
             std::array<std::uint8_t, 4> rgba = {128, 128, 128, 255};
-            if (std::isfinite(v)) rgba = ui::colormap_color(cmap, ui::normalize_value(v, range));
+            if (std::isfinite(v)) rgba = ui::colormap_color(range.colormap, ui::normalize_value(v, range));
             for (std::size_t y = r * cell_h; y < (r + 1) * cell_h; ++y)
                 for (std::size_t x = c * cell_w; x < (c + 1) * cell_w; ++x)
                     std::copy(rgba.begin(), rgba.begin() + 3, img.pixels.begin() + static_cast<long>((y * img.width + x) * 3));
@@ -96,14 +100,20 @@ std::string Cell(std::string text) {
     return out;
 }
 
-std::string Markdown(const Trace& trace, const std::vector<std::string>& images, ui::Language lang) {
+// One step's picture: its file name and the colour range it was drawn with.
+struct Picture {
+    std::string file;
+    ui::ColorRange range;
+};
+
+std::string Markdown(const Trace& trace, const std::vector<Picture>& pictures, ui::Language lang) {
     const AttentionConfig& c = trace.config;
     auto tr = [lang](const char* english) { return std::string(ui::tr_in(lang, english)); };
     std::string md;
     md += "# " + tr("Multi-head attention, step by step") + "\n\n";
     char line[256];
     std::snprintf(line, sizeof line, "B = %zu, N = %zu, C = %zu, h = %zu, c = C / h = %zu, %s, seed %llu", c.batch,
-                  c.tokens, c.dim, c.heads, c.head_dim(), c.training ? "training" : "eval",
+                  c.tokens, c.dim, c.heads, c.head_dim(), c.training ? tr("training").c_str() : tr("eval").c_str(),
                   static_cast<unsigned long long>(c.seed));
     md += tr("The layer: ViTAttention.forward with") + " " + line + ".\n\n";
     md += "## " + tr("Shape table") + "\n\n";
@@ -124,8 +134,11 @@ std::string Markdown(const Trace& trace, const std::vector<std::string>& images,
         md += tr("shape") + " " + NamedShape(s) + ", `" + s.formula + "`\n\n";
         if (!n.text.empty()) md += n.text + "\n\n";
         const ui::SliceSpec spec = ui::default_slice(s.shape());
-        md += "![" + s.name + "](" + images[i] + ")\n\n";
-        md += "*" + tr("the slice") + " `" + ui::describe_slice(s.name, spec, s.shape().size()) + "`*\n\n";
+        const Picture& pic = pictures[i];
+        md += "![" + s.name + "](" + pic.file + ")\n\n";
+        md += "*" + tr("the slice") + " `" + ui::describe_slice(s.name, spec, s.shape().size()) + "`, " +
+              ui::tr_in(lang, ui::colormap_name(pic.range.colormap)) + ": " + ui::format_value(pic.range.lo) + " .. " +
+              ui::format_value(pic.range.hi) + "*\n\n";
     }
     return md;
 }
@@ -151,16 +164,17 @@ int RunHandout(const HandoutOptions& o) {
     fs::remove_all(tmp, ec);
     if (!fs::create_directory(tmp, ec)) throw UsageError(tmp.string() + ": cannot create it: " + ec.message());
     try {
-        std::vector<std::string> images;
+        std::vector<Picture> pictures;
         for (std::size_t i = 0; i < trace.steps.size(); ++i) {
             const Step& s = trace.steps[i];
             char name[96];
             std::snprintf(name, sizeof name, "%02zu_%s.png", i + 1, s.name.c_str());
             const ui::Slice2D slice = ui::extract_slice(s.tensor.values, ui::default_slice(s.shape()));
-            write_png((tmp / name).string(), SliceImage(slice, s.stats));
-            images.emplace_back(name);
+            const ui::ColorRange range = SliceRange(slice, s.stats);
+            write_png((tmp / name).string(), SliceImage(slice, range));
+            pictures.push_back({name, range});
         }
-        write_file_atomic((tmp / "handout.md").string(), Markdown(trace, images, *language));
+        write_file_atomic((tmp / "handout.md").string(), Markdown(trace, pictures, *language));
         if (fs::exists(dir)) fs::remove_all(dir);
         fs::rename(tmp, dir);
     } catch (...) {
