@@ -15,7 +15,9 @@ namespace {
 const std::vector<std::string> g_paths = {ATTNSCOPE_SHOT_DIR "/qkv_heads.png", ATTNSCOPE_SHOT_DIR "/attn.png",
                                           ATTNSCOPE_SHOT_DIR "/merged.png",
                                           ATTNSCOPE_SHOT_DIR "/file_bug_softmax.png",
-                                          ATTNSCOPE_SHOT_DIR "/vit_square.png"};
+                                          ATTNSCOPE_SHOT_DIR "/vit_square.png",
+                                          ATTNSCOPE_SHOT_DIR "/classroom_zh.png",
+                                          ATTNSCOPE_SHOT_DIR "/classroom_presentation_zh.png"};
 
 struct Image {
     int w = 0, h = 0;
