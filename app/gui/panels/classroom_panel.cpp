@@ -228,13 +228,15 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
     if (!tex || slice.empty()) {
         EmptyState(tr("Cannot draw this slice"), ui.heatmaps ? ui.heatmaps->problem("presentation").c_str() : "");
     } else {
-        // Square-ish cells, as large as fits.
-        const float cell = std::min((avail.x - legend_w - fs) / static_cast<float>(slice.cols),
-                                    avail.y / static_cast<float>(slice.rows));
+        // Cells as large as fits, at most twice as wide as tall (or tall as wide).
+        float cell_w = (avail.x - legend_w - fs) / static_cast<float>(slice.cols);
+        float cell_h = avail.y / static_cast<float>(slice.rows);
+        cell_w = std::min(cell_w, 2.0f * cell_h);
+        cell_h = std::min(cell_h, 2.0f * cell_w);
         HeatmapOptions opt;
         opt.id = "presentation_heatmap";
-        opt.size = ImVec2(std::max(cell * static_cast<float>(slice.cols), 50.0f),
-                          std::max(cell * static_cast<float>(slice.rows), 50.0f));
+        opt.size = ImVec2(std::max(cell_w * static_cast<float>(slice.cols), 50.0f),
+                          std::max(cell_h * static_cast<float>(slice.rows), 50.0f));
         DrawHeatmap(tex, slice, opt);
         ImGui::SameLine();
         ColorLegend(range, opt.size.y, slice.nan_count > 0, slice.inf_count > 0);
