@@ -298,11 +298,11 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
 
 std::string WindowTitle(const UiState& ui, const VitSnapshot* vit) {
     if (vit && ui.vit_on_screen)
-        return "attnscope \u2014 " + ui::display_name(vit->model_path) + " on " + ui::display_name(vit->image_path) +
-               " (block " + std::to_string(ui.vit_block) + ")";
+        return "attnscope \u2014 " + ui::display_name(vit->model_path) + tr(" on ") + ui::display_name(vit->image_path) +
+               tr(" (block ") + std::to_string(ui.vit_block) + ")";
     if (ui.file_path.empty()) return "attnscope";
     std::string t = "attnscope \u2014 " + ui::display_name(ui.file_path);
-    if (ui.file_block && ui.file_blocks.size() > 1) t += " (block " + std::to_string(*ui.file_block) + ")";
+    if (ui.file_block && ui.file_blocks.size() > 1) t += tr(" (block ") + std::to_string(*ui.file_block) + ")";
     return t;
 }
 
