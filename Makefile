@@ -8,7 +8,7 @@ JOBS      ?= $(shell nproc)
 # Build and run time (Debian 12 packages only).
 PACKAGES := g++ make cmake pkgconf libxtensor-dev libxsimd-dev libopenblas-dev nlohmann-json3-dev \
             libcli11-dev doctest-dev libzip-dev libstb-dev \
-            python3-glad libimgui-dev libglfw3-dev libgl-dev fonts-dejavu-core
+            python3-glad libimgui-dev libglfw3-dev libgl-dev fonts-dejavu-core fonts-wqy-microhei
 # Headless GUI tests (python3-xlib drops files on the live app).
 TEST_PACKAGES := xvfb xauth libgl1-mesa-dri python3-xlib
 # Fixture and benchmark scripts in tools/ and bench/ (Debian's /usr/bin/python3 with torch).

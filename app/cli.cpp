@@ -270,8 +270,12 @@ std::pair<int, int> parse_size(const std::string& text) {
 
 int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<std::size_t> block,
             const std::string& model_path, const std::string& image_path, const std::string& screenshot,
-            const std::string& step, const std::string& size, bool show_gradients) {
+            const std::string& step, const std::string& size, bool show_gradients,
+            const ClassroomOptions& classroom) {
     GuiOptions g;
+    g.language = classroom.language;
+    g.presentation = classroom.presentation;
+    g.quiz = classroom.quiz;
     g.config = o.config;
     g.config_from_user = o.any_given();
     g.open_path = open_path;
@@ -310,6 +314,8 @@ int run_cli(int argc, char** argv) {
     std::string open_path, model_path, image_path, screenshot, step, size = "1600x1000";
     std::optional<std::size_t> gui_block;
     add_config_options(app, gui_options);
+    ClassroomOptions classroom;  // --lang, --presentation, --quiz (app/cli_handout.cpp)
+    add_classroom_options(app, classroom);
     app.add_option("file", open_path, "open this file in the app (.npy, .npz, .safetensors or a folder)");
     app.add_option("--block", gui_block, "the block of a multi-block file")->check(whole_number(1u << 20));
     app.add_option("--model", model_path, "a timm-named ViT checkpoint (.safetensors) for the Image panel");
@@ -350,21 +356,23 @@ int run_cli(int argc, char** argv) {
     bench->add_option("--repeat", repeat, "timed runs")->check(whole_number(100000))->capture_default_str();
     bench->add_flag("--json", bench_json, "print JSON");
 
-    CommandAction file_command, vit_command, teach_command;
+    CommandAction file_command, vit_command, teach_command, handout_command;
     add_file_commands(app, file_command);
     add_vit_command(app, vit_command);
     add_teach_commands(app, teach_command);
+    add_handout_command(app, handout_command);
 
     try {
         app.parse(argc, argv);
         if (file_command) return file_command();
         if (vit_command) return vit_command();
         if (teach_command) return teach_command();
+        if (handout_command) return handout_command();
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
         if (run->parsed()) return cmd_run(run_options, weights, block, input, dump, grad_output, grad);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);
         return cmd_gui(gui_options, open_path, gui_block, model_path, image_path, screenshot, step, size,
-                       show_gradients);
+                       show_gradients, classroom);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help
         std::fprintf(stderr, "attnscope: %s (see attnscope --help)\n", e.what());

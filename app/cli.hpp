@@ -4,6 +4,7 @@
 #include <functional>
 #include <stdexcept>
 #include <vector>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -45,5 +46,14 @@ struct BeyondOptions {
 BeyondOptions add_beyond_options(CLI::App& app, AttentionConfig& config);
 // Contradictory combinations (two paths, --tile without --flash ...) as a UsageError.
 void check_beyond_options(const BeyondOptions& options);
+// app/cli_handout.cpp: `handout DIR [config options] [--lang zh] [--force]` (every step as a PNG plus
+// a Markdown handout), and the app's classroom options --lang, --presentation, --quiz.
+void add_handout_command(CLI::App& app, CommandAction& action);
+struct ClassroomOptions {
+    std::string language;  // "" (the saved one), "en", "zh"
+    bool presentation = false;
+    bool quiz = false;
+};
+void add_classroom_options(CLI::App& app, ClassroomOptions& options);
 
 }  // namespace attnscope

@@ -24,6 +24,9 @@ struct GuiOptions {
     std::vector<std::size_t> follow_index;
     bool show_cost = false;       // --cost: the Cost panel open at start
     bool show_gradients = false;  // --gradients: the Gradients panel takes the right column
+    std::string language;         // --lang en|zh ("" = the saved one)
+    bool presentation = false;    // --presentation: start in presentation mode (F5)
+    bool quiz = false;            // --quiz: start with the "predict the next shape" quiz on
     int width = 1600;
     int height = 1000;
 };

@@ -28,6 +28,7 @@
 #include "gfx/rgb_textures.hpp"
 #include "io.hpp"
 #include "logic/file_browser.hpp"
+#include "logic/i18n.hpp"
 #include "logic/settings.hpp"
 #include "panels/panels.hpp"
 #include "ui_state.hpp"
@@ -81,6 +82,7 @@ void SaveSettings(const std::string& path, const UiState& ui, const AttentionCon
     s.play_interval = ui.stepper.interval;
     s.recent_files = ui.recent_files;
     s.browser_folder = ui.browser_folder;
+    s.language = ui::language_code(ui::language());
     try {
         write_file_atomic(path, ui::settings_to_json(s));
     } catch (const std::exception& e) {
@@ -98,6 +100,7 @@ void ApplySettings(const ui::Settings& s, UiState& ui) {
     ui.stepper.interval = s.play_interval;
     ui.recent_files = s.recent_files;
     ui.browser_folder = s.browser_folder;
+    if (auto language = ui::parse_language(s.language)) ui::set_language(*language);
 }
 
 void SetupStyle(float scale) {
@@ -130,6 +133,7 @@ void HandleKeys(const Trace& trace, UiState& ui) {
     }
     // 1.86: io.KeysDown is indexed by GLFW key codes for keys without an ImGuiKey_.
     if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) ui.show_help = !ui.show_help;
+    HandleClassroomKeys(ui);  // F5, Esc
     if (io.KeyCtrl) {
         if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
             ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
@@ -157,7 +161,14 @@ void SyncSelection(const Trace& trace, UiState& ui) {
 void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     HandleKeys(trace, ui);
     ui.stepper.tick(ImGui::GetIO().DeltaTime);
+    QuizGate(trace, ui);  // the quiz asks before "next" shows a step
     SyncSelection(trace, ui);
+    if (ui.classroom.presentation) {  // only the current step, full screen
+        DrawPresentation(trace, ui);
+        DrawQuizWindow(trace, ui);
+        SyncSelection(trace, ui);
+        return;
+    }
     DrawMenuBar(trace, ui);
     DrawPipelinePanel(trace, ui);
     if (ui.vit_on_screen || ui.vit_loading) DrawImagePanel(vit, ui);  // the ViT takes the Config panel's place
@@ -174,6 +185,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);
+    DrawQuizWindow(trace, ui);
     SyncSelection(trace, ui);
 }
 
@@ -304,11 +316,11 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
 
 std::string WindowTitle(const UiState& ui, const VitSnapshot* vit) {
     if (vit && ui.vit_on_screen)
-        return "attnscope \u2014 " + ui::display_name(vit->model_path) + " on " + ui::display_name(vit->image_path) +
-               " (block " + std::to_string(ui.vit_block) + ")";
+        return "attnscope \u2014 " + ui::display_name(vit->model_path) + tr(" on ") + ui::display_name(vit->image_path) +
+               tr(" (block ") + std::to_string(ui.vit_block) + ")";
     if (ui.file_path.empty()) return "attnscope";
     std::string t = "attnscope \u2014 " + ui::display_name(ui.file_path);
-    if (ui.file_block && ui.file_blocks.size() > 1) t += " (block " + std::to_string(*ui.file_block) + ")";
+    if (ui.file_block && ui.file_blocks.size() > 1) t += tr(" (block ") + std::to_string(*ui.file_block) + ")";
     return t;
 }
 
@@ -502,10 +514,27 @@ int run_gui(const GuiOptions& options) {
         StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path));
     std::string window_title = "attnscope";
     ImGui_ImplOpenGL3_Init("#version 330 core");
-    float built_scale = shot ? 1.0f : ui.ui_scale;
+    // The classroom options; Chinese needs a CJK font (else English and a one-line message).
+    if (!options.language.empty() || shot)  // --lang, else the saved one (--screenshot: English)
+        ui::set_language(ui::parse_language(options.language).value_or(ui::Language::English));
+    if (ui::language() == ui::Language::Chinese && !cjk_font_path()) {
+        ui::set_language(ui::Language::English);
+        ui.classroom.font_message = std::string("no Chinese font found: apt-get install ") + kCjkPackage +
+                                    " (make run installs it); showing English";
+        std::fprintf(stderr, "attnscope: %s\n", ui.classroom.font_message.c_str());
+    }
+    ui.classroom.presentation = options.presentation;
+    ui.classroom.quiz = options.quiz;
     if (shot) ui.ui_scale = 1.0f;
-    build_fonts(built_scale);
+    // Fonts are rebuilt when the zoom, presentation mode (2x) or the language (CJK glyphs) change.
+    auto font_scale = [&ui] { return ui.ui_scale * (ui.classroom.presentation ? 2.0f : 1.0f); };
+    float built_scale = font_scale();
+    ui::Language built_language = ui::language();
+    build_fonts(built_scale, built_language == ui::Language::Chinese);
     SetupStyle(built_scale);
+    if (!ui.classroom.font_message.empty()) ui.set_status(ui.classroom.font_message);
+    bool fullscreen = false;
+    int windowed[4] = {0, 0, win_w, win_h};  // x, y, w, h to restore after presentation mode
 
     gfx::HeatmapRenderer heatmaps;
     std::string gfx_error;
@@ -543,12 +572,25 @@ int run_gui(const GuiOptions& options) {
     while (!glfwWindowShouldClose(window) && !ui.quit_requested && !g_stop) {
         glfwPollEvents();
         ui.now = glfwGetTime() - t0;
-        if (ui.ui_scale != built_scale) {  // Ctrl+= / Ctrl+-: rebuild crisp fonts at the new size
-            built_scale = ui.ui_scale;
-            build_fonts(built_scale);
+        if (font_scale() != built_scale || ui::language() != built_language) {  // Ctrl+= / F5 / Language
+            built_scale = font_scale();
+            built_language = ui::language();
+            build_fonts(built_scale, built_language == ui::Language::Chinese);
             ImGui_ImplOpenGL3_DestroyFontsTexture();
             ImGui_ImplOpenGL3_CreateFontsTexture();
             SetupStyle(built_scale);
+        }
+        if (!shot && ui.classroom.presentation != fullscreen) {  // presentation mode fills the monitor
+            fullscreen = ui.classroom.presentation;
+            GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+            const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+            if (fullscreen && mode) {
+                glfwGetWindowPos(window, &windowed[0], &windowed[1]);
+                glfwGetWindowSize(window, &windowed[2], &windowed[3]);
+                glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+            } else if (!fullscreen && glfwGetWindowMonitor(window)) {
+                glfwSetWindowMonitor(window, nullptr, windowed[0], windowed[1], windowed[2], windowed[3], 0);
+            }
         }
         // A finished worker run: swap the snapshot in, or keep the last good trace.
         if (auto r = runner.poll()) {
@@ -657,9 +699,9 @@ int run_gui(const GuiOptions& options) {
             const std::string path = "attnscope-" + ui.selected_step + ".png";
             std::string error;
             if (heatmaps.export_png("inspector", path, 512, &error))
-                ui.set_status("wrote " + (std::filesystem::current_path() / path).string());
+                ui.set_status(tr("wrote ") + (std::filesystem::current_path() / path).string());
             else
-                ui.set_status("export failed: " + error);
+                ui.set_status(tr("export failed: ") + error);
         }
         if (shot && ++frame >= shot_frames) {
             // Read before any swap; the offscreen target (or the back buffer) holds the frame.

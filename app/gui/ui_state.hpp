@@ -17,6 +17,7 @@
 #include "logic/beyond_view.hpp"
 #include "logic/colormap.hpp"
 #include "logic/file_browser.hpp"
+#include "logic/quiz.hpp"
 #include "logic/settings.hpp"
 #include "logic/slice.hpp"
 #include "logic/stepper.hpp"
@@ -142,6 +143,9 @@ struct UiState {
     bool export_requested = false;
     std::string status;                 // one line in the menu bar (export written, settings error)
     double status_time = -1e9;
+
+    // ---- classroom: presentation mode, the shape quiz (panels/classroom_panel.cpp)
+    ui::ClassroomState classroom;
 
     // ---- look
     float ui_scale = 1.0f;              // Ctrl+= / Ctrl+- (fonts are rebuilt by the frame loop)

@@ -9,11 +9,14 @@
 #include <vector>
 
 #include "logic/colormap.hpp"
+#include "logic/i18n.hpp"
 #include "logic/slice.hpp"
 #include "tensor.hpp"
 #include "ui_state.hpp"
 
 namespace attnscope {
+
+using ui::tr;  // every user-visible label: tr("English text")
 
 ImU32 AxisColorU32(const std::string& label, float alpha = 1.0f);
 ImVec4 AxisColorVec4(const std::string& label);

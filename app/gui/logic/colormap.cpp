@@ -1,4 +1,5 @@
 #include "colormap.hpp"
+#include "i18n.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -61,7 +62,7 @@ Colormap resolve_colormap(ColormapChoice choice, float min, float max) {
 }
 
 const char* colormap_name(Colormap c) {
-    return c == Colormap::Diverging ? "diverging (blue < 0 < red)" : "sequential (dark = low, yellow = high)";
+    return c == Colormap::Diverging ? tr("diverging (blue < 0 < red)") : tr("sequential (dark = low, yellow = high)");
 }
 
 std::array<std::uint8_t, 4> colormap_color(Colormap c, float t) {

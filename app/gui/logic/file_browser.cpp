@@ -1,4 +1,5 @@
 #include "file_browser.hpp"
+#include "i18n.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -59,7 +60,7 @@ FolderListing list_folder(const std::string& folder) {
     if (s.size() > 1 && s.back() == '/') s.pop_back();
     listing.folder = s;
     if (ec || !fs::is_directory(p, ec)) {
-        listing.error = folder + ": " + (fs::exists(p, ec) ? "not a folder" : "no such folder");
+        listing.error = folder + ": " + (fs::exists(p, ec) ? tr("not a folder") : tr("no such folder"));
         return listing;
     }
     std::vector<DirEntry> raw;

@@ -1,4 +1,5 @@
 #include "rowsum.hpp"
+#include "i18n.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -29,15 +30,15 @@ RowSumSummary summarize(const RowSumCheck& check) {
         s.per_head.push_back(h);
         if (h.max_error > s.per_head[s.worst].max_error) s.worst = s.per_head.size() - 1;
     }
-    char buf[160];
+    char buf[256];  // the Chinese text is longer in bytes
     if (check.failing_rows == 0)
-        std::snprintf(buf, sizeof buf, "all %zu rows sum to 1 within %.0e (max |sum - 1| = %.2e)", check.rows,
+        std::snprintf(buf, sizeof buf, tr("all %zu rows sum to 1 within %.0e (max |sum - 1| = %.2e)"), check.rows,
                       check.tolerance, check.max_error);
     else if (check.deviation_expected)
-        std::snprintf(buf, sizeof buf, "%zu of %zu rows differ from 1 - expected with training-mode dropout",
+        std::snprintf(buf, sizeof buf, tr("%zu of %zu rows differ from 1 - expected with training-mode dropout"),
                       check.failing_rows, check.rows);
     else
-        std::snprintf(buf, sizeof buf, "%zu of %zu rows do NOT sum to 1 (max |sum - 1| = %.2e > %.0e)",
+        std::snprintf(buf, sizeof buf, tr("%zu of %zu rows do NOT sum to 1 (max |sum - 1| = %.2e > %.0e)"),
                       check.failing_rows, check.rows, check.max_error, check.tolerance);
     s.headline = buf;
     return s;

@@ -27,6 +27,7 @@ std::string settings_to_json(const Settings& s) {
     j["play_interval"] = s.play_interval;
     j["recent_files"] = s.recent_files;
     j["browser_folder"] = s.browser_folder;
+    j["language"] = s.language;
     return j.dump(2) + "\n";
 }
 
@@ -84,6 +85,8 @@ std::optional<Settings> settings_from_json(const std::string& text, std::string*
         read(j, "recent_files", s.recent_files);
         if (s.recent_files.size() > 10) s.recent_files.resize(10);
         read(j, "browser_folder", s.browser_folder);
+        read(j, "language", s.language);
+        if (s.language != "zh") s.language = "en";
         return s;
     } catch (const std::exception& e) {
         if (error) *error = e.what();

@@ -27,6 +27,7 @@ struct Settings {
     double play_interval = 1.2;
     std::vector<std::string> recent_files;  // File > Open Recent: most recent first, at most 10
     std::string browser_folder;             // the folder File > Open starts in ("" = working folder)
+    std::string language = "en";            // "en" or "zh" (View > Language)
 };
 
 std::string settings_to_json(const Settings& s);

@@ -1,4 +1,5 @@
 #include "logic/vit_view.hpp"
+#include "logic/i18n.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,9 +18,9 @@ std::optional<PatchPick> patch_at(float x, float y, float width, float height, c
 }
 
 std::string query_name(std::size_t token, const PatchGrid& grid) {
-    if (token == 0 || grid.cols == 0) return "class token";
+    if (token == 0 || grid.cols == 0) return tr("class token");
     const std::size_t p = token - 1;
-    return "patch (" + std::to_string(p / grid.cols) + ", " + std::to_string(p % grid.cols) + ")";
+    return tr("patch (") + std::to_string(p / grid.cols) + ", " + std::to_string(p % grid.cols) + ")";
 }
 
 OverlayKey OverlayKey::head(std::uint64_t snapshot, std::size_t block, std::size_t head, std::size_t query) {

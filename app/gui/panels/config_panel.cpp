@@ -37,22 +37,22 @@ bool SizeInput(const char* label, std::size_t* value, const char* help) {
 void DrawConfigPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.config) return;
     PlaceWindow(0, 570, 530, 430);
-    if (!ImGui::Begin("Config", &ui.panels.config)) {
+    if (!ImGui::Begin(ui::window_title(tr("Config"), "Config").c_str(), &ui.panels.config)) {
         ImGui::End();
         return;
     }
     // A file on screen: where it came from, what was computed, and the way back.
     if (!trace.source_path.empty()) {
-        ImGui::TextColored(WarnColor(), "from %s", ui::display_name(trace.source_path).c_str());
+        ImGui::TextColored(WarnColor(), tr("from %s"), ui::display_name(trace.source_path).c_str());
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace.source_path.c_str());
         ImGui::SameLine();
-        if (ImGui::SmallButton("back to the demo / config")) ui.back_to_config_requested = true;
+        if (ImGui::SmallButton(tr("back to the demo / config"))) ui.back_to_config_requested = true;
         const AttentionConfig& f = trace.config;
         auto size = [](std::size_t v) { return v ? std::to_string(v) : std::string("?"); };
-        ImGui::TextDisabled("B=%s N=%s C=%s", size(f.batch).c_str(), size(f.tokens).c_str(), size(f.dim).c_str());
+        ImGui::TextDisabled(tr("B=%s N=%s C=%s"), size(f.batch).c_str(), size(f.tokens).c_str(), size(f.dim).c_str());
         ImGui::SameLine();
         std::size_t heads = f.heads;
-        if (SizeInput("h##file", &heads, "heads h for this file: reruns the reference with h heads") && heads != f.heads) {
+        if (SizeInput("h##file", &heads, tr("heads h for this file: reruns the reference with h heads")) && heads != f.heads) {
             ui.open_request = ui.file_path.empty() ? trace.source_path : ui.file_path;
             ui.open_block = ui.file_block;
             ui.open_heads = heads;
@@ -64,38 +64,38 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         }
         ImGui::PopTextWrapPos();
         ImGui::Separator();
-        ImGui::TextDisabled("the demo config (editing it returns to the demo):");
+        ImGui::TextDisabled(tr("the demo config (editing it returns to the demo):"));
     }
     AttentionConfig& c = ui.config_draft;
     bool commit = false;
-    ImGui::TextDisabled("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)");
-    commit |= SizeInput("B batch", &c.batch, "batch size B: how many sequences (images) at once");
+    ImGui::TextDisabled(tr("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)"));
+    commit |= SizeInput(tr("B batch"), &c.batch, tr("batch size B: how many sequences (images) at once"));
     ImGui::SameLine();
-    commit |= SizeInput("N tokens", &c.tokens, "sequence length N: tokens (patches + class token) per sequence");
-    commit |= SizeInput("C dim", &c.dim, "embedding dimension C (768 for ViT-B)");
+    commit |= SizeInput(tr("N tokens"), &c.tokens, tr("sequence length N: tokens (patches + class token) per sequence"));
+    commit |= SizeInput(tr("C dim"), &c.dim, tr("embedding dimension C (768 for ViT-B)"));
     ImGui::SameLine();
-    commit |= SizeInput("h heads", &c.heads, "number of heads h; each head gets c = C / h features");
+    commit |= SizeInput(tr("h heads"), &c.heads, tr("number of heads h; each head gets c = C / h features"));
     commit |= ImGui::Checkbox("qkv_bias", &c.qkv_bias);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
     {
         const ImU64 one = 1;
-        const bool changed = ImGui::InputScalar("seed", ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
+        const bool changed = ImGui::InputScalar(tr("seed"), ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
         commit |= (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit();
     }
     ImGui::SameLine();
-    commit |= ImGui::Checkbox("training", &c.training);
+    commit |= ImGui::Checkbox(tr("training"), &c.training);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("model.train(): dropout zeroes weights with probability p and rescales the rest by 1/(1-p)");
+        ImGui::SetTooltip(tr("model.train(): dropout zeroes weights with probability p and rescales the rest by 1/(1-p)"));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
-    ImGui::SliderFloat("attn_drop p", &c.attn_drop, 0.0f, 0.9f, "%.2f");
+    ImGui::SliderFloat(tr("attn_drop p"), &c.attn_drop, 0.0f, 0.9f, "%.2f");
     commit |= ImGui::IsItemDeactivatedAfterEdit();
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
-    ImGui::SliderFloat("proj_drop p", &c.proj_drop, 0.0f, 0.9f, "%.2f");
+    ImGui::SliderFloat(tr("proj_drop p"), &c.proj_drop, 0.0f, 0.9f, "%.2f");
     commit |= ImGui::IsItemDeactivatedAfterEdit();
 
-    ImGui::TextDisabled("presets");
+    ImGui::TextDisabled(tr("presets"));
     ImGui::SameLine();
     auto preset = [&](const char* label, std::size_t B, std::size_t N, std::size_t C, std::size_t h, const char* tip) {
         if (ImGui::SmallButton(label)) {
@@ -104,11 +104,11 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
-    preset("demo", 2, 16, 768, 8, "the article's x = torch.randn(2, 16, 768) with 8 heads");
+    preset(tr("demo"), 2, 16, 768, 8, tr("the article's x = torch.randn(2, 16, 768) with 8 heads"));
     ImGui::SameLine();
-    preset("ViT-B", 1, 197, 768, 12, "one ViT-B/16 image: 196 patches + class token, 12 heads of 197 x 197");
+    preset("ViT-B", 1, 197, 768, 12, tr("one ViT-B/16 image: 196 patches + class token, 12 heads of 197 x 197"));
     ImGui::SameLine();
-    preset("tiny", 1, 4, 8, 2, "small enough to read every number in the inspector's numbers tab");
+    preset(tr("tiny"), 1, 4, 8, 2, tr("small enough to read every number in the inspector's numbers tab"));
     commit |= DrawBeyondConfig(c);  // masks and the attention path (beyond_config.cpp)
     if (commit) ui.rerun_requested = true;
 
@@ -116,33 +116,33 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     // Derived numbers, so the reader sees c and the scale.
     if (c.heads && c.dim % c.heads == 0) {
         const std::size_t hd = c.dim / c.heads;
-        ImGui::Text("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g", c.dim, c.heads, hd,
+        ImGui::Text(tr("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g"), c.dim, c.heads, hd,
                     1.0 / std::sqrt(static_cast<double>(hd)));
     }
-    ImGui::Text("trace size %s", format_bytes(trace_bytes(c)).c_str());
+    ImGui::Text(tr("trace size %s"), format_bytes(trace_bytes(c)).c_str());
 
     if (!ui.config_errors.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        for (const auto& e : ui.config_errors) ImGui::TextColored(BadColor(), "\u2717 %s", e.c_str());
+        for (const auto& e : ui.config_errors) ImGui::TextColored(BadColor(), tr("\u2717 %s"), e.c_str());
         ImGui::PopTextWrapPos();
     }
     if (!ui.run_error.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextColored(BadColor(), "\u2717 the engine stopped: %s", ui.run_error.c_str());
+        ImGui::TextColored(BadColor(), tr("\u2717 the engine stopped: %s"), ui.run_error.c_str());
         ImGui::PopTextWrapPos();
     }
     if (ui.engine_busy) {
         ImGui::ProgressBar(ui.engine_progress, ImVec2(-1, 0),
-                           ui.loading_path.empty() ? "running the engine ..."
-                                                   : ("reading " + ui::display_name(ui.loading_path) + " ...").c_str());
+                           ui.loading_path.empty() ? tr("running the engine ...")
+                                                   : (tr("reading ") + ui::display_name(ui.loading_path) + " ...").c_str());
     } else if (!trace.steps.empty() && trace.source_path.empty()) {
         const AttentionConfig& s = trace.config;
-        if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), "showing the last good trace:");
-        else if (ui.screenshot) ImGui::TextColored(OkColor(), "\u2713 on screen:");
-        else ImGui::TextColored(OkColor(), "\u2713 on screen (engine ran in %.1f ms):", ui.engine_seconds * 1e3);
-        ImGui::TextDisabled("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s", s.batch, s.tokens, s.dim, s.heads,
+        if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), tr("showing the last good trace:"));
+        else if (ui.screenshot) ImGui::TextColored(OkColor(), tr("\u2713 on screen:"));
+        else ImGui::TextColored(OkColor(), tr("\u2713 on screen (engine ran in %.1f ms):"), ui.engine_seconds * 1e3);
+        ImGui::TextDisabled(tr("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s"), s.batch, s.tokens, s.dim, s.heads,
                             s.qkv_bias ? "True" : "False", static_cast<unsigned long long>(s.seed),
-                            s.training ? "training" : "eval");
+                            s.training ? tr("training") : tr("eval"));
     }
     ImGui::End();
 }

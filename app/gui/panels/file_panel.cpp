@@ -50,14 +50,15 @@ void DrawFileBrowser(UiState& ui) {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.45f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(d.x * 0.9f, 760.0f), std::min(d.y * 0.8f, 560.0f)), ImGuiCond_Appearing);
-    if (!ImGui::Begin("Open activations, a dump or a checkpoint", &ui.browser_open, ImGuiWindowFlags_NoCollapse)) {
+    if (!ImGui::Begin(ui::window_title(tr("Open activations, a dump or a checkpoint"), "Open").c_str(), &ui.browser_open,
+                      ImGuiWindowFlags_NoCollapse)) {
         ImGui::End();
         return;
     }
     const ui::FolderListing& listing = ui.browser_listing;
     // Path row: parent, editable folder (Enter lists it).
     if (ImGui::ArrowButton("##up", ImGuiDir_Up)) GoTo(ui, ui::parent_folder(ui.browser_folder));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("parent folder");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("parent folder"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     if (ImGui::InputText("##folder", ui.browser_edit, sizeof ui.browser_edit, ImGuiInputTextFlags_EnterReturnsTrue)) {
@@ -65,21 +66,21 @@ void DrawFileBrowser(UiState& ui) {
         if (ui::is_openable_file(typed)) RequestOpen(ui, typed);  // a file path typed in: open it
         else GoTo(ui, typed);
     }
-    ImGui::TextDisabled(".npy, .npz, .safetensors files, folders, and pictures for the ViT; double-click opens");
+    ImGui::TextDisabled(tr(".npy, .npz, .safetensors files, folders, and pictures for the ViT; double-click opens"));
 
     const float footer = ImGui::GetFrameHeightWithSpacing() * 2.2f;
     if (ImGui::BeginChild("entries", ImVec2(0, -footer), true)) {
         if (!listing.error.empty()) {
             ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextColored(BadColor(), "\u2717 cannot list %s", listing.error.c_str());
+            ImGui::TextColored(BadColor(), tr("\u2717 cannot list %s"), listing.error.c_str());
             ImGui::PopTextWrapPos();
         } else if (listing.entries.empty()) {
-            ImGui::TextDisabled("No folders and no .npy, .npz or .safetensors files here.");
+            ImGui::TextDisabled(tr("No folders and no .npy, .npz or .safetensors files here."));
         }
         for (std::size_t i = 0; i < listing.entries.size(); ++i) {
             const ui::DirEntry& e = listing.entries[i];
             char label[600];
-            std::snprintf(label, sizeof label, "%s%s##e%zu", e.is_dir ? "[dir]  " : "", e.name.c_str(), i);
+            std::snprintf(label, sizeof label, "%s%s##e%zu", e.is_dir ? tr("[dir]  ") : "", e.name.c_str(), i);
             const bool selected = static_cast<int>(i) == ui.browser_selected;
             if (ImGui::Selectable(label, selected, ImGuiSelectableFlags_AllowDoubleClick | ImGuiSelectableFlags_SpanAllColumns)) {
                 ui.browser_selected = static_cast<int>(i);
@@ -103,7 +104,7 @@ void DrawFileBrowser(UiState& ui) {
                                   ? &listing.entries[static_cast<std::size_t>(ui.browser_selected)]
                                   : nullptr;
     ImGui::BeginDisabled(sel == nullptr);
-    if (ImGui::Button(sel && sel->is_dir ? "Enter folder" : "Open", ImVec2(ImGui::GetFontSize() * 7, 0)) && sel) {
+    if (ImGui::Button(sel && sel->is_dir ? tr("Enter folder") : tr("Open"), ImVec2(ImGui::GetFontSize() * 7, 0)) && sel) {
         const std::string path = Join(ui.browser_folder, sel->name);
         if (sel->is_dir) GoTo(ui, path);
         else RequestOpen(ui, path);
@@ -112,33 +113,33 @@ void DrawFileBrowser(UiState& ui) {
     ImGui::SameLine();
     ImGui::BeginDisabled(listing.npy_files == 0 || !listing.error.empty());
     char folder_label[64];
-    std::snprintf(folder_label, sizeof folder_label, "Open this folder (%zu .npy)", listing.npy_files);
+    std::snprintf(folder_label, sizeof folder_label, tr("Open this folder (%zu .npy)"), listing.npy_files);
     if (ImGui::Button(folder_label)) RequestOpen(ui, ui.browser_folder);
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip("A folder of .npy files, one per step (attn.npy, q.npy, input.npy ...), opens as one dump");
+        ImGui::SetTooltip(tr("A folder of .npy files, one per step (attn.npy, q.npy, input.npy ...), opens as one dump"));
     ImGui::SameLine();
-    if (ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0))) ui.browser_open = false;
+    if (ImGui::Button(tr("Cancel"), ImVec2(ImGui::GetFontSize() * 6, 0))) ui.browser_open = false;
     ImGui::End();
 }
 
 void DrawFileErrorModal(UiState& ui) {
     if (ui.file_error.empty()) return;
     if (!ui.file_error_shown) {
-        ImGui::OpenPopup("Cannot open the file");
+        ImGui::OpenPopup("###cannot_open");
         ui.file_error_shown = true;
     }
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.4f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSizeConstraints(ImVec2(ImGui::GetFontSize() * 20, 0), ImVec2(d.x * 0.8f, d.y * 0.8f));
-    if (ImGui::BeginPopupModal("Cannot open the file", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    if (ImGui::BeginPopupModal(ui::window_title(tr("Cannot open the file"), "cannot_open").c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-        ImGui::TextColored(BadColor(), "\u2717 %s", ui.file_error.c_str());
+        ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui.file_error.c_str());
         ImGui::Spacing();
-        ImGui::TextDisabled(ui.file_path.empty() ? "The trace on screen is unchanged."
-                                                 : "The file on screen before stays open.");
+        ImGui::TextDisabled("%s", ui.file_path.empty() ? tr("The trace on screen is unchanged.")
+                                                       : tr("The file on screen before stays open."));
         ImGui::PopTextWrapPos();
-        if (ImGui::Button("OK", ImVec2(ImGui::GetFontSize() * 6, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        if (ImGui::Button(tr("OK"), ImVec2(ImGui::GetFontSize() * 6, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
             ui.file_error.clear();
             ui.file_error_shown = false;
             ImGui::CloseCurrentPopup();

@@ -18,19 +18,19 @@ namespace attnscope {
 void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.heads) return;
     PlaceWindow(1130, 22, 470, 548);
-    if (!ImGui::Begin("Heads", &ui.panels.heads)) {
+    if (!ImGui::Begin(ui::window_title(tr("Heads"), "Heads").c_str(), &ui.panels.heads)) {
         ImGui::End();
         return;
     }
     const Step* step = SelectedStep(trace, ui);
     const int h_axis = step ? ui::head_axis(step->tensor.axes) : -1;
     if (!step || h_axis < 0 || step->shape().size() < 3) {
-        const std::string title = step ? step->name + " " + format_axes(step->tensor.axes) + " has no head axis h"
-                                        : std::string("No trace");
+        const std::string title = step ? step->name + " " + format_axes(step->tensor.axes) + tr(" has no head axis h")
+                                        : std::string(tr("No trace"));
         EmptyState(title.c_str(),
-                   "The heads grid shows every head side by side once the features are split into h heads: "
-                   "scores, scaled, attn and attn_drop (one N x N' map per head), and q, k, v, context "
-                   "(N x c per head). Press \u2192 / \u2190 or pick attn in the pipeline.");
+                   tr("The heads grid shows every head side by side once the features are split into h heads: "
+                      "scores, scaled, attn and attn_drop (one N x N' map per head), and q, k, v, context "
+                      "(N x c per head). Press \u2192 / \u2190 or pick attn in the pipeline."));
         ImGui::End();
         return;
     }
@@ -50,7 +50,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         int idx = static_cast<int>(view.spec.index[i]);
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
         ImGui::PushStyleColor(ImGuiCol_SliderGrab, AxisColorVec4(label));
-        const char* name = label == "B" ? "batch item" : label == "3" ? "q/k/v" : label.c_str();
+        const char* name = label == "B" ? tr("batch item") : label == "3" ? "q/k/v" : label.c_str();
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
         if (ImGui::SliderInt(name, &idx, 0, static_cast<int>(shape[i]) - 1))
             view.spec.index[i] = static_cast<std::size_t>(idx);
@@ -58,12 +58,12 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         ImGui::PopID();
         ImGui::SameLine();
     }
-    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize("shared scale").x + ImGui::GetFontSize() * 3)
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(tr("shared scale")).x + ImGui::GetFontSize() * 3)
         ImGui::NewLine();
-    ImGui::Checkbox("shared scale", &ui.heads_shared_scale);
+    ImGui::Checkbox(tr("shared scale"), &ui.heads_shared_scale);
     ImGui::SameLine();
-    HelpMarker("Shared: one range for all heads, so heads can be compared. Per head: each head uses its own "
-               "min..max, so the pattern inside a weak head is visible too.");
+    HelpMarker(tr("Shared: one range for all heads, so heads can be compared. Per head: each head uses its own "
+                  "min..max, so the pattern inside a weak head is visible too."));
 
     // Slices first (uploads happen only when a slice changes), then one range for all or each.
     std::vector<const ui::Slice2D*> slices(shown, nullptr);
@@ -136,12 +136,12 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         // Label: "head 3" and, on attention maps, the row-sum status of this head.
         ImGui::PushFont(fonts().small);
         const bool sel = inspector_shows_head && static_cast<int>(hd) == selected_head;
-        ImGui::TextColored(sel ? ImVec4(1, 1, 1, 1) : DimColor(), "head %zu", hd);
+        ImGui::TextColored(sel ? ImVec4(1, 1, 1, 1) : DimColor(), tr("head %zu"), hd);
         if (rs) {
             const std::size_t i = b * heads + hd;
             if (i < rs->head_failing.size() && rs->head_failing[i] > 0) {
                 ImGui::SameLine(0, 4);
-                ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(), "%zu rows \u2260 1",
+                ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(), tr("%zu rows \u2260 1"),
                                    rs->head_failing[i]);
             }
         }
@@ -158,14 +158,14 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         if (hover.hovered && s) {
             const auto spec = ui::head_slice(axes, shape, view.spec, hd);
             const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
-            ImGui::SetTooltip("head %zu: %s%s = %s\n(click to open it large in the inspector)", hd, step->name.c_str(),
+            ImGui::SetTooltip(tr("head %zu: %s%s = %s\n(click to open it large in the inspector)"), hd, step->name.c_str(),
                               ui::format_index(idx).c_str(), ui::format_value(s->at(hover.row, hover.col)).c_str());
         }
         if (hover.clicked) {  // open it large: the inspector shows exactly this head's slice
             const ui::SliceSpec spec = ui::head_slice(axes, shape, view.spec, hd);
             view.spec = spec;
             ui.focused_head = static_cast<int>(hd);
-            ImGui::SetWindowFocus("Tensor inspector");
+            ImGui::SetWindowFocus("###Tensor inspector");
         }
         ImGui::EndGroup();
     }
@@ -175,7 +175,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         const ui::ColorRange range = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode);
         ColorLegend(range, std::min(H, std::max(tile.y * 2.0f, ImGui::GetFontSize() * 8.0f)), false, false);
     }
-    if (shown < heads) ImGui::TextColored(WarnColor(), "showing the first %zu of %zu heads", shown, heads);
+    if (shown < heads) ImGui::TextColored(WarnColor(), tr("showing the first %zu of %zu heads"), shown, heads);
     ImGui::End();
 }
 

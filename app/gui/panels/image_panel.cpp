@@ -70,8 +70,8 @@ bool ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
             PatchRect(grid, p0, side, *p, &a, &b);
             dl->AddRect(a, b, IM_COL32(255, 255, 255, 220), 0.0f, 0, 1.5f);
             const std::size_t token = grid.token(p->row, p->col);
-            ImGui::SetTooltip("patch (%zu, %zu) = token %zu: pixels [%zu, %zu) x [%zu, %zu)\n"
-                              "click: see where this patch looks; right-click: back to the class token",
+            ImGui::SetTooltip(tr("patch (%zu, %zu) = token %zu: pixels [%zu, %zu) x [%zu, %zu)\n"
+                              "click: see where this patch looks; right-click: back to the class token"),
                               p->row, p->col, token, p->row * grid.patch, (p->row + 1) * grid.patch, p->col * grid.patch,
                               (p->col + 1) * grid.patch);
             if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ui.vit_query = token;
@@ -83,9 +83,9 @@ bool ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
 
 void Prediction(const VitSnapshot& vit, float width) {
     const auto top = ranked_classes(vit.trace.probs(), 0, 5, vit.labels);
-    if (vit.fresh_patch) ImGui::TextColored(WarnColor(), "prediction (random weights: chance)");
-    else ImGui::TextDisabled("prediction");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("probs = softmax(head(norm(x)[:, 0])): the class token decides");
+    if (vit.fresh_patch) ImGui::TextColored(WarnColor(), tr("prediction (random weights: chance)"));
+    else ImGui::TextDisabled(tr("prediction"));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("probs = softmax(head(norm(x)[:, 0])): the class token decides"));
     float label_w = 0.0f;
     for (const ClassProb& c : top) label_w = std::max(label_w, ImGui::CalcTextSize(c.label.c_str()).x);
     label_w += ImGui::GetStyle().ItemSpacing.x;
@@ -113,34 +113,34 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     const std::size_t p_now = ui.vit_patch_request.value_or(ui.vit_patch);
     bool fresh = p_now != 0;
     const float x_start = ImGui::GetCursorPosX();
-    if (ImGui::Checkbox("random weights", &fresh))
+    if (ImGui::Checkbox(tr("random weights"), &fresh))
         ui.vit_patch_request = fresh ? (std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end()
                                             ? trained.patch_size
                                             : sizes.front())
                                      : 0;
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("a fresh, untrained ViT (fresh_vit_model) of the same size on the same picture:\n"
-                          "move the slider to see how the patch size changes the number of tokens N");
+        ImGui::SetTooltip(tr("a fresh, untrained ViT (fresh_vit_model) of the same size on the same picture:\n"
+                          "move the slider to see how the patch size changes the number of tokens N"));
     const std::size_t p_shown = fresh ? ui.vit_patch_request.value_or(ui.vit_patch) : trained.patch_size;
     int index = static_cast<int>(std::find(sizes.begin(), sizes.end(), p_shown) - sizes.begin());
     index = std::clamp(index, 0, static_cast<int>(sizes.size()) - 1);
     char format[32];
-    std::snprintf(format, sizeof format, "patch %zu", sizes[static_cast<std::size_t>(index)]);
+    std::snprintf(format, sizeof format, tr("patch %zu"), sizes[static_cast<std::size_t>(index)]);
     ImGui::SameLine();
     ImGui::BeginDisabled(!fresh);
     ImGui::SetNextItemWidth(std::max(60.0f, width - (ImGui::GetCursorPosX() - x_start)));
-    if (ImGui::SliderInt("##patch", &index, 0, static_cast<int>(sizes.size()) - 1, fresh ? format : "patch (trained)",
+    if (ImGui::SliderInt("##patch", &index, 0, static_cast<int>(sizes.size()) - 1, fresh ? format : tr("patch (trained)"),
                          ImGuiSliderFlags_NoInput))
         ui.vit_patch_request = sizes[static_cast<std::size_t>(index)];
     ImGui::EndDisabled();
     VitConfig c = trained;
     c.patch_size = fresh ? sizes[static_cast<std::size_t>(index)] : trained.patch_size;
     const std::size_t n = c.tokens();
-    ImGui::Text("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu", c.image_size, c.patch_size, n, n * n);
+    ImGui::Text(tr("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu"), c.image_size, c.patch_size, n, n * n);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("N tokens: (H/p)(W/p) patches + the class token.\n"
+        ImGui::SetTooltip(tr("N tokens: (H/p)(W/p) patches + the class token.\n"
                           "Attention compares every token with every token: N\u00b2 = %zu weights per head and image,\n"
-                          "so halving the patch size multiplies the cost by about 16.",
+                          "so halving the patch size multiplies the cost by about 16."),
                           n * n);
 }
 
@@ -150,17 +150,17 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     if (!ui.vit_on_screen && !ui.vit_loading) return;
     if (!ui.show_image) return;
     PlaceWindow(0, 570, 530, 430);
-    const std::string title = vit ? "Image: " + ui::display_name(vit->model_path) + " on " +
+    const std::string title = vit ? tr("Image: ") + ui::display_name(vit->model_path) + tr(" on ") +
                                         ui::display_name(vit->image_path) + "###Image"
-                                  : std::string("Image###Image");
+                                  : std::string(tr("Image")) + "###Image";
     if (!ImGui::Begin(title.c_str(), &ui.show_image)) {
         ImGui::End();
         return;
     }
     if (!vit) {
-        EmptyState(ui.vit_loading ? "Running the ViT on the picture ..." : "No ViT",
-                   "attnscope --model MODEL.safetensors --image PICTURE.png shows what a Vision Transformer "
-                   "predicts for a picture and where its attention goes.");
+        EmptyState(ui.vit_loading ? tr("Running the ViT on the picture ...") : tr("No ViT"),
+                   tr("attnscope --model MODEL.safetensors --image PICTURE.png shows what a Vision Transformer "
+                      "predicts for a picture and where its attention goes."));
         ImGui::End();
         return;
     }
@@ -173,41 +173,41 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     // Selectors: block, query, rollout fusion.
     ImGui::TextDisabled("(i)");
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input",
+        ImGui::SetTooltip(tr("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input"),
                           vit->model_path.c_str(), vit->image_path.c_str(), vit->source.width, vit->source.height,
                           vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads,
                           vit->heads_from.c_str(), vit->trained_config.patch_size, vit->trained_config.image_size,
                           vit->trained_config.image_size);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
-    const std::string current = "block " + std::to_string(block);
+    const std::string current = tr("block ") + std::to_string(block);
     if (ImGui::BeginCombo("##block", current.c_str())) {
         for (std::size_t b = 0; b < t.blocks.size(); ++b)
-            if (ImGui::Selectable(("block " + std::to_string(b)).c_str(), b == block)) ui.vit_block_request = b;
+            if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == block)) ui.vit_block_request = b;
         ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("the block whose attention the overlays, pipeline, inspector and heads show");
+        ImGui::SetTooltip(tr("the block whose attention the overlays, pipeline, inspector and heads show"));
     ImGui::SameLine();
-    ImGui::TextDisabled("query:");
+    ImGui::TextDisabled(tr("query:"));
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(0.0f, 0.9f, 1.0f, 1.0f), "%s", ui::query_name(ui.vit_query, grid).c_str());
     if (ui.vit_query != 0) {
         ImGui::SameLine();
-        if (ImGui::SmallButton("class token")) ui.vit_query = 0;
+        if (ImGui::SmallButton(tr("class token"))) ui.vit_query = 0;
     } else if (ImGui::IsItemHovered()) {
-        ImGui::SetTooltip("the class token's row of attn: what the classifier's token gathers from each patch.\n"
-                          "Click a patch of the picture to see where that patch looks instead.");
+        ImGui::SetTooltip(tr("the class token's row of attn: what the classifier's token gathers from each patch.\n"
+                          "Click a patch of the picture to see where that patch looks instead."));
     }
     ImGui::SameLine();
-    ImGui::TextDisabled("rollout:");
+    ImGui::TextDisabled(tr("rollout:"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
     int fusion = static_cast<int>(ui.vit_fusion);
     if (ImGui::Combo("##fusion", &fusion, "mean\0max\0min\0")) ui.vit_fusion = static_cast<HeadFusion>(fusion);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
-                          "plus the identity for the residual, rows renormalized, multiplied over all blocks");
+        ImGui::SetTooltip(tr("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
+                          "plus the identity for the residual, rows renormalized, multiplied over all blocks"));
 
     // Sizes: the overlay row at the bottom, the picture and the prediction above it.
     const ImGuiStyle& style = ImGui::GetStyle();
@@ -236,11 +236,11 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
 
     // Overlays: where the query looks, per head and their mean in this block, and the rollout.
     const std::size_t query = ui.vit_query;
-    ImGui::TextDisabled("where the %s looks in block %zu (yellow = most)", ui::query_name(query, grid).c_str(), block);
+    ImGui::TextDisabled(tr("where the %s looks in block %zu (yellow = most)"), ui::query_name(query, grid).c_str(), block);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("each map is the query's row of attn over the patches, scaled to its own max;\n"
+        ImGui::SetTooltip(tr("each map is the query's row of attn over the patches, scaled to its own max;\n"
                           "click a patch (here or on the picture) to make it the query, right-click for the class token.\n"
-                          "File > Back to the demo / config leaves the ViT.");
+                          "File > Back to the demo / config leaves the ViT."));
     const Array& attn = t.blocks[block].attn();
     ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
     const float x0 = ImGui::GetCursorPosX();
@@ -249,25 +249,25 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         ui::OverlayKey key;
         std::function<Array()> map;
         if (i < heads) {
-            title = "head " + std::to_string(i);
+            title = tr("head ") + std::to_string(i);
             key = ui::OverlayKey::head(gen, block, i, query);
             map = [&, i] { return token_map(head_attention(attn, 0, i), query, grid); };
-            tip = "attn[0, " + std::to_string(i) + ", " + std::to_string(query) + ", 1:] on the patch grid";
+            tip = "attn[0, " + std::to_string(i) + ", " + std::to_string(query) + tr(", 1:] on the patch grid");
         } else if (i == heads) {
-            title = "mean of heads";
+            title = tr("mean of heads");
             key = ui::OverlayKey::head_mean(gen, block, query);
             map = [&] { return token_map(fuse_heads(attn, 0, HeadFusion::mean), query, grid); };
-            tip = "attn[0, :, " + std::to_string(query) + ", 1:].mean(heads) on the patch grid";
+            tip = "attn[0, :, " + std::to_string(query) + tr(", 1:].mean(heads) on the patch grid");
         } else {
-            title = std::string("rollout (") + head_fusion_name(ui.vit_fusion) + ")";
+            title = std::string(tr("rollout (")) + head_fusion_name(ui.vit_fusion) + ")";
             key = ui::OverlayKey::rollout(gen, query, ui.vit_fusion);
             map = [&] {
                 std::vector<const Array*> attns;
                 for (const VitBlockTrace& b : t.blocks) attns.push_back(&b.attn());
                 return token_map(attention_rollout(attns, 0, ui.vit_fusion), query, grid);
             };
-            tip = "attention rollout over all " + std::to_string(t.blocks.size()) +
-                  " blocks: how much each patch reaches the query through the residual stream";
+            tip = tr("attention rollout over all ") + std::to_string(t.blocks.size()) +
+                  tr(" blocks: how much each patch reaches the query through the residual stream");
         }
         const std::uintptr_t tex =
             texture(key, slot.c_str(), [&] { return heat_overlay(ui::overlay_backdrop(vit->input), map()); });

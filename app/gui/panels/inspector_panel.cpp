@@ -48,13 +48,13 @@ bool AxisCombo(const char* label, int* axis, const Step& step) {
 void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.inspector) return;
     PlaceWindow(530, 522, 600, 478);
-    if (!ImGui::Begin("Tensor inspector", &ui.panels.inspector)) {
+    if (!ImGui::Begin(ui::window_title(tr("Tensor inspector"), "Tensor inspector").c_str(), &ui.panels.inspector)) {
         ImGui::End();
         return;
     }
     const Step* step = SelectedStep(trace, ui);
     if (!step) {
-        EmptyState("Nothing to inspect", "No trace is loaded.");
+        EmptyState(tr("Nothing to inspect"), tr("No trace is loaded."));
         ImGui::End();
         return;
     }
@@ -67,17 +67,17 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     ImGui::SameLine();
     ColoredShape(shape, step->tensor.axes);
     ImGui::SameLine();
-    ImGui::TextDisabled("float32, %s elements", ui::format_value(static_cast<double>(step->tensor.values.size())).c_str());
+    ImGui::TextDisabled(tr("float32, %s elements"), ui::format_value(static_cast<double>(step->tensor.values.size())).c_str());
     const Stats& st = step->stats;
     ImGui::PushFont(fonts().mono);
-    ImGui::Text("min %s  max %s  mean %s  std %s", ui::format_value(st.min).c_str(), ui::format_value(st.max).c_str(),
+    ImGui::Text(tr("min %s  max %s  mean %s  std %s"), ui::format_value(st.min).c_str(), ui::format_value(st.max).c_str(),
                 ui::format_value(st.mean).c_str(), ui::format_value(st.std).c_str());
     ImGui::PopFont();
     ImGui::SameLine();
     if (st.nan_count || st.inf_count)
-        ImGui::TextColored(BadColor(), " NaN %zu  Inf %zu", st.nan_count, st.inf_count);
+        ImGui::TextColored(BadColor(), tr(" NaN %zu  Inf %zu"), st.nan_count, st.inf_count);
     else
-        ImGui::TextColored(OkColor(), " no NaN/Inf");
+        ImGui::TextColored(OkColor(), tr(" no NaN/Inf"));
 
     // ---- a file's step: where it comes from, and how it differs from the reference
     const StepDifference* diff = trace.difference(step->name);
@@ -87,22 +87,22 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         std::string detail = step->origin_detail;
         if (loaded && detail.rfind(trace.source_path, 0) == 0)
             detail = ui::display_name(trace.source_path) + detail.substr(trace.source_path.size());
-        ImGui::TextDisabled("%s %s", loaded ? "loaded from" : "computed:", detail.c_str());
+        ImGui::TextDisabled("%s %s", loaded ? tr("loaded from") : tr("computed:"), detail.c_str());
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", step->origin_detail.c_str());
     }
     if (diff) {
         int mode = ui.show_difference && diff->difference ? 1 : 0;
-        ImGui::RadioButton("values", &mode, 0);
+        ImGui::RadioButton(tr("values"), &mode, 0);
         ImGui::SameLine();
         ImGui::BeginDisabled(!diff->difference.has_value());
-        ImGui::RadioButton("difference (yours \u2212 reference)", &mode, 1);
+        ImGui::RadioButton(tr("difference (yours \u2212 reference)"), &mode, 1);
         ImGui::EndDisabled();
         if (!diff->difference && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip("your tensor and the reference's have different shapes: no element-wise difference");
+            ImGui::SetTooltip(tr("your tensor and the reference's have different shapes: no element-wise difference"));
         if (diff->difference) ui.show_difference = mode == 1;
         ImGui::SameLine();
         ImGui::PushFont(fonts().mono);
-        ImGui::TextColored(diff->ok ? OkColor() : BadColor(), "max error %s  tol %s",
+        ImGui::TextColored(diff->ok ? OkColor() : BadColor(), tr("max error %s  tol %s"),
                            ui::format_value(diff->max_error).c_str(), ui::format_value(diff->tolerance).c_str());
         ImGui::PopFont();
         ImGui::PushTextWrapPos(0.0f);
@@ -114,7 +114,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     const Array& values = show_diff ? diff->difference->values : step->tensor.values;
 
     if (shape.empty() || step->tensor.values.size() == 0) {
-        EmptyState("Empty tensor", "This step holds no values (a dimension is 0).");
+        EmptyState(tr("Empty tensor"), tr("This step holds no values (a dimension is 0)."));
         ImGui::End();
         return;
     }
@@ -122,17 +122,17 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     // ---- slice selection
     if (shape.size() >= 2) {
         int row = spec.row_axis, col = spec.col_axis;
-        if (AxisCombo("rows", &row, *step)) {
+        if (AxisCombo(tr("rows"), &row, *step)) {
             if (row == spec.col_axis) spec.col_axis = spec.row_axis;  // picking the other one swaps
             spec.row_axis = row;
         }
         ImGui::SameLine();
-        if (AxisCombo("cols", &col, *step)) {
+        if (AxisCombo(tr("cols"), &col, *step)) {
             if (col == spec.row_axis) spec.row_axis = spec.col_axis;
             spec.col_axis = col;
         }
         ImGui::SameLine();
-        if (ImGui::Button("swap")) std::swap(spec.row_axis, spec.col_axis);
+        if (ImGui::Button(tr("swap"))) std::swap(spec.row_axis, spec.col_axis);
         ImGui::SameLine();
         ImGui::PushFont(fonts().mono);
         ImGui::TextDisabled("%s", ui::describe_slice(step->name, spec, shape.size()).c_str());
@@ -149,7 +149,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
         int idx = static_cast<int>(spec.index[i]);
         char name[64];
-        std::snprintf(name, sizeof name, "%s (axis %zu)", label.c_str(), i);
+        std::snprintf(name, sizeof name, tr("%s (axis %zu)"), label.c_str(), i);
         if (ImGui::SliderInt(name, &idx, 0, static_cast<int>(shape[i]) - 1)) spec.index[i] = static_cast<std::size_t>(idx);
         ImGui::PopStyleColor(2);
         ImGui::PopID();
@@ -159,13 +159,13 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
 
     // ---- colour options
     int range_mode = static_cast<int>(ui.range_mode);
-    ImGui::TextDisabled("range");
+    ImGui::TextDisabled(tr("range"));
     ImGui::SameLine();
-    ImGui::RadioButton("slice", &range_mode, 0);
+    ImGui::RadioButton(tr("slice"), &range_mode, 0);
     ImGui::SameLine();
-    ImGui::RadioButton("tensor", &range_mode, 1);
+    ImGui::RadioButton(tr("tensor"), &range_mode, 1);
     ImGui::SameLine();
-    ImGui::RadioButton("fixed", &range_mode, 2);
+    ImGui::RadioButton(tr("fixed"), &range_mode, 2);
     ui.range_mode = static_cast<ui::RangeMode>(range_mode);
     if (ui.range_mode == ui::RangeMode::Fixed) {
         ImGui::SameLine();
@@ -174,16 +174,17 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     }
     ImGui::SameLine();
     bool log = ui.scale_mode == ui::ScaleMode::Log;
-    if (ImGui::Checkbox("log", &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
+    if (ImGui::Checkbox(tr("log"), &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
     ImGui::SameLine();
     int cmap = static_cast<int>(ui.colormap);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
-    ImGui::Combo("##cmap", &cmap, "auto\0sequential\0diverging\0");
+    const char* const colormaps[] = {tr("auto"), tr("sequential"), tr("diverging")};
+    ImGui::Combo("##cmap", &cmap, colormaps, 3);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones");
+        ImGui::SetTooltip(tr("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones"));
     ui.colormap = static_cast<ui::ColormapChoice>(cmap);
     ImGui::SameLine();
-    ImGui::Checkbox("numbers", &ui.show_numbers);
+    ImGui::Checkbox(tr("numbers"), &ui.show_numbers);
 
     // ---- the slice and its texture (uploaded only when the slice changes)
     char key[256];
@@ -221,7 +222,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                               std::max(avail.y - hover_h, 50.0f));
             const std::string problem = ui.heatmaps ? ui.heatmaps->problem("inspector") : "no renderer";
             if (!tex && !problem.empty()) {
-                EmptyState("Cannot draw this slice", problem.c_str());
+                EmptyState(tr("Cannot draw this slice"), problem.c_str());
             } else {
                 HeatmapOptions opt;
                 opt.id = "inspector_heatmap";
@@ -255,31 +256,31 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                         if (hover.clicked) ui.follow_pinned = true;
                     }
                     const float v = slice.at(hover.row, hover.col);
-                    const std::string what = show_diff ? "(yours \u2212 reference) " + step->name : step->name;
+                    const std::string what = show_diff ? tr("(yours \u2212 reference) ") + step->name : step->name;
                     ImGui::Text("%s%s = %s", what.c_str(), ui::format_index(idx).c_str(), ui::format_value(v).c_str());
                     ImGui::BeginTooltip();
                     ImGui::Text("%s%s", what.c_str(), ui::format_index(idx).c_str());
                     ImGui::Text("= %.7g", static_cast<double>(v));
-                    ImGui::TextDisabled("row %s = %zu, col %s = %zu", row_axis.c_str(), hover.row, col_axis.c_str(), hover.col);
+                    ImGui::TextDisabled(tr("row %s = %zu, col %s = %zu"), row_axis.c_str(), hover.row, col_axis.c_str(), hover.col);
                     ImGui::TextDisabled("%s", ui::tr("Follow panel: where it comes from, what it feeds (click: pin)"));
-                    if (hover.row < marked.size() && marked[hover.row]) ImGui::TextColored(BadColor(), "this row does not sum to 1");
+                    if (hover.row < marked.size() && marked[hover.row]) ImGui::TextColored(BadColor(), tr("this row does not sum to 1"));
                     ImGui::EndTooltip();
                 } else {
-                    ImGui::TextDisabled("rows %s (%zu), cols %s (%zu); hover: value, wheel: zoom, drag: pan",
+                    ImGui::TextDisabled(tr("rows %s (%zu), cols %s (%zu); hover: value, wheel: zoom, drag: pan"),
                                         row_axis.c_str(), slice.rows, col_axis.c_str(), slice.cols);
                     if (ImGui::IsItemHovered())
-                        ImGui::SetTooltip("%s; slice min %s, max %s", ui::colormap_name(range.colormap),
+                        ImGui::SetTooltip(tr("%s; slice min %s, max %s"), ui::colormap_name(range.colormap),
                                           ui::format_value(slice.min).c_str(), ui::format_value(slice.max).c_str());
                 }
                 ImGui::PopFont();
                 if (any_marked)
                     ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(),
-                                       "flagged rows: |row sum - 1| > %.0e%s", rs->tolerance,
-                                       rs->deviation_expected ? " (expected: training-mode dropout)" : "");
+                                       tr("flagged rows: |row sum - 1| > %.0e%s"), rs->tolerance,
+                                       rs->deviation_expected ? tr(" (expected: training-mode dropout)") : "");
             }
         } else {
             if (!small) {
-                ImGui::TextDisabled("showing the top-left 32 x 32 of this %zu x %zu slice", slice.rows, slice.cols);
+                ImGui::TextDisabled(tr("showing the top-left 32 x 32 of this %zu x %zu slice"), slice.rows, slice.cols);
             }
             const std::size_t R = std::min<std::size_t>(slice.rows, 32), C = std::min<std::size_t>(slice.cols, 32);
             ImGui::PushFont(fonts().mono);

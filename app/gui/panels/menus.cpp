@@ -11,16 +11,16 @@ namespace attnscope {
 
 void DrawMenuBar(const Trace& trace, UiState& ui) {
     if (!ImGui::BeginMainMenuBar()) return;
-    if (ImGui::BeginMenu("File")) {
-        if (ImGui::MenuItem("Export heatmap as PNG", nullptr, false, SelectedStep(trace, ui) != nullptr))
+    if (ImGui::BeginMenu(tr("File"))) {
+        if (ImGui::MenuItem(tr("Export heatmap as PNG"), nullptr, false, SelectedStep(trace, ui) != nullptr))
             ui.export_requested = true;
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("Writes the inspector's current slice to attnscope-<step>.png in the working folder");
-        if (ImGui::MenuItem("Open ...", "Ctrl+O")) OpenFileBrowser(ui);
+            ImGui::SetTooltip(tr("Writes the inspector's current slice to attnscope-<step>.png in the working folder"));
+        if (ImGui::MenuItem(tr("Open ..."), "Ctrl+O")) OpenFileBrowser(ui);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("Your saved activations (.npz, .safetensors, a folder of .npy), a dump or a checkpoint; "
-                              "you can also drop a file on the window");
-        if (ImGui::BeginMenu("Open recent", !ui.recent_files.empty())) {
+            ImGui::SetTooltip(tr("Your saved activations (.npz, .safetensors, a folder of .npy), a dump or a checkpoint; "
+                              "you can also drop a file on the window"));
+        if (ImGui::BeginMenu(tr("Open recent"), !ui.recent_files.empty())) {
             for (const std::string& path : ui.recent_files)
                 if (ImGui::MenuItem(path.c_str())) {
                     ui.open_request = path;
@@ -28,38 +28,42 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
                     ui.open_heads.reset();
                 }
             ImGui::Separator();
-            if (ImGui::MenuItem("Clear the list")) ui.recent_files.clear();
+            if (ImGui::MenuItem(tr("Clear the list"))) ui.recent_files.clear();
             ImGui::EndMenu();
         }
-        if (ImGui::MenuItem("Back to the demo / config", nullptr, false, !ui.file_path.empty() || ui.vit_on_screen))
+        if (ImGui::MenuItem(tr("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit_on_screen))
             ui.back_to_config_requested = true;
         ImGui::Separator();
-        if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.quit_requested = true;
+        if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) ui.quit_requested = true;
         ImGui::EndMenu();
     }
-    if (ImGui::BeginMenu("View")) {
-        ImGui::MenuItem("Pipeline", nullptr, &ui.panels.pipeline);
-        ImGui::MenuItem("Shape view", nullptr, &ui.panels.shape);
-        ImGui::MenuItem("Tensor inspector", nullptr, &ui.panels.inspector);
-        ImGui::MenuItem("Heads", nullptr, &ui.panels.heads);
-        ImGui::MenuItem("Row sums", nullptr, &ui.panels.row_sums);
-        ImGui::MenuItem(ui::tr("Gradients"), nullptr, &ui.show_gradients);
-        ImGui::MenuItem(ui::tr("Beyond the textbook"), nullptr, trace.beyond ? &ui.beyond.visible : &ui.beyond.mask_visible,
+    if (ImGui::BeginMenu(tr("View"))) {
+        ImGui::MenuItem(tr("Pipeline"), nullptr, &ui.panels.pipeline);
+        ImGui::MenuItem(tr("Shape view"), nullptr, &ui.panels.shape);
+        ImGui::MenuItem(tr("Tensor inspector"), nullptr, &ui.panels.inspector);
+        ImGui::MenuItem(tr("Heads"), nullptr, &ui.panels.heads);
+        ImGui::MenuItem(tr("Row sums"), nullptr, &ui.panels.row_sums);
+        ImGui::MenuItem(tr("Gradients"), nullptr, &ui.show_gradients);
+        ImGui::MenuItem(tr("Beyond the textbook"), nullptr, trace.beyond ? &ui.beyond.visible : &ui.beyond.mask_visible,
                         trace.beyond != nullptr || trace.find("masked") != nullptr);
-        ImGui::MenuItem("Config", nullptr, &ui.panels.config, !ui.vit_on_screen);
-        ImGui::MenuItem(ui::tr("Follow an element"), nullptr, &ui.show_follow);
-        ImGui::MenuItem(ui::tr("Cost"), nullptr, &ui.show_cost);
-        if (ui.vit_on_screen) ImGui::MenuItem("Image (ViT)", nullptr, &ui.show_image);
+        ImGui::MenuItem(tr("Config"), nullptr, &ui.panels.config, !ui.vit_on_screen);
+        ImGui::MenuItem(tr("Follow an element"), nullptr, &ui.show_follow);
+        ImGui::MenuItem(tr("Cost"), nullptr, &ui.show_cost);
+        if (ui.vit_on_screen) ImGui::MenuItem(tr("Image (ViT)"), nullptr, &ui.show_image);
         ImGui::Separator();
-        if (ImGui::MenuItem("Zoom in", "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
-        if (ImGui::MenuItem("Zoom out", "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
-        if (ImGui::MenuItem("Reset zoom", "Ctrl+0")) ui.ui_scale = 1.0f;
+        if (ImGui::MenuItem(tr("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
+        if (ImGui::MenuItem(tr("Zoom out"), "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
+        if (ImGui::MenuItem(tr("Reset zoom"), "Ctrl+0")) ui.ui_scale = 1.0f;
+        ImGui::Separator();
+        ImGui::MenuItem(tr("Presentation mode"), "F5", &ui.classroom.presentation);
+        ImGui::MenuItem(tr("Quiz: predict the next shape"), nullptr, &ui.classroom.quiz);
+        DrawLanguageMenu(ui);
         ImGui::EndMenu();
     }
     DrawBugZooMenu(trace, ui);
-    if (ImGui::BeginMenu("Help")) {
-        ImGui::MenuItem("Keys", "F1", &ui.show_help);
-        ImGui::MenuItem("About attnscope", nullptr, &ui.show_about);
+    if (ImGui::BeginMenu(tr("Help"))) {
+        ImGui::MenuItem(tr("Keys"), "F1", &ui.show_help);
+        ImGui::MenuItem(tr("About attnscope"), nullptr, &ui.show_about);
         ImGui::EndMenu();
     }
     // The open file and its block (a selector when the file holds several blocks).
@@ -70,19 +74,19 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         if (ui.file_blocks.size() > 1 && ui.file_block) {
             ImGui::SameLine();
             ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
-            const std::string current = "block " + std::to_string(*ui.file_block);
+            const std::string current = tr("block ") + std::to_string(*ui.file_block);
             if (ImGui::BeginCombo("##block", current.c_str())) {
                 for (std::size_t b : ui.file_blocks)
-                    if (ImGui::Selectable(("block " + std::to_string(b)).c_str(), b == *ui.file_block) && b != *ui.file_block) {
+                    if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == *ui.file_block) && b != *ui.file_block) {
                         ui.open_request = ui.file_path;
                         ui.open_block = b;
                     }
                 ImGui::EndCombo();
             }
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("the file holds %zu blocks; pick the one to show", ui.file_blocks.size());
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("the file holds %zu blocks; pick the one to show"), ui.file_blocks.size());
         } else if (ui.file_block) {
             ImGui::SameLine();
-            ImGui::TextDisabled("block %zu", *ui.file_block);
+            ImGui::TextDisabled(tr("block %zu"), *ui.file_block);
         }
     }
     // The ViT's block: the other panels show this block's attention.
@@ -91,29 +95,29 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::TextColored(WarnColor(), "ViT");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
-        const std::string current = "block " + std::to_string(ui.vit_block);
+        const std::string current = tr("block ") + std::to_string(ui.vit_block);
         if (ImGui::BeginCombo("##vitblock", current.c_str())) {
             for (std::size_t b = 0; b < ui.vit_blocks; ++b)
-                if (ImGui::Selectable(("block " + std::to_string(b)).c_str(), b == ui.vit_block)) ui.vit_block_request = b;
+                if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == ui.vit_block)) ui.vit_block_request = b;
             ImGui::EndCombo();
         }
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("the model has %zu blocks; the pipeline, shapes, inspector, heads and row sums show this "
-                              "block's attention",
+            ImGui::SetTooltip(tr("the model has %zu blocks; the pipeline, shapes, inspector, heads and row sums show this "
+                              "block's attention"),
                               ui.vit_blocks);
     }
     if (ui.vit_loading) {
         ImGui::SameLine();
-        ImGui::TextColored(WarnColor(), "running the ViT ...");
+        ImGui::TextColored(WarnColor(), tr("running the ViT ..."));
     }
     if (!ui.loading_path.empty()) {
         ImGui::SameLine();
-        ImGui::TextColored(WarnColor(), "reading %s ...", ui::display_name(ui.loading_path).c_str());
+        ImGui::TextColored(WarnColor(), tr("reading %s ..."), ui::display_name(ui.loading_path).c_str());
     }
     // Where we are, and any status message, on the right.
     if (const Step* s = SelectedStep(trace, ui)) {
         ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-        ImGui::TextDisabled("step %d / %zu:", ui.stepper.selected + 1, trace.steps.size());
+        ImGui::TextDisabled(tr("step %d / %zu:"), ui.stepper.selected + 1, trace.steps.size());
         ImGui::SameLine();
         ImGui::TextUnformatted(s->name.c_str());
         ImGui::SameLine();
@@ -131,18 +135,19 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
     if (ui.show_help) {
         ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
                                 ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin("Keys", &ui.show_help, ImGuiWindowFlags_AlwaysAutoResize)) {
-            static const char* const keys[][2] = {
-                {"\u2190 / \u2192", "previous / next step"},
-                {"Home / End", "first / last step"},
-                {"Space", "play / pause through the steps (pace: slider in the pipeline panel)"},
-                {"Ctrl+= / Ctrl+-", "zoom the whole UI (Ctrl+0 resets)"},
-                {"mouse wheel", "zoom the heatmap around the cursor (double-click: fit)"},
-                {"drag", "pan a zoomed heatmap"},
-                {"click a head", "open that head large in the inspector"},
-                {"F1", "this window"},
-                {"Ctrl+O", "open a file (or drop it on the window)"},
-                {"Ctrl+Q", "quit"},
+        if (ImGui::Begin(ui::window_title(tr("Keys"), "Keys").c_str(), &ui.show_help, ImGuiWindowFlags_AlwaysAutoResize)) {
+            const char* const keys[][2] = {
+                {"\u2190 / \u2192", tr("previous / next step")},
+                {"Home / End", tr("first / last step")},
+                {"Space", tr("play / pause through the steps (pace: slider in the pipeline panel)")},
+                {"Ctrl+= / Ctrl+-", tr("zoom the whole UI (Ctrl+0 resets)")},
+                {tr("mouse wheel"), tr("zoom the heatmap around the cursor (double-click: fit)")},
+                {tr("drag"), tr("pan a zoomed heatmap")},
+                {tr("click a head"), tr("open that head large in the inspector")},
+                {"F1", tr("this window")},
+                {"F5", tr("presentation mode (Esc leaves)")},
+                {"Ctrl+O", tr("open a file (or drop it on the window)")},
+                {"Ctrl+Q", tr("quit")},
             };
             if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
                 for (const auto& k : keys) {
@@ -160,14 +165,14 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
     if (ui.show_about) {
         ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
                                 ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin("About attnscope", &ui.show_about, ImGuiWindowFlags_AlwaysAutoResize)) {
-            ImGui::Text("attnscope: step through multi-head attention");
-            ImGui::TextDisabled("Every panel reads the recorded trace of ViTAttention.forward;");
-            ImGui::TextDisabled("nothing on screen is recomputed by the UI.");
+        if (ImGui::Begin(ui::window_title(tr("About attnscope"), "About").c_str(), &ui.show_about, ImGuiWindowFlags_AlwaysAutoResize)) {
+            ImGui::Text(tr("attnscope: step through multi-head attention"));
+            ImGui::TextDisabled(tr("Every panel reads the recorded trace of ViTAttention.forward;"));
+            ImGui::TextDisabled(tr("nothing on screen is recomputed by the UI."));
             ImGui::Separator();
-            ImGui::Text("OpenGL: %s", ui.gl_info.c_str());
-            ImGui::Text("Dear ImGui %s", IMGUI_VERSION);
-            if (!ui.settings_path.empty()) ImGui::Text("settings: %s", ui.settings_path.c_str());
+            ImGui::Text(tr("OpenGL: %s"), ui.gl_info.c_str());
+            ImGui::Text(tr("Dear ImGui %s"), IMGUI_VERSION);
+            if (!ui.settings_path.empty()) ImGui::Text(tr("settings: %s"), ui.settings_path.c_str());
         }
         ImGui::End();
     }

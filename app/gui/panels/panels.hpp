@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "logic/i18n.hpp"
 #include "trace.hpp"
 #include "ui_state.hpp"
 
 namespace attnscope {
+
+using ui::tr;  // every user-visible label: tr("English text")
 
 struct VitSnapshot;
 
@@ -52,6 +55,15 @@ std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const
 void DrawFileBrowser(UiState& ui);     // File > Open
 void OpenFileBrowser(UiState& ui);     // shows it, listing the last folder (or the open file's)
 void DrawFileErrorModal(UiState& ui);  // a file that could not be opened
+// The classroom (panels/classroom_panel.cpp): F5 / Esc, the quiz's hold on "next", presentation
+// mode (replaces every other panel), the Quiz window, View > Language.
+void HandleClassroomKeys(UiState& ui);
+void QuizGate(const Trace& trace, UiState& ui);
+void DrawPresentation(const Trace& trace, UiState& ui);
+void DrawQuizWindow(const Trace& trace, UiState& ui);
+void DrawLanguageMenu(UiState& ui);
+// True when the quiz is on and will ask this later step's shape: panels show "?" instead.
+bool QuizHidesShape(const UiState& ui, int index, const std::string& step);
 
 // ---- shared by the panels -------------------------------------------------------------------
 // The selected step (nullptr when the trace is empty).

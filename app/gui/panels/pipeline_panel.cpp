@@ -25,33 +25,33 @@ void StatusCell(const Trace& trace, const Step& step) {
     const StepDifference* diff = trace.difference(step.name);
     std::string tip;
     if (diff && !diff->ok) {  // the user's tensor differs from the reference: what the bug is
-        ImGui::TextColored(BadColor(), "\u2717 %s", diff->finding.c_str());
-        tip = diff->diagnosis + "\nmax |yours - reference| = " + ui::format_value(diff->max_error) +
-              " (tolerance " + ui::format_value(diff->tolerance) + ")";
+        ImGui::TextColored(BadColor(), tr("\u2717 %s"), diff->finding.c_str());
+        tip = diff->diagnosis + tr("\nmax |yours - reference| = ") + ui::format_value(diff->max_error) +
+              tr(" (tolerance ") + ui::format_value(diff->tolerance) + ")";
     } else if (sc && !sc->ok) {
-        ImGui::TextColored(BadColor(), "\u2717 shape");
-        tip = "expected " + sc->formula + " = " + format_shape(sc->expected) + ", got " + format_shape(sc->actual);
+        ImGui::TextColored(BadColor(), tr("\u2717 shape"));
+        tip = tr("expected ") + sc->formula + " = " + format_shape(sc->expected) + tr(", got ") + format_shape(sc->actual);
     } else if (nonfinite_here) {
-        ImGui::TextColored(BadColor(), "\u2717 NaN/Inf");
+        ImGui::TextColored(BadColor(), tr("\u2717 NaN/Inf"));
         tip = trace.checks.nonfinite.message;
     } else if (rs && rs->failing_rows > 0 && !rs->deviation_expected) {
-        ImGui::TextColored(BadColor(), "\u2717 rows");
-        tip = std::to_string(rs->failing_rows) + " rows do not sum to 1";
+        ImGui::TextColored(BadColor(), tr("\u2717 rows"));
+        tip = std::to_string(rs->failing_rows) + tr(" rows do not sum to 1");
     } else if (rs && rs->failing_rows > 0) {
-        ImGui::TextColored(WarnColor(), "\u26A0 rows");
+        ImGui::TextColored(WarnColor(), tr("\u26A0 rows"));
         tip = rs->explanation;
     } else if (diff) {
-        ImGui::TextColored(OkColor(), "\u2713 ref");
-        tip = "equals the reference's " + step.name + " (max |yours - reference| = " + ui::format_value(diff->max_error) +
+        ImGui::TextColored(OkColor(), tr("\u2713 ref"));
+        tip = tr("equals the reference's ") + step.name + tr(" (max |yours - reference| = ") + ui::format_value(diff->max_error) +
               " <= " + ui::format_value(diff->tolerance) + ")";
-        if (rs) tip += "\nevery softmax row sums to 1";
+        if (rs) tip += tr("\nevery softmax row sums to 1");
     } else {
-        ImGui::TextColored(OkColor(), rs ? "\u2713 rows" : "\u2713");
-        tip = sc ? "shape " + format_shape(sc->actual) + " = " + sc->formula
-                 : step.origin == StepOrigin::Loaded ? "loaded, not compared: the file has no input and weights to "
-                                                       "run the reference on"
-                                                     : "no check for this step";
-        if (rs) tip += "\nevery softmax row sums to 1";
+        ImGui::TextColored(OkColor(), "%s", rs ? tr("\u2713 rows") : "\u2713");
+        tip = sc ? tr("shape ") + format_shape(sc->actual) + " = " + sc->formula
+                 : step.origin == StepOrigin::Loaded ? tr("loaded, not compared: the file has no input and weights to "
+                                                          "run the reference on")
+                                                     : tr("no check for this step");
+        if (rs) tip += tr("\nevery softmax row sums to 1");
     }
     if (ImGui::IsItemHovered() && !tip.empty()) {
         ImGui::BeginTooltip();
@@ -67,12 +67,12 @@ void StatusCell(const Trace& trace, const Step& step) {
 void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.pipeline) return;
     PlaceWindow(0, 22, 530, 548);
-    if (!ImGui::Begin("Pipeline", &ui.panels.pipeline)) {
+    if (!ImGui::Begin(ui::window_title(tr("Pipeline"), "Pipeline").c_str(), &ui.panels.pipeline)) {
         ImGui::End();
         return;
     }
     if (trace.steps.empty()) {
-        EmptyState("No trace yet", ui.run_error.empty() ? "The engine has not produced a trace. Check the config panel."
+        EmptyState(tr("No trace yet"), ui.run_error.empty() ? tr("The engine has not produced a trace. Check the config panel.")
                                                          : ui.run_error.c_str());
         ImGui::End();
         return;
@@ -80,16 +80,16 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     // Playback controls.
     if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) ui.stepper.key(ui::StepKey::Prev);
     ImGui::SameLine();
-    if (ImGui::Button(ui.stepper.playing ? "Pause" : "Play", ImVec2(ImGui::GetFontSize() * 4, 0)))
+    if (ImGui::Button(ui.stepper.playing ? tr("Pause") : tr("Play"), ImVec2(ImGui::GetFontSize() * 4, 0)))
         ui.stepper.key(ui::StepKey::TogglePlay);
     ImGui::SameLine();
     if (ImGui::ArrowButton("##next", ImGuiDir_Right)) ui.stepper.key(ui::StepKey::Next);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
     float pace = static_cast<float>(ui.stepper.interval);
-    if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, "%.1f s / step")) ui.stepper.interval = pace;
+    if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, tr("%.1f s / step"))) ui.stepper.interval = pace;
     ImGui::SameLine();
-    ImGui::TextDisabled("\u2190/\u2192 Home End Space");
+    ImGui::TextDisabled(tr("\u2190/\u2192 Home End Space"));
 
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                   ImGuiTableFlags_SizingFixedFit;
@@ -99,21 +99,21 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     if (from_file) {
         if (first) {
             ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextColored(BadColor(), "first divergence: %s \u2014 %s", first->step.c_str(), first->diagnosis.c_str());
+            ImGui::TextColored(BadColor(), tr("first divergence: %s \u2014 %s"), first->step.c_str(), first->diagnosis.c_str());
             ImGui::PopTextWrapPos();
         } else if (!trace.differences.empty()) {
-            ImGui::TextColored(OkColor(), "\u2713 every step of the file equals the reference");
+            ImGui::TextColored(OkColor(), tr("\u2713 every step of the file equals the reference"));
         } else {
-            ImGui::TextDisabled("the file's steps are not compared (see the Config panel for why)");
+            ImGui::TextDisabled(tr("the file's steps are not compared (see the Config panel for why)"));
         }
     }
     if (ImGui::BeginTable("steps", from_file ? 5 : 4, flags, ImVec2(0, 0))) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
-        ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthFixed);
-        if (from_file) ImGui::TableSetupColumn("from", ImGuiTableColumnFlags_WidthFixed);
-        ImGui::TableSetupColumn("shape before \u2192 after", ImGuiTableColumnFlags_WidthStretch);
-        ImGui::TableSetupColumn("check", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthFixed);
+        if (from_file) ImGui::TableSetupColumn(tr("from"), ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn(tr("shape before \u2192 after"), ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn(tr("check"), ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableHeadersRow();
         const Step* selected = SelectedStep(trace, ui);
         for (std::size_t i = 0; i < trace.steps.size(); ++i) {
@@ -148,13 +148,19 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             if (from_file) {
                 ImGui::TableNextColumn();
                 const bool loaded = step.origin == StepOrigin::Loaded;
-                ImGui::TextColored(loaded ? ImVec4(0.55f, 0.75f, 1.0f, 1.0f) : DimColor(), loaded ? "loaded" : "computed");
+                ImGui::TextColored(loaded ? ImVec4(0.55f, 0.75f, 1.0f, 1.0f) : DimColor(), "%s",
+                                   loaded ? tr("loaded") : tr("computed"));
                 if (ImGui::IsItemHovered())
-                    ImGui::SetTooltip("%s", loaded ? ("your tensor: " + step.origin_detail).c_str()
-                                                   : "not in the file: computed by the reference from the file's "
-                                                     "input and weights");
+                    ImGui::SetTooltip("%s", loaded ? (tr("your tensor: ") + step.origin_detail).c_str()
+                                                   : tr("not in the file: computed by the reference from the file's "
+                                                        "input and weights"));
             }
             ImGui::TableNextColumn();
+            if (QuizHidesShape(ui, static_cast<int>(i), step.name)) {  // the quiz asks it later
+                ImGui::TextDisabled("?");
+                ImGui::TableNextColumn();
+                continue;
+            }
             // Shape before -> after: the first input's shape (a matmul shows both operands).
             bool any_input = false;  // a file may lack a step's inputs: then only its own shape
             for (const std::string& name : step.inputs) any_input |= trace.find(name) != nullptr;

@@ -55,13 +55,13 @@ void PlotRowSums(const std::vector<float>& sums, double tolerance, ImVec2 size) 
     }
     // x axis: row (query token) index.
     char buf[48];
-    std::snprintf(buf, sizeof buf, "row n = 0 .. %zu", n - 1);
+    std::snprintf(buf, sizeof buf, tr("row n = 0 .. %zu"), n - 1);
     dl->AddText(ImVec2(a.x, b.y + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
     const ImGuiIO& io = ImGui::GetIO();
     if (ImGui::IsItemHovered() && io.MousePos.x >= a.x && io.MousePos.x <= b.x) {
         const float f = (io.MousePos.x - a.x - 4) / std::max(b.x - a.x - 8, 1.0f) * (n - 1);
         const std::size_t i = static_cast<std::size_t>(std::clamp(std::lround(f), 0L, static_cast<long>(n - 1)));
-        ImGui::SetTooltip("row %zu: sum = %.9g\n|sum - 1| = %.3g", i, static_cast<double>(sums[i]),
+        ImGui::SetTooltip(tr("row %zu: sum = %.9g\n|sum - 1| = %.3g"), i, static_cast<double>(sums[i]),
                           std::fabs(static_cast<double>(sums[i]) - 1.0));
     }
 }
@@ -71,20 +71,20 @@ void PlotRowSums(const std::vector<float>& sums, double tolerance, ImVec2 size) 
 void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.row_sums) return;
     PlaceWindow(1130, 570, 470, 430);
-    if (!ImGui::Begin("Row sums", &ui.panels.row_sums)) {
+    if (!ImGui::Begin(ui::window_title(tr("Row sums"), "Row sums").c_str(), &ui.panels.row_sums)) {
         ImGui::End();
         return;
     }
     const Step* step = SelectedStep(trace, ui);
     const RowSumCheck* check = step ? trace.checks.row_sum(step->name) : nullptr;
     if (!check) {
-        const std::string title = step ? "No row-sum check for " + step->name : std::string("No trace");
+        const std::string title = step ? tr("No row-sum check for ") + step->name : std::string(tr("No trace"));
         EmptyState(title.c_str(),
-                   "Softmax makes every row of attn a probability distribution: its N' weights sum to 1. "
-                   "The check runs on attn and on attn_drop. Select one of them to see the sums per head.");
+                   tr("Softmax makes every row of attn a probability distribution: its N' weights sum to 1. "
+                      "The check runs on attn and on attn_drop. Select one of them to see the sums per head."));
         if (step && trace.find("attn")) {
             ImGui::SetCursorPos(ImVec2(ImGui::GetStyle().WindowPadding.x + 8, ImGui::GetCursorPosY() - ImGui::GetFrameHeight() * 2.5f));
-            if (ImGui::Button("show attn")) SelectStep(trace, ui, "attn");
+            if (ImGui::Button(tr("show attn"))) SelectStep(trace, ui, "attn");
         }
         ImGui::End();
         return;
@@ -97,7 +97,7 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     if (!check->explanation.empty() && (check->deviation_expected || check->failing_rows > 0))
         ImGui::TextUnformatted(check->explanation.c_str());
     else if (trace.config.training && check->step == "attn")
-        ImGui::TextDisabled("Training mode: attn itself still sums to 1; dropout acts on attn_drop.");
+        ImGui::TextDisabled(tr("Training mode: attn itself still sums to 1; dropout acts on attn_drop."));
     ImGui::PopTextWrapPos();
 
     // The (batch, head) the inspector shows.
@@ -113,9 +113,9 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
                               ImGuiTableFlags_SizingFixedFit,
                           ImVec2(table_w, avail.y))) {
         ImGui::TableSetupScrollFreeze(0, 1);
-        ImGui::TableSetupColumn("head");
-        ImGui::TableSetupColumn("max |sum-1|");
-        ImGui::TableSetupColumn("fail");
+        ImGui::TableSetupColumn(tr("head"));
+        ImGui::TableSetupColumn(tr("max |sum-1|"));
+        ImGui::TableSetupColumn(tr("fail"));
         ImGui::TableHeadersRow();
         ImGui::PushFont(fonts().mono);
         for (const auto& h : sum.per_head) {
@@ -142,10 +142,10 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     }
     ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::Text("row sums of batch %zu, head %zu", b, hd);
+    ImGui::Text(tr("row sums of batch %zu, head %zu"), b, hd);
     ImGui::SameLine();
-    HelpMarker("Each dot is one row of attn[b, head]: the sum of its N' weights. The green band is 1 \u00B1 "
-               "tolerance. Red dots are rows outside it; the inspector outlines them in the heatmap.");
+    HelpMarker(tr("Each dot is one row of attn[b, head]: the sum of its N' weights. The green band is 1 \u00B1 "
+                  "tolerance. Red dots are rows outside it; the inspector outlines them in the heatmap."));
     const std::vector<float> sums = ui::head_row_sums(*check, b, hd);
     PlotRowSums(sums, check->tolerance, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y));
     ImGui::EndGroup();

@@ -239,7 +239,7 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
 
 void DrawForwardListing(const Trace& trace, const Step& step) {
     const int current = LineOf(step.name);
-    ImGui::TextDisabled("ViTAttention.forward(self, x), the reference:");
+    ImGui::TextDisabled(tr("ViTAttention.forward(self, x), the reference:"));
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 1.0f));
     ImGui::PushFont(fonts().mono_small);
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -325,13 +325,13 @@ void DrawForwardListing(const Trace& trace, const Step& step) {
 void DrawShapePanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.shape) return;
     PlaceWindow(530, 22, 600, 500);
-    if (!ImGui::Begin("Shape view", &ui.panels.shape)) {
+    if (!ImGui::Begin(ui::window_title(tr("Shape view"), "Shape view").c_str(), &ui.panels.shape)) {
         ImGui::End();
         return;
     }
     const Step* step = SelectedStep(trace, ui);
     if (!step) {
-        EmptyState("No step selected", "Run the engine from the config panel to record a trace.");
+        EmptyState(tr("No step selected"), tr("Run the engine from the config panel to record a trace."));
         ImGui::End();
         return;
     }
@@ -340,9 +340,9 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     ImGui::SameLine();
     ImGui::TextDisabled("= %s", step->op.c_str());
     ImGui::SameLine();
-    ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), step->is_view ? "  view (no copy)" : "  new tensor");
+    ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s", step->is_view ? tr("  view (no copy)") : tr("  new tensor"));
     ImGui::SameLine();
-    ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), step->contiguous ? "  contiguous" : "  not contiguous");
+    ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), "%s", step->contiguous ? tr("  contiguous") : tr("  not contiguous"));
 
     DrawAxisRows(trace, *step, ui);
 
@@ -352,16 +352,16 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     ImGui::PushFont(fonts().mono);
     ImGui::TextUnformatted(step->formula.c_str());
     ImGui::PopFont();
-    ImGui::TextDisabled("strides");
+    ImGui::TextDisabled(tr("strides"));
     ImGui::SameLine();
     ImGui::PushFont(fonts().mono);
     ImGui::Text("%s", format_strides(step->torch_strides).c_str());
     ImGui::PopFont();
     ImGui::SameLine();
-    HelpMarker("The strides PyTorch's tensor has at this point (elements to skip per index step on each axis). "
-               "A view only changes shape and strides; the numbers stay where they are in memory.");
+    HelpMarker(tr("The strides PyTorch's tensor has at this point (elements to skip per index step on each axis). "
+                  "A view only changes shape and strides; the numbers stay where they are in memory."));
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("note");
+    ImGui::TextDisabled(tr("note"));
     ImGui::SameLine();
     ImGui::TextUnformatted(step->note.c_str());
     ImGui::PopTextWrapPos();

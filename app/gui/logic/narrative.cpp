@@ -1,0 +1,215 @@
+// The step narratives. One row per step: name, English title and text, Chinese title and text.
+// Written for this project (not taken from the reference article); the Chinese uses the usual
+// terms: 多头注意力, 缩放点积, 转置, 视图, 连续, 残差.
+#include "logic/narrative.hpp"
+
+#include <cstring>
+
+namespace attnscope::ui {
+
+namespace {
+
+struct Row {
+    const char* step;
+    const char* en_title;
+    const char* en_text;
+    const char* zh_title;
+    const char* zh_text;
+};
+
+// clang-format off
+const Row kRows[] = {
+    // ---- ViTAttention.forward (attention_step_names(), in order)
+    {"input", "The input tokens",
+     "x holds B samples, each a sequence of N tokens, and every token is a vector of C numbers (its embedding). "
+     "Everything that follows lets these N tokens exchange information.",
+     "输入的 token",
+     "x 里有 B 个样本，每个样本是 N 个 token 组成的序列，每个 token 是一个 C 维的嵌入向量。"
+     "后面的每一步，都是为了让这 N 个 token 彼此交换信息。"},
+    {"qkv", "Queries, keys and values in one matrix product",
+     "A single linear layer computes q, k and v together: each token's C numbers are multiplied by a [3C, C] weight "
+     "matrix, giving 3C numbers per token. The last axis now holds q, k and v of every head, packed side by side.",
+     "一次矩阵乘法得到 q、k、v",
+     "一个线性层同时算出查询 q、键 k 和值 v：每个 token 的 C 维向量乘以 [3C, C] 的权重矩阵，得到 3C 个数。"
+     "最后一维里并排存放着所有头的 q、k、v。"},
+    {"qkv_split", "Split the last axis: 3 x heads x head size",
+     "reshape cuts the long axis of 3C numbers into three axes: 3 (q, k or v), h heads and c = C / h numbers per head. "
+     "Not a single number moves in memory; only the way we index them changes, so this is a view.",
+     "拆分最后一维：3 × 头数 × 每头维度",
+     "reshape 把长度为 3C 的最后一维拆成三个轴：3（q、k 或 v）、h 个头、每个头 c = C / h 维。"
+     "内存中的数据一个也没有移动，只是换了索引方式，所以这是一个视图。"},
+    {"qkv_heads", "Move q/k/v and the heads to the front",
+     "permute(2, 0, 3, 1, 4) brings the q/k/v axis to the front and puts the head axis before the token axis: "
+     "[3, B, h, N, c]. Every head now owns an [N, c] matrix of its own. Only the strides are reordered, so the tensor "
+     "is no longer contiguous.",
+     "把 q/k/v 轴和头轴移到前面",
+     "permute(2, 0, 3, 1, 4) 把 q/k/v 轴放到最前面，并把头轴放在 token 轴之前，得到 [3, B, h, N, c]。"
+     "这样每个头都有一个属于自己的 [N, c] 矩阵。这里只重排了步长，张量因此不再连续。"},
+    {"q", "The queries",
+     "unbind(0) takes slice 0 of the leading axis: the queries, one [N, c] matrix per sample and head. "
+     "A query is a token asking: which other tokens matter to me?",
+     "查询 q",
+     "unbind(0) 取出第一维的第 0 片：查询 q，每个样本、每个头各一个 [N, c] 矩阵。"
+     "查询可以理解为每个 token 在问：“哪些 token 和我有关？”"},
+    {"k", "The keys",
+     "Slice 1: the keys. A key describes what a token has to offer, and every query is compared with every key. "
+     "Its token axis is labelled N' because it counts the tokens being looked at.",
+     "键 k",
+     "第 1 片：键 k。键描述每个 token 能提供什么，每个查询都要和每个键做比较。"
+     "它的 token 轴记作 N'，表示被关注的那些 token。"},
+    {"v", "The values",
+     "Slice 2: the values, the content that is actually passed along. The attention weights will average these rows.",
+     "值 v",
+     "第 2 片：值 v，也就是真正被传递的内容。之后的注意力权重会对这些行做加权平均。"},
+    {"k_t", "Transpose the keys",
+     "transpose(-2, -1) swaps the last two axes of k, so each [N', c] matrix becomes [c, N']. "
+     "Then q @ k_t is an ordinary matrix product, [N, c] times [c, N']. Still a view: two strides trade places.",
+     "转置键矩阵",
+     "transpose(-2, -1) 交换 k 的最后两维（转置），每个 [N', c] 矩阵变成 [c, N']。"
+     "这样 q @ k_t 就是普通的矩阵乘法：[N, c] 乘以 [c, N']。这仍然是视图，只是两个步长互换了位置。"},
+    {"scores", "Every query meets every key",
+     "q @ k^T takes the dot product of every query with every key, separately for each sample and head. "
+     "Entry (i, j) says how well token i's question matches token j's key. Each head gets an N x N' score matrix.",
+     "每个查询与每个键相遇",
+     "q @ kᵀ 计算每个查询与每个键的点积，每个样本、每个头分别计算。"
+     "第 (i, j) 项表示 token i 的查询和 token j 的键有多匹配。每个头得到一个 N × N' 的分数矩阵。"},
+    {"scaled", "Scale by 1 / sqrt(c)",
+     "The scores are multiplied by scale = c^-0.5. A dot product of c numbers grows roughly like sqrt(c); dividing by "
+     "sqrt(c) keeps the scores at a moderate size so that the softmax does not saturate. This is the 'scaled' in "
+     "scaled dot-product attention.",
+     "乘以 1 / √c 进行缩放",
+     "分数乘以 scale = c^-0.5。c 个数的点积大致按 √c 增长，除以 √c 能让分数保持在适中的范围，"
+     "softmax 就不会过早饱和。这就是“缩放点积注意力”中“缩放”的含义。"},
+    {"attn", "Softmax: scores become attention weights",
+     "softmax over the last axis turns every row into weights that are positive and add up to 1: for each query token, "
+     "the share of attention it gives to each key token. The shape stays the same.",
+     "softmax：分数变成注意力权重",
+     "在最后一维上做 softmax，每一行都变成非负且和为 1 的权重：表示每个查询 token 把多少注意力分给每个键 token。"
+     "形状保持不变。"},
+    {"attn_drop", "Attention dropout",
+     "In training, dropout zeroes some weights at random and multiplies the rest by 1 / (1 - p), so a row no longer "
+     "sums to exactly 1. In eval mode, or with p = 0, the weights pass through unchanged.",
+     "注意力 dropout",
+     "训练时，dropout 随机把一部分权重置零，并把其余权重乘以 1 / (1 - p)，所以每一行的和不再恰好是 1。"
+     "在推理模式下（或 p = 0 时），权重原样通过。"},
+    {"context", "Weighted average of the values",
+     "attn @ v: the output of each query is the average of the value rows, weighted by its attention. "
+     "[N, N'] times [N', c] gives [N, c] per head: every token now carries what it gathered from the tokens it "
+     "attended to.",
+     "对值做加权平均",
+     "attn @ v：每个查询的输出，是按它的注意力权重对值向量做的加权平均。"
+     "[N, N'] 乘以 [N', c] 得到每个头的 [N, c]：每个 token 都带上了从它所关注的 token 那里收集到的信息。"},
+    {"context_t", "Tokens before heads again",
+     "transpose(1, 2) moves the token axis back in front of the head axis: [B, N, h, c]. The h heads of one token "
+     "now sit next to each other, ready to be joined. A view, and not contiguous.",
+     "token 轴重新回到头轴之前",
+     "transpose(1, 2) 把 token 轴换回到头轴前面：[B, N, h, c]。同一个 token 的 h 个头现在挨在一起，准备拼接。"
+     "这是一个视图，而且不连续。"},
+    {"merged", "Join the heads",
+     "reshape(B, N, C) concatenates the h heads of each token into one vector of C = h x c numbers: the outputs of "
+     "multi-head attention are merged. The input is not contiguous, so PyTorch has to copy here.",
+     "拼接所有头",
+     "reshape(B, N, C) 把每个 token 的 h 个头拼接成一个 C = h × c 维的向量，多头注意力的输出在这里合并。"
+     "由于输入不连续，PyTorch 在这一步必须复制数据。"},
+    {"out", "Output projection",
+     "A C -> C linear layer mixes the information coming from the different heads. The shape is back to the input's "
+     "[B, N, C], so the result can be added to the residual stream.",
+     "输出投影",
+     "一个 C → C 的线性层把来自不同头的信息混合起来。形状回到与输入相同的 [B, N, C]，因此结果可以加回残差连接。"},
+    {"out_drop", "Output dropout",
+     "proj_drop, active only in training. What comes out here is the return value of ViTAttention.forward.",
+     "输出 dropout",
+     "proj_drop，只在训练时起作用。这里得到的就是 ViTAttention.forward 的返回值。"},
+
+    // ---- the ViT around it (vit_embed_step_names, vit_block_step_names, vit_head_step_names)
+    {"pixels", "The picture",
+     "The normalized image, [B, 3, H, W]: three colour channels of H x W pixels.",
+     "输入图片",
+     "归一化后的图像 [B, 3, H, W]：三个颜色通道，每个通道 H × W 个像素。"},
+    {"patches", "Cut into patches",
+     "The picture is cut into a grid of P square patches of p x p pixels; each patch will become one token.",
+     "切成图块",
+     "图片被切成 P 个 p × p 像素的正方形图块（patch），每个图块会变成一个 token。"},
+    {"patch_embed", "Patch embedding",
+     "A convolution with stride p maps every patch to a D-dimensional vector; flatten and transpose give [B, P, D].",
+     "图块嵌入",
+     "步长为 p 的卷积把每个图块映射成 D 维向量，再经过 flatten 和转置得到 [B, P, D]。"},
+    {"tokens", "Prepend the class token",
+     "A learned class token is put in front of the patch tokens: N = 1 + P tokens. Its final state decides the class.",
+     "在前面加上分类 token",
+     "在图块 token 前面加上一个可学习的分类 token，共 N = 1 + P 个 token。它最后的状态决定分类结果。"},
+    {"embed", "Add position embeddings",
+     "A learned vector per position is added, so the model knows where each patch came from.",
+     "加上位置编码",
+     "为每个位置加上一个可学习的向量，模型由此知道每个图块来自图片的哪个位置。"},
+    {"norm1", "LayerNorm before attention",
+     "Each token is normalized to mean 0 and variance 1 over its C numbers, then scaled and shifted.",
+     "注意力之前的 LayerNorm",
+     "每个 token 在它的 C 个数上归一化为均值 0、方差 1，再进行缩放和平移。"},
+    {"attn_out", "Multi-head self-attention",
+     "The whole attention layer of the steps above: every token gathers information from all tokens.",
+     "多头自注意力",
+     "就是前面那些步骤组成的整个注意力层：每个 token 从所有 token 那里收集信息。"},
+    {"residual1", "First residual connection",
+     "The attention output is added to the block's input, so the block only has to learn a correction.",
+     "第一个残差连接",
+     "把注意力的输出加回到本块的输入上，这样每个块只需要学习一个修正量。"},
+    {"norm2", "LayerNorm before the MLP",
+     "The same normalization again, this time feeding the MLP.",
+     "MLP 之前的 LayerNorm",
+     "再做一次同样的归一化，这次的结果送入 MLP。"},
+    {"fc1", "MLP: widen",
+     "A linear layer widens each token from C to M numbers (usually M = 4C). Tokens are processed independently.",
+     "MLP：升维",
+     "一个线性层把每个 token 从 C 维扩展到 M 维（通常 M = 4C）。每个 token 各自独立处理。"},
+    {"gelu", "GELU",
+     "The non-linearity: small and negative values are damped, large positive values pass.",
+     "GELU 激活",
+     "非线性激活：较小和负的值被压低，较大的正值基本原样通过。"},
+    {"fc2", "MLP: back to C",
+     "A second linear layer brings each token back from M to C numbers.",
+     "MLP：降回 C 维",
+     "第二个线性层把每个 token 从 M 维变回 C 维。"},
+    {"residual2", "Second residual connection",
+     "The MLP output is added to the stream; this is the block's output and the next block's input.",
+     "第二个残差连接",
+     "把 MLP 的输出加回主干，得到本块的输出，也就是下一块的输入。"},
+    {"norm", "Final LayerNorm",
+     "After the last block every token is normalized once more.",
+     "最后的 LayerNorm",
+     "最后一个块之后，每个 token 再归一化一次。"},
+    {"cls_out", "Take the class token",
+     "x[:, 0] keeps only the class token: one C-dimensional vector per image.",
+     "取出分类 token",
+     "x[:, 0] 只保留分类 token：每张图片一个 C 维向量。"},
+    {"logits", "Classification head",
+     "A linear layer maps the class token to K scores, one per class.",
+     "分类头",
+     "一个线性层把分类 token 映射成 K 个分数，每个类别一个。"},
+    {"probs", "Class probabilities",
+     "softmax over the K classes turns the scores into probabilities that add up to 1.",
+     "类别概率",
+     "在 K 个类别上做 softmax，把分数变成和为 1 的概率。"},
+};
+// clang-format on
+
+}  // namespace
+
+StepNarrative step_narrative(const std::string& step, Language language) {
+    for (const Row& r : kRows)
+        if (step == r.step)
+            return language == Language::Chinese ? StepNarrative{r.zh_title, r.zh_text}
+                                                 : StepNarrative{r.en_title, r.en_text};
+    return {};
+}
+
+const std::vector<std::string>& narrated_steps() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const Row& r : kRows) v.emplace_back(r.step);
+        return v;
+    }();
+    return names;
+}
+
+}  // namespace attnscope::ui

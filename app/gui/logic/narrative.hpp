@@ -1,0 +1,25 @@
+// What each step of the attention pipeline does, told to a student in English or Simplified
+// Chinese: the GUI's presentation mode and `attnscope handout` read the same words (no ImGui here).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "logic/i18n.hpp"
+
+namespace attnscope::ui {
+
+struct StepNarrative {
+    std::string title;  // "Queries, keys and values in one matrix product"
+    std::string text;   // two to four sentences
+};
+
+// The narrative of a step of run_attention (attention_step_names()) or of the ViT's block-level
+// steps (patch_embed, cls_token, pos_embed, norm1, attention, residual1, norm2, mlp, residual2, head).
+// An unknown step gets an empty title and text.
+StepNarrative step_narrative(const std::string& step, Language language);
+
+// Every step name that has a narrative (the attention steps first, in pipeline order).
+const std::vector<std::string>& narrated_steps();
+
+}  // namespace attnscope::ui

@@ -1,0 +1,379 @@
+// The classroom: presentation mode (F5: full screen, large fonts, only the current step), the
+// "predict the next shape" quiz, and the Language menu.
+//
+// [SECTION] keys and the quiz gate   [SECTION] presentation   [SECTION] quiz window   [SECTION] language
+#include <imgui.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstdio>
+#include <cstring>
+
+#include "fonts.hpp"
+#include "gfx/heatmap_renderer.hpp"
+#include "logic/narrative.hpp"
+#include "logic/quiz.hpp"
+#include "panels/panels.hpp"
+#include "widgets.hpp"
+
+namespace attnscope {
+
+namespace {
+
+int StepIndex(const Trace& trace, const std::string& name) {
+    for (std::size_t i = 0; i < trace.steps.size(); ++i)
+        if (trace.steps[i].name == name) return static_cast<int>(i);
+    return -1;
+}
+
+// The shape formula of a step ("[B, h, N, N]"), "" when the checks have none.
+std::string ShapeFormula(const Trace& trace, const std::string& step) {
+    for (const ShapeCheck& c : trace.checks.shapes)
+        if (c.step == step) return c.formula;
+    return "";
+}
+
+// A row of big axis boxes; returns its width. Draws nothing when dl is null (measure only).
+float AxisBoxRow(ImDrawList* dl, ImVec2 pos, const Shape& shape, const Axes& axes) {
+    const float gap = ImGui::GetFontSize() * 0.25f;
+    float x = pos.x;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        const std::string label = i < axes.size() ? axes[i] : "";
+        if (dl) DrawAxisBox(dl, ImVec2(x, pos.y), label, shape[i]);
+        x += AxisBoxSize(label, shape[i]).x + gap;
+    }
+    return x - pos.x - (shape.empty() ? 0.0f : gap);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] keys and the quiz gate
+// ---------------------------------------------------------------------------------------------
+
+void HandleClassroomKeys(UiState& ui) {
+    // 1.86: io.KeysDown is indexed by GLFW key codes for keys without an ImGuiKey_.
+    if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) ui.classroom.presentation = !ui.classroom.presentation;
+    if (ui.classroom.presentation && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false) &&
+        ui.classroom.asking < 0)
+        ui.classroom.presentation = false;
+}
+
+// With the quiz on, a move to the next step that was not asked yet is held back: the stepper
+// goes back to the current step and the Quiz window asks for the next step's shape first.
+void QuizGate(const Trace& trace, UiState& ui) {
+    ui::ClassroomState& c = ui.classroom;
+    const bool turned_on = c.quiz && !c.quiz_was_on;
+    c.quiz_was_on = c.quiz;
+    if (!c.quiz || trace.steps.empty()) {
+        c.asking = -1;
+        return;
+    }
+    const int current = StepIndex(trace, ui.selected_step);
+    int wanted = ui.stepper.selected;
+    if (turned_on && current >= 0 && current + 1 < static_cast<int>(trace.steps.size()))
+        wanted = current + 1;  // the quiz starts with the next step's question
+    if (current >= 0 && wanted == current + 1 && !c.score.was_asked(trace.steps[static_cast<std::size_t>(wanted)].name)) {
+        ui.stepper.select(current);
+        ui.stepper.playing = false;
+        if (c.asking != wanted) {
+            c.asking = wanted;
+            c.answer[0] = '\0';
+            c.focus_answer = true;
+            c.feedback.reset();
+            c.answered_step.clear();
+        }
+    } else if (c.asking >= 0 && current >= 0 && c.asking != current + 1) {
+        c.asking = -1;  // the student went elsewhere
+    }
+}
+
+bool QuizHidesShape(const UiState& ui, int index, const std::string& step) {
+    return ui.classroom.quiz && index > ui.stepper.selected && !ui.classroom.score.was_asked(step);
+}
+
+namespace {
+void DrawQuizBody(const Trace& trace, UiState& ui, float wrap);
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] presentation
+// ---------------------------------------------------------------------------------------------
+
+void DrawPresentation(const Trace& trace, UiState& ui) {
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(io.DisplaySize);
+    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(ImGui::GetFontSize() * 1.2f, ImGui::GetFontSize() * 0.8f));
+    const bool open = ImGui::Begin("###Presentation", nullptr, flags);
+    ImGui::PopStyleVar();
+    if (!open) {
+        ImGui::End();
+        return;
+    }
+    const Step* step = SelectedStep(trace, ui);
+    if (!step) {
+        EmptyState(tr("No trace yet"), tr("Press Esc to leave presentation mode."));
+        ImGui::End();
+        return;
+    }
+    const float fs = ImGui::GetFontSize();
+    const float width = ImGui::GetContentRegionAvail().x;
+    const ui::StepNarrative n = ui::step_narrative(step->name, ui::language());
+
+    // ---- where we are, and the step's title
+    ImGui::TextDisabled(tr("step %d / %zu"), ui.stepper.selected + 1, trace.steps.size());
+    ImGui::SameLine();
+    ImGui::TextColored(WarnColor(), "%s", step->name.c_str());
+    if (!n.title.empty()) {
+        ImGui::SameLine();
+        ImGui::TextUnformatted(n.title.c_str());
+    }
+    if (ui.classroom.quiz) {
+        const std::string score = std::string(tr("quiz score")) + " " + ui.classroom.score.text();
+        ImGui::SameLine(std::max(width - ImGui::CalcTextSize(score.c_str()).x, 0.0f));
+        ImGui::TextColored(OkColor(), "%s", score.c_str());
+    }
+    // ---- the PyTorch line
+    ImGui::PushFont(fonts().mono);
+    ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "%s", step->code.c_str());
+    ImGui::PopFont();
+    ImGui::TextDisabled("%s", step->formula.c_str());
+    ImGui::Spacing();
+
+    // ---- the shapes: each input that is a step, then the result (big axis boxes)
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 p = ImGui::GetCursorScreenPos();
+    const float box_h = fs * 2.6f, label_h = ImGui::GetTextLineHeight();
+    const float left = p.x, right = p.x + width;
+    float x = left;
+    float y = p.y + label_h;
+    auto place = [&](const std::string& label, const Shape& shape, const Axes& axes) {
+        const float w = std::max(AxisBoxRow(nullptr, ImVec2(0, 0), shape, axes), ImGui::CalcTextSize(label.c_str()).x);
+        if (x > left && x + w > right) {  // next line
+            x = left;
+            y += box_h + label_h + fs * 0.6f;
+        }
+        dl->AddText(ImVec2(x, y - label_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+        AxisBoxRow(dl, ImVec2(x, y), shape, axes);
+        x += w + fs * 0.6f;
+    };
+    auto symbol = [&](const char* s) {
+        dl->AddText(ImVec2(x, y + (box_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), s);
+        x += ImGui::CalcTextSize(s).x + fs * 0.6f;
+    };
+    int shown_inputs = 0;
+    for (const std::string& input : step->inputs) {
+        const Step* in = trace.find(input);
+        if (!in) continue;
+        if (shown_inputs++ > 0) symbol(step->op == "matmul" ? "@" : "+");
+        place(input, in->shape(), in->tensor.axes);
+    }
+    if (shown_inputs > 0) symbol("\u2192");
+    place(step->name + "  " + format_shape(step->shape()), step->shape(), step->tensor.axes);
+    ImGui::Dummy(ImVec2(width, y + box_h - p.y + fs * 0.4f));
+    ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s",
+                       step->is_view ? tr("view (no copy)") : tr("new tensor"));
+    ImGui::SameLine();
+    ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), "%s",
+                       step->contiguous ? tr("contiguous") : tr("not contiguous"));
+    ImGui::SameLine();
+    ImGui::TextDisabled(tr("strides %s"), format_strides(step->torch_strides).c_str());
+    ImGui::Separator();
+
+    // ---- the narrative (left) and the heatmap of one slice (right)
+    const float footer = ImGui::GetTextLineHeightWithSpacing() + fs * 0.3f;
+    const float body_h = std::max(ImGui::GetContentRegionAvail().y - footer, fs * 4.0f);
+    const float text_w = width * 0.46f;
+    ImGui::BeginChild("##narrative", ImVec2(text_w, body_h), false);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(n.text.empty() ? step->note.c_str() : n.text.c_str());
+    if (!n.text.empty() && ui::language() == ui::Language::English && !step->note.empty()) {
+        ImGui::Spacing();
+        ImGui::TextDisabled("%s", step->note.c_str());  // the engine's note on memory (English only)
+    }
+    ImGui::PopTextWrapPos();
+    if (ui.classroom.quiz) {  // the quiz, inline under the narrative
+        ImGui::Spacing();
+        ImGui::Separator();
+        ImGui::TextColored(WarnColor(), "%s", tr("Quiz: predict the next shape"));
+        const bool new_question = ui.classroom.focus_answer;
+        DrawQuizBody(trace, ui, ImGui::GetContentRegionAvail().x);
+        if (new_question) ImGui::SetScrollHereY(1.0f);  // the question in view
+    }
+    ImGui::EndChild();
+    ImGui::SameLine(0, fs);
+    ImGui::BeginChild("##picture", ImVec2(0, body_h), false);
+    const Shape shape = step->shape();
+    const ui::SliceSpec spec = ui::default_slice(shape);
+    const std::string slice_name = ui::describe_slice(step->name, spec, shape.size());
+    ImGui::TextDisabled("%s", slice_name.c_str());
+    char key[256];
+    std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+                  step->name.c_str(), slice_name.c_str());
+    static const ui::Slice2D kEmpty;
+    const ui::Slice2D& slice =
+        ui.heatmaps ? ui.heatmaps->slice("presentation", key, [&] { return ui::extract_slice(step->tensor.values, spec); })
+                    : kEmpty;
+    const ui::Colormap cmap = ui::auto_colormap(step->stats.min, step->stats.max);
+    const ui::ColorRange range = ui::make_range(ui::RangeMode::PerSlice, slice.min, slice.max, step->stats.min,
+                                                step->stats.max, 0, 1, cmap, ui::ScaleMode::Linear);
+    const std::uintptr_t tex = ui.heatmaps ? ui.heatmaps->texture("presentation", range) : 0;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float legend_w = ColorLegendWidth();
+    if (!tex || slice.empty()) {
+        EmptyState(tr("Cannot draw this slice"), ui.heatmaps ? ui.heatmaps->problem("presentation").c_str() : "");
+    } else {
+        // Cells as large as fits, at most twice as wide as tall (or tall as wide).
+        float cell_w = (avail.x - legend_w - fs) / static_cast<float>(slice.cols);
+        float cell_h = avail.y / static_cast<float>(slice.rows);
+        cell_w = std::min(cell_w, 2.0f * cell_h);
+        cell_h = std::min(cell_h, 2.0f * cell_w);
+        HeatmapOptions opt;
+        opt.id = "presentation_heatmap";
+        opt.size = ImVec2(std::max(cell_w * static_cast<float>(slice.cols), 50.0f),
+                          std::max(cell_h * static_cast<float>(slice.rows), 50.0f));
+        DrawHeatmap(tex, slice, opt);
+        ImGui::SameLine();
+        ColorLegend(range, opt.size.y, slice.nan_count > 0, slice.inf_count > 0);
+    }
+    ImGui::EndChild();
+
+    // ---- footer: the keys
+    ImGui::TextDisabled("%s", tr("\u2190 / \u2192 step    F5 / Esc leave presentation mode    Ctrl+= / Ctrl+- zoom"));
+    ImGui::End();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] quiz window
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// The quiz itself: score, the last answer's feedback, the question. Wraps at `wrap` pixels.
+void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
+    ui::ClassroomState& c = ui.classroom;
+    ImGui::TextColored(OkColor(), tr("score %s"), c.score.text().c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton(tr("reset"))) {
+        c.score.reset();
+        c.feedback.reset();
+        c.answered_step.clear();
+    }
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
+
+    // The last answer: right or wrong, the real shape and where it comes from.
+    if (c.feedback && c.feedback->given && !c.answered_step.empty()) {
+        if (c.feedback->correct) {
+            ImGui::TextColored(OkColor(), tr("\u2713 right: %s is %s"), c.answered_step.c_str(),
+                               format_shape(c.feedback->expected).c_str());
+        } else {
+            ImGui::TextColored(BadColor(), tr("\u2717 not quite: you typed %s; %s is %s"),
+                               format_shape(*c.feedback->given).c_str(), c.answered_step.c_str(),
+                               format_shape(c.feedback->expected).c_str());
+        }
+        if (const Step* s = trace.find(c.answered_step)) {
+            const std::string formula = ShapeFormula(trace, s->name);
+            ImGui::TextDisabled(tr("why: %s gives %s"), s->code.c_str(),
+                                formula.empty() ? format_shape(s->shape()).c_str() : formula.c_str());
+            ImGui::PushFont(fonts().mono_small ? fonts().mono_small : ImGui::GetFont());
+            ImGui::TextDisabled("einops: %s", s->formula.c_str());
+            ImGui::PopFont();
+        }
+    }
+
+    if (c.asking >= 0 && c.asking < static_cast<int>(trace.steps.size())) {
+        ImGui::Separator();
+        const Step& next = trace.steps[static_cast<std::size_t>(c.asking)];
+        ImGui::Text(tr("Next step: %s"), next.name.c_str());
+        ImGui::PushFont(fonts().mono);
+        ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "%s", next.code.c_str());
+        ImGui::PopFont();
+        for (const std::string& input : next.inputs)
+            if (const Step* in = trace.find(input)) {
+                ImGui::TextDisabled(tr("input %s:"), input.c_str());
+                ImGui::SameLine();
+                ColoredShape(in->shape(), in->tensor.axes);
+            }
+        const AttentionConfig& cfg = trace.config;
+        ImGui::TextDisabled(tr("B = %zu, N = %zu, C = %zu, h = %zu, c = %zu"), cfg.batch, cfg.tokens, cfg.dim, cfg.heads,
+                            cfg.head_dim());
+        ImGui::Text(tr("What is the shape of %s?"), next.name.c_str());
+        if (c.focus_answer) {
+            ImGui::SetKeyboardFocusHere();
+            c.focus_answer = false;
+        }
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14.0f);
+        bool submit = ImGui::InputTextWithHint("##answer", tr("[2, 8, 16, 96] or B, h, N, c"), c.answer,
+                                               sizeof c.answer, ImGuiInputTextFlags_EnterReturnsTrue);
+        ImGui::SameLine();
+        submit |= ImGui::Button(tr("Check"));
+        ImGui::SameLine();
+        const bool give_up = ImGui::Button(tr("Show me"));
+        if (submit || give_up) {
+            ui::QuizFeedback f = give_up ? ui::QuizFeedback{} : ui::grade_answer(c.answer, next.shape(), cfg);
+            if (give_up) {
+                f.expected = next.shape();
+                f.given = Shape{};
+            }
+            if (!f.given) {
+                c.feedback = f;  // did not parse: ask again
+                c.answered_step.clear();
+                c.focus_answer = true;
+            } else {
+                c.score.record(next.name, f.correct);
+                c.feedback = f;
+                c.answered_step = next.name;
+                const int reveal = c.asking;
+                c.asking = -1;
+                ui.stepper.select(reveal);  // reveal the step
+            }
+        }
+        if (c.feedback && !c.feedback->given)
+            ImGui::TextColored(BadColor(), "%s %s", tr("cannot read that:"), c.feedback->error.c_str());
+    } else {
+        ImGui::TextDisabled("%s", tr("Press \u2192 (or Play) for the next step: you will be asked its shape first."));
+    }
+    ImGui::PopTextWrapPos();
+}
+
+}  // namespace
+
+// The Quiz window (presentation mode draws the quiz inside its narrative column instead).
+void DrawQuizWindow(const Trace& trace, UiState& ui) {
+    ui::ClassroomState& c = ui.classroom;
+    if (!c.quiz || c.presentation) return;
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.3f), ImGuiCond_Appearing,
+                            ImVec2(0.5f, 0.5f));
+    if (c.asking >= 0) ImGui::SetNextWindowFocus();
+    bool open = true;
+    const bool shown = ImGui::Begin(ui::window_title(tr("Quiz: predict the next shape"), "Quiz").c_str(), &open,
+                                    ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
+    if (shown) DrawQuizBody(trace, ui, ImGui::GetFontSize() * 30.0f);
+    ImGui::End();
+    if (!open) c.quiz = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] language
+// ---------------------------------------------------------------------------------------------
+
+void DrawLanguageMenu(UiState& /*ui*/) {
+    if (!ImGui::BeginMenu(tr("Language"))) return;
+    if (ImGui::MenuItem("English", nullptr, ui::language() == ui::Language::English))
+        ui::set_language(ui::Language::English);
+    const bool cjk = cjk_font_path() != nullptr;
+    if (ImGui::MenuItem(cjk ? "\u4e2d\u6587\uff08\u7b80\u4f53\uff09" : "Chinese (simplified)", nullptr,
+                        ui::language() == ui::Language::Chinese, cjk))
+        ui::set_language(ui::Language::Chinese);
+    if (!cjk && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(tr("No Chinese font is installed: apt-get install %s (make run installs it)"), kCjkPackage);
+    ImGui::EndMenu();
+}
+
+}  // namespace attnscope

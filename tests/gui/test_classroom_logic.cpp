@@ -1,0 +1,269 @@
+// The classroom's window-free logic: the shape quiz (parsing, grading, score), the translation
+// table (every tr("...") literal under app/ has a Chinese entry with the same printf specifiers),
+// the step narratives (every step, both languages) and the saved language.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "logic/i18n.hpp"
+#include "logic/narrative.hpp"
+#include "logic/quiz.hpp"
+#include "logic/settings.hpp"
+#include "trace.hpp"
+#include "vit.hpp"
+
+using namespace attnscope;
+using namespace attnscope::ui;
+namespace fs = std::filesystem;
+
+namespace {
+
+AttentionConfig demo() {
+    AttentionConfig c;  // B 2, N 16, C 768, h 8 -> c 96
+    return c;
+}
+
+Shape parse_ok(const std::string& text) {
+    std::string error;
+    const auto s = parse_shape_answer(text, demo(), &error);
+    CAPTURE(text);
+    CAPTURE(error);
+    REQUIRE(s.has_value());
+    return *s;
+}
+
+std::string parse_error(const std::string& text) {
+    std::string error;
+    const auto s = parse_shape_answer(text, demo(), &error);
+    CAPTURE(text);
+    CHECK_FALSE(s.has_value());
+    CHECK_FALSE(error.empty());
+    return error;
+}
+
+// A C string literal's contents as the compiler sees them (\n, \", \\, \uXXXX -> UTF-8).
+std::string unescape(const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '\\' || i + 1 == s.size()) {
+            out += s[i];
+            continue;
+        }
+        const char e = s[++i];
+        if (e == 'n') out += '\n';
+        else if (e == 't') out += '\t';
+        else if (e == '0') out += '\0';
+        else if (e == 'u' || e == 'U') {
+            const std::size_t n = e == 'u' ? 4 : 8;
+            const unsigned long cp = std::stoul(s.substr(i + 1, n), nullptr, 16);
+            i += n;
+            if (cp < 0x80) out += static_cast<char>(cp);
+            else if (cp < 0x800) {
+                out += static_cast<char>(0xC0 | (cp >> 6));
+                out += static_cast<char>(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                out += static_cast<char>(0xE0 | (cp >> 12));
+                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+                out += static_cast<char>(0x80 | (cp & 0x3F));
+            } else {
+                out += static_cast<char>(0xF0 | (cp >> 18));
+                out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+                out += static_cast<char>(0x80 | (cp & 0x3F));
+            }
+        } else out += e;  // \" \\ \'
+    }
+    return out;
+}
+
+// Every tr("...") literal (adjacent literals joined) in the .cpp files under app/, comments skipped.
+std::vector<std::pair<std::string, std::string>> tr_literals() {  // {file, text}
+    std::vector<std::pair<std::string, std::string>> found;
+    const std::regex call(R"re(\btr\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)\))re");
+    const std::regex piece(R"re("((?:[^"\\]|\\.)*)")re");
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(ATTNSCOPE_SOURCE_DIR) / "app")) {
+        if (entry.path().extension() != ".cpp") continue;
+        std::ifstream in(entry.path());
+        std::stringstream text;
+        for (std::string line; std::getline(in, line);) {
+            const auto first = line.find_first_not_of(" \t");
+            if (first != std::string::npos && line.compare(first, 2, "//") == 0) continue;
+            text << line << '\n';
+        }
+        const std::string src = text.str();
+        for (std::sregex_iterator m(src.begin(), src.end(), call), end; m != end; ++m) {
+            std::string joined;
+            const std::string args = (*m)[1];
+            for (std::sregex_iterator p(args.begin(), args.end(), piece); p != end; ++p) joined += (*p)[1];
+            found.emplace_back(fs::relative(entry.path(), ATTNSCOPE_SOURCE_DIR).string(), unescape(joined));
+        }
+    }
+    return found;
+}
+
+// "%zu", "%s", "%.1f" ... in order ("%%" skipped).
+std::vector<std::string> specifiers(const std::string& s) {
+    std::vector<std::string> v;
+    const std::regex spec(R"(%[-+ #0-9.]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcsp%])");
+    for (std::sregex_iterator m(s.begin(), s.end(), spec), end; m != end; ++m)
+        if (m->str() != "%%") v.push_back(m->str());
+    return v;
+}
+
+bool has_cjk(const std::string& s) {
+    for (unsigned char ch : s)
+        if (ch >= 0xE4 && ch <= 0xE9) return true;  // lead bytes of U+4E00..U+9FFF
+    return false;
+}
+
+}  // namespace
+
+// ---- quiz --------------------------------------------------------------------------------------
+
+TEST_CASE("quiz: numbers in brackets and commas and blanks all parse") {
+    const Shape want{2, 8, 16, 96};
+    CHECK(parse_ok("[2, 8, 16, 96]") == want);
+    CHECK(parse_ok("2,8,16,96") == want);
+    CHECK(parse_ok("(2 8 16 96)") == want);
+    CHECK(parse_ok("  torch.Size([2, 8, 16, 96]) ") == want);
+    CHECK(parse_ok("2;8;16;96") == want);
+    CHECK(parse_ok("[768]") == Shape{768});
+}
+
+TEST_CASE("quiz: symbols are evaluated with the config") {
+    CHECK(parse_ok("B,h,N,c") == Shape{2, 8, 16, 96});
+    CHECK(parse_ok("[B, N, 3*C]") == Shape{2, 16, 2304});
+    CHECK(parse_ok("[B, N, 3 * C]") == Shape{2, 16, 2304});
+    CHECK(parse_ok("B N 3 h C/h") == Shape{2, 16, 3, 8, 96});
+    CHECK(parse_ok("[3, B, h, N, c]") == Shape{3, 2, 8, 16, 96});
+    CHECK(parse_ok("B, h, N, N'") == Shape{2, 8, 16, 16});
+    CHECK(parse_ok("(B, N, h*c)") == Shape{2, 16, 768});
+}
+
+TEST_CASE("quiz: bad answers give a reason instead of a shape") {
+    CHECK(parse_error("").find("type a shape") != std::string::npos);
+    CHECK(parse_error("[]").find("type a shape") != std::string::npos);
+    CHECK(parse_error("B, x_y, N").find("x_y") != std::string::npos);
+    CHECK(parse_error("B, Q").find("unknown symbol 'Q'") != std::string::npos);
+    CHECK(parse_error("2, 8 +").find("'+'") != std::string::npos);
+    CHECK(parse_error("C/5").find("divide") != std::string::npos);
+    CHECK(parse_error("3*").find("operator") != std::string::npos);
+}
+
+TEST_CASE("quiz: grading compares with the step's real shape") {
+    const Shape scores{2, 8, 16, 16};
+    const QuizFeedback right = grade_answer("B, h, N, N", scores, demo());
+    CHECK(right.correct);
+    CHECK(right.expected == scores);
+    const QuizFeedback wrong = grade_answer("[2, 8, 16, 96]", scores, demo());
+    CHECK_FALSE(wrong.correct);
+    REQUIRE(wrong.given.has_value());
+    CHECK(*wrong.given == Shape{2, 8, 16, 96});
+    const QuizFeedback unreadable = grade_answer("banana!", scores, demo());
+    CHECK_FALSE(unreadable.correct);
+    CHECK_FALSE(unreadable.given.has_value());
+    CHECK_FALSE(unreadable.error.empty());
+}
+
+TEST_CASE("quiz: the score counts each step once and resets") {
+    QuizScore s;
+    CHECK(s.text() == "0 / 0");
+    s.record("qkv", true);
+    s.record("qkv_split", false);
+    s.record("qkv", false);  // asked already: not counted again
+    CHECK(s.right == 1);
+    CHECK(s.asked == 2);
+    CHECK(s.text() == "1 / 2");
+    CHECK(s.was_asked("qkv_split"));
+    CHECK_FALSE(s.was_asked("q"));
+    s.reset();
+    CHECK(s.text() == "0 / 0");
+    CHECK_FALSE(s.was_asked("qkv"));
+}
+
+// ---- translations ----------------------------------------------------------------------------
+
+TEST_CASE("i18n: every tr literal under app has a Chinese entry") {
+    const auto literals = tr_literals();
+    CHECK(literals.size() > 200);  // the scan found the GUI's labels
+    std::vector<std::string> missing;
+    for (const auto& [file, text] : literals)
+        if (!has_translation(text)) missing.push_back(file + ": \"" + text + "\"");
+    std::string list;
+    for (const std::string& m : missing) list += "\n  " + m;
+    INFO("add these to app/gui/logic/i18n_zh.inc as {\"English\", \"中文\"}:" << list);
+    CHECK(missing.empty());
+}
+
+TEST_CASE("i18n: translations keep the printf specifiers in order and are Chinese") {
+    for (const auto& [file, text] : tr_literals()) {
+        if (!has_translation(text)) continue;
+        const std::string zh = tr_in(Language::Chinese, text.c_str());
+        CAPTURE(file);
+        CAPTURE(text);
+        CAPTURE(zh);
+        CHECK(specifiers(zh) == specifiers(text));
+    }
+    std::size_t chinese = 0;
+    for (const std::string& t : chinese_texts()) chinese += has_cjk(t) ? 1 : 0;
+    CHECK(chinese * 10 >= chinese_texts().size() * 8);  // most entries are real translations
+}
+
+TEST_CASE("i18n: tr follows the language and falls back to English") {
+    set_language(Language::Chinese);
+    CHECK(std::string(tr("Pipeline")) == "计算流程");
+    CHECK(std::string(tr("no such label, not translated")) == "no such label, not translated");
+    set_language(Language::English);
+    CHECK(std::string(tr("Pipeline")) == "Pipeline");
+    CHECK(std::string(tr_in(Language::Chinese, "Heads")) == "注意力头");
+    CHECK(window_title(tr_in(Language::Chinese, "Heads"), "Heads") == "注意力头###Heads");
+    CHECK(parse_language("zh") == Language::Chinese);
+    CHECK(parse_language("en") == Language::English);
+    CHECK_FALSE(parse_language("fr").has_value());
+    CHECK(std::string(language_code(Language::Chinese)) == "zh");
+}
+
+TEST_CASE("i18n: the language is saved in settings.json") {
+    Settings s;
+    s.language = "zh";
+    std::string error;
+    auto back = settings_from_json(settings_to_json(s), &error);
+    CAPTURE(error);
+    REQUIRE(back.has_value());
+    CHECK(back->language == "zh");
+    back = settings_from_json(R"({"language": "klingon"})", &error);
+    REQUIRE(back.has_value());
+    CHECK(back->language == "en");
+    back = settings_from_json("{}", &error);
+    REQUIRE(back.has_value());
+    CHECK(back->language == "en");
+}
+
+// ---- narratives -------------------------------------------------------------------------------
+
+TEST_CASE("narrative: every attention and ViT step is told in English and Chinese") {
+    std::vector<std::string> steps = attention_step_names();
+    for (const auto* names : {&vit_embed_step_names(), &vit_block_step_names(), &vit_head_step_names()})
+        steps.insert(steps.end(), names->begin(), names->end());
+    for (const std::string& step : steps) {
+        CAPTURE(step);
+        const StepNarrative en = step_narrative(step, Language::English);
+        const StepNarrative zh = step_narrative(step, Language::Chinese);
+        CHECK(en.title.size() > 3);
+        CHECK(en.text.size() > 40);
+        CHECK_FALSE(has_cjk(en.title + en.text));
+        CHECK(has_cjk(zh.title));
+        CHECK(has_cjk(zh.text));
+    }
+    CHECK(step_narrative("no_such_step", Language::English).text.empty());
+    // The article's terms appear where they belong.
+    CHECK(step_narrative("scaled", Language::Chinese).text.find("缩放点积") != std::string::npos);
+    CHECK(step_narrative("k_t", Language::Chinese).text.find("转置") != std::string::npos);
+    CHECK(step_narrative("merged", Language::Chinese).text.find("多头注意力") != std::string::npos);
+}
