@@ -18,6 +18,7 @@ struct GuiOptions {
     std::string image_path;       // --image: the picture it looks at (PNG/JPG)
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
     std::string step;             // step selected at start ("" = the saved one, else attn)
+    bool bench = false;           // --bench-gui: time frames headless, print JSON, exit (issue 8)
     int width = 1600;
     int height = 1000;
 };
