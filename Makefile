@@ -65,9 +65,9 @@ check-sanitizers: deps
 golden: tool-deps
 	/usr/bin/python3 tools/make_golden.py tests/data/golden
 
-# attnscope against PyTorch eager on the same machine (see bench/README.md).
+# Every performance figure (issue 8) against PyTorch eager on the same machine, in one run (README: Benchmark).
 bench: tool-deps build
-	bench/run_bench.sh $(BUILD_DIR)/app/attnscope
+	bench/run_all.sh $(BUILD_DIR)/app/attnscope
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -22,6 +22,7 @@
 #include "activations.hpp"
 #include "backward.hpp"
 #include "beyond.hpp"
+#include "cli_bench.hpp"
 #include "config.hpp"
 #include "gui.hpp"
 #include "io.hpp"
@@ -225,35 +226,40 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
 }
 
 // ---- bench ----------------------------------------------------------------------------------
-int cmd_bench(const ConfigOptions& o, std::size_t repeat, bool json) {
+// What bench measures besides the default attention layer (app/cli_bench.cpp).
+struct BenchExtras {
+    bool vit_b = false;
+    bool sgemm = false;
+    std::string open_path;
+};
+
+int cmd_bench(const ConfigOptions& o, std::size_t repeat, bool json, const BenchExtras& extra) {
+    if (repeat < 1 || repeat > 100000) throw UsageError("--repeat " + std::to_string(repeat) + " must be in 1..100000");
+    if (extra.sgemm) {
+        std::cout << bench_sgemm().dump() << "\n";
+        return 0;
+    }
+    if (!extra.open_path.empty()) {
+        std::cout << bench_open(extra.open_path, repeat).dump() << "\n";
+        return 0;
+    }
+    if (extra.vit_b) {
+        std::cout << bench_vit_b(repeat).dump() << "\n";
+        return 0;
+    }
     const AttentionConfig& cfg = o.config;
     require_valid(cfg, &o);
-    if (repeat < 1 || repeat > 100000) throw UsageError("--repeat " + std::to_string(repeat) + " must be in 1..100000");
-    const AttentionWeights weights = default_weights(cfg);
-    const Tensor input = default_input(cfg);
-    for (int i = 0; i < 2; ++i) run_attention(cfg, weights, input);  // warm-up: page faults, BLAS threads
-    std::vector<double> ms;
-    for (std::size_t i = 0; i < repeat; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        const Trace trace = run_attention(cfg, weights, input);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    const double median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-    const double B = cfg.batch, N = cfg.tokens, C = cfg.dim;
-    const double gflop = (2.0 * B * N * C * 4.0 * C + 4.0 * B * N * N * C) * 1e-9;  // qkv + proj, q@k^T + attn@v
-    const int threads = openblas_get_num_threads();
+    nlohmann::json j = bench_attention(cfg, repeat);
+    const double median = j["median_ms"], gflops = j["gflops_per_s"];
+    const int threads = j["blas_threads"];
     if (json) {
-        std::cout << nlohmann::json{{"median_ms", median}, {"min_ms", ms.front()}, {"max_ms", ms.back()},
-                                    {"repeat", repeat}, {"gflop", gflop}, {"gflops_per_s", gflop / (median * 1e-3)},
-                                    {"blas_threads", threads}, {"config", config_to_json(cfg)}}
-                         .dump()
-                  << "\n";
+        j["config"] = config_to_json(cfg);
+        std::cout << j.dump() << "\n";
     } else {
         std::printf("B=%zu N=%zu C=%zu h=%zu: median %.3f ms over %zu runs (min %.3f, max %.3f), %.1f GFLOP/s, "
-                    "%d BLAS threads, every step recorded\n",
-                    cfg.batch, cfg.tokens, cfg.dim, cfg.heads, median, repeat, ms.front(), ms.back(),
-                    gflop / (median * 1e-3), threads);
+                    "%d BLAS threads, every step recorded; memory %.2fx the recorded tensors\n",
+                    cfg.batch, cfg.tokens, cfg.dim, cfg.heads, median, repeat, j["min_ms"].get<double>(),
+                    j["max_ms"].get<double>(), gflops, threads, j["memory_ratio"].get<double>());
     }
     return 0;
 }
@@ -271,7 +277,7 @@ std::pair<int, int> parse_size(const std::string& text) {
 int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<std::size_t> block,
             const std::string& model_path, const std::string& image_path, const std::string& screenshot,
             const std::string& step, const std::string& size, bool show_gradients,
-            const ClassroomOptions& classroom) {
+            const ClassroomOptions& classroom, bool bench_gui) {
     GuiOptions g;
     g.language = classroom.language;
     g.presentation = classroom.presentation;
@@ -285,6 +291,7 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
     g.screenshot_path = screenshot;
     g.step = step;
     g.show_gradients = show_gradients;
+    g.bench = bench_gui;
     std::tie(g.width, g.height) = parse_size(size);
     apply_teach_gui_options(g);
     const auto names = path_step_names(g.config);  // core/beyond.hpp: the steps of the chosen path
@@ -297,8 +304,8 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
 #ifdef ATTNSCOPE_HAS_GUI
     return run_gui(g);
 #else
-    if (!screenshot.empty() || !open_path.empty())
-        throw UsageError("this attnscope was built without the desktop app (--screenshot, FILE)");
+    if (!screenshot.empty() || !open_path.empty() || bench_gui)
+        throw UsageError("this attnscope was built without the desktop app (--screenshot, --bench-gui, FILE)");
     print_trace(run_attention(g.config));
     return 0;
 #endif
@@ -307,6 +314,7 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+    keep_freed_memory();  // re-runs reuse the memory of the last one (app/cli_bench.cpp)
     CLI::App app{"attnscope: step through multi-head attention one tensor at a time.\n"
                  "Without a command, opens the desktop app on the demo (x = torch.randn(2, 16, 768), 8 heads)."};
     app.require_subcommand(0, 1);
@@ -326,6 +334,8 @@ int run_cli(int argc, char** argv) {
     add_teach_gui_options(app);
     bool show_gradients = false;
     app.add_flag("--gradients", show_gradients, "open the Gradients panel (backward pass, saturation demo)");
+    bool bench_gui = false;
+    app.add_flag("--bench-gui", bench_gui, "time the app headless (first frame, step and head switches, idle frames), JSON");
 
     ConfigOptions trace_options;
     bool trace_json = false;
@@ -355,6 +365,10 @@ int run_cli(int argc, char** argv) {
     add_config_options(*bench, bench_options);
     bench->add_option("--repeat", repeat, "timed runs")->check(whole_number(100000))->capture_default_str();
     bench->add_flag("--json", bench_json, "print JSON");
+    BenchExtras bench_extras;
+    bench->add_flag("--vit-b", bench_extras.vit_b, "ViT-B/16 on a 224x224 image instead (random weights), JSON");
+    bench->add_flag("--sgemm", bench_extras.sgemm, "OpenBLAS sgemm GFLOP/s on 1 thread and on all, JSON");
+    bench->add_option("--open", bench_extras.open_path, "time opening FILE and listing its tensors, JSON");
 
     CommandAction file_command, vit_command, teach_command, handout_command;
     add_file_commands(app, file_command);
@@ -370,9 +384,9 @@ int run_cli(int argc, char** argv) {
         if (handout_command) return handout_command();
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
         if (run->parsed()) return cmd_run(run_options, weights, block, input, dump, grad_output, grad);
-        if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);
+        if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json, bench_extras);
         return cmd_gui(gui_options, open_path, gui_block, model_path, image_path, screenshot, step, size,
-                       show_gradients, classroom);
+                       show_gradients, classroom, bench_gui);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help
         std::fprintf(stderr, "attnscope: %s (see attnscope --help)\n", e.what());

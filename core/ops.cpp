@@ -7,12 +7,65 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <utility>
+#include <vector>
+
+#include <omp.h>
 
 #include <xsimd/xsimd.hpp>
 
 namespace attnscope {
 
 namespace {
+
+// ---- both cores -----------------------------------------------------------------------------
+// The ops spread their loops over the cores with OpenMP (libgomp). Inside such a loop every sgemm
+// runs on its calling thread: OpenBLAS's own pthread pool would otherwise compete with OpenMP's
+// threads for the same cores. SerialBlas sets OpenBLAS to one thread for its scope.
+class SerialBlas {
+public:
+    SerialBlas() : saved_(openblas_get_num_threads()) {
+        if (saved_ != 1) openblas_set_num_threads(1);
+    }
+    ~SerialBlas() {
+        if (saved_ != 1) openblas_set_num_threads(saved_);
+    }
+    SerialBlas(const SerialBlas&) = delete;
+    SerialBlas& operator=(const SerialBlas&) = delete;
+
+private:
+    int saved_;
+};
+
+// Loops over fewer elements than this stay on one thread (starting the team costs microseconds).
+constexpr std::size_t kParallelMin = std::size_t(1) << 15;
+
+int threads_for(std::size_t work) { return work >= kParallelMin ? omp_get_max_threads() : 1; }
+
+// [begin, end) of part `part` of `parts` equal parts of n, cut at multiples of `align`.
+std::pair<std::size_t, std::size_t> share(std::size_t n, int part, int parts, std::size_t align = 16) {
+    auto cut = [&](int p) {
+        const std::size_t at = n / align * static_cast<std::size_t>(p) / static_cast<std::size_t>(parts) * align;
+        return p == parts ? n : at;
+    };
+    return {cut(part), cut(part + 1)};
+}
+
+// dst[0, n) = src[0, n), on every core for large n.
+void copy_floats(const float* src, float* dst, std::size_t n) {
+    const int threads = threads_for(n);
+#pragma omp parallel num_threads(threads)
+    {
+        const auto [begin, end] = share(n, omp_get_thread_num(), omp_get_num_threads());
+        if (end > begin) std::memcpy(dst + begin, src + begin, (end - begin) * sizeof(float));
+    }
+}
+
+Array copy_array(const Array& x) {
+    Array y = make_array(shape_of(x));
+    copy_floats(x.data(), y.data(), x.size());
+    return y;
+}
 
 std::string axis_desc(const Tensor& t, std::size_t axis) {
     std::string label = axis < t.axes.size() ? t.axes[axis] : "";
@@ -52,26 +105,38 @@ Array permute_copy(const Array& x, const std::vector<std::size_t>& dims) {
         return out;
     }
     const float* s = x.data();
-    float* d = out.data();
     const std::size_t inner = out_shape[rank - 1];
     const std::ptrdiff_t inner_stride = src[rank - 1];
-    std::vector<std::size_t> index(rank, 0);
-    std::ptrdiff_t offset = 0;
-    for (std::size_t o = 0, outer = count / inner; o < outer; ++o) {
-        const float* p = s + offset;
-        if (inner_stride == 1) {
-            std::memcpy(d, p, inner * sizeof(float));
-        } else {
-            for (std::size_t j = 0; j < inner; ++j) d[j] = p[static_cast<std::ptrdiff_t>(j) * inner_stride];
+    const std::size_t outer = count / inner;
+    const int threads = threads_for(count);
+#pragma omp parallel num_threads(threads)
+    {
+        // This thread's output rows [first, last): start the odometer at row `first`.
+        const auto [first, last] = share(outer, omp_get_thread_num(), omp_get_num_threads(), 1);
+        std::vector<std::size_t> index(rank, 0);
+        std::ptrdiff_t offset = 0;
+        for (std::size_t a = rank - 1, rest = first; a-- > 0;) {
+            index[a] = rest % out_shape[a];
+            rest /= out_shape[a];
+            offset += src[a] * static_cast<std::ptrdiff_t>(index[a]);
         }
-        d += inner;
-        for (std::size_t a = rank - 1; a-- > 0;) {  // odometer over the outer output axes
-            if (++index[a] < out_shape[a]) {
-                offset += src[a];
-                break;
+        float* d = out.data() + first * inner;
+        for (std::size_t o = first; o < last; ++o) {
+            const float* p = s + offset;
+            if (inner_stride == 1) {
+                std::memcpy(d, p, inner * sizeof(float));
+            } else {
+                for (std::size_t j = 0; j < inner; ++j) d[j] = p[static_cast<std::ptrdiff_t>(j) * inner_stride];
             }
-            offset -= src[a] * static_cast<std::ptrdiff_t>(out_shape[a] - 1);
-            index[a] = 0;
+            d += inner;
+            for (std::size_t a = rank - 1; a-- > 0;) {  // odometer over the outer output axes
+                if (++index[a] < out_shape[a]) {
+                    offset += src[a];
+                    break;
+                }
+                offset -= src[a] * static_cast<std::ptrdiff_t>(out_shape[a] - 1);
+                index[a] = 0;
+            }
         }
     }
     return out;
@@ -111,13 +176,24 @@ Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std
     const std::size_t rows = in ? x.values.size() / in : element_count(Shape(xs.begin(), xs.end() - 1));
     float* yd = y.values.data();
     // y = bias, then y += x @ W^T (beta = 1), the order torch's addmm uses; without a bias, beta = 0.
-    if (bias)
+    // Both cores: each thread writes its own slab of output features y[:, j0:j1] = x @ W[j0:j1]^T.
+    if (rows && out && in) {
+        const int R = blas_int(rows, "linear"), O = blas_int(out, "linear"), I = blas_int(in, "linear");
+        const int threads = threads_for(rows * out * in / 64);
+        SerialBlas serial;
+#pragma omp parallel num_threads(threads)
+        {
+            const auto [j0, j1] = share(out, omp_get_thread_num(), omp_get_num_threads());
+            if (bias)
+                for (std::size_t r = 0; r < rows; ++r)
+                    std::memcpy(yd + r * out + j0, bias->data() + j0, (j1 - j0) * sizeof(float));
+            if (j1 > j0)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, static_cast<int>(j1 - j0), I, 1.0f,
+                            x.values.data(), I, weight.data() + j0 * in, I, bias ? 1.0f : 0.0f, yd + j0, O);
+        }
+    } else if (bias) {
         for (std::size_t r = 0; r < rows; ++r) std::memcpy(yd + r * out, bias->data(), out * sizeof(float));
-    if (rows && out && in)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(rows, "linear"), blas_int(out, "linear"),
-                    blas_int(in, "linear"), 1.0f, x.values.data(), blas_int(in, "linear"), weight.data(),
-                    blas_int(in, "linear"), bias ? 1.0f : 0.0f, yd, blas_int(out, "linear"));
-    else if (!bias)
+    } else
         std::fill(yd, yd + y.values.size(), 0.0f);  // in == 0: an empty sum
     return y;
 }
@@ -165,7 +241,7 @@ Tensor reshape(const Tensor& x, const Shape& shape, const Axes& axes) {
         throw ShapeError("reshape: " + std::to_string(axes.size()) + " axis labels for a " +
                          std::to_string(shape.size()) + "-D shape " + format_shape(shape));
     Tensor y{make_array(shape), axes};
-    std::copy(x.values.data(), x.values.data() + count, y.values.data());
+    copy_floats(x.values.data(), y.values.data(), count);
     return y;
 }
 
@@ -234,7 +310,13 @@ Tensor select(const Tensor& x, std::size_t axis, std::size_t index) {
     std::size_t inner = 1;
     for (std::size_t i = axis + 1; i < xs.size(); ++i) inner *= xs[i];
     const std::size_t outer = y.values.size() / (inner ? inner : 1);
-    for (std::size_t o = 0; o < outer && inner; ++o)
+    if (outer == 1) {
+        copy_floats(x.values.data() + index * inner, y.values.data(), inner);
+        return y;
+    }
+    const std::ptrdiff_t slabs = static_cast<std::ptrdiff_t>(inner ? outer : 0);
+#pragma omp parallel for schedule(static) num_threads(threads_for(y.values.size()))
+    for (std::ptrdiff_t o = 0; o < slabs; ++o)
         std::memcpy(y.values.data() + o * inner, x.values.data() + (o * xs[axis] + index) * inner, inner * sizeof(float));
     return y;
 }
@@ -286,7 +368,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes, const std:
     }
     if (n == 0 || m == 0) return y;
     const int N = blas_int(n, "matmul"), K = blas_int(k, "matmul"), M = blas_int(m, "matmul");
-    for (std::size_t i = 0; i < batches; ++i)
+    // Both cores: the (b, h) products are independent; each runs single-threaded on one core.
+    const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(batches);
+    const int threads = batches > 1 ? threads_for(batches * n * m * k / 64) : 1;
+    SerialBlas serial;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::ptrdiff_t i = 0; i < count; ++i)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, M, K, 1.0f, a.values.data() + i * n * k, K,
                     b.values.data() + i * k * m, M, 0.0f, y.values.data() + i * n * m, M);
     return y;
@@ -323,7 +410,9 @@ Tensor scale(const Tensor& x, float s) {
     Tensor y{make_array(shape_of(x.values)), x.axes};
     const float* xd = x.values.data();
     float* yd = y.values.data();
-    for (std::size_t i = 0, n = x.values.size(); i < n; ++i) yd[i] = xd[i] * s;
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(x.values.size());
+#pragma omp parallel for simd schedule(static) num_threads(threads_for(x.values.size()))
+    for (std::ptrdiff_t i = 0; i < n; ++i) yd[i] = xd[i] * s;
     return y;
 }
 
@@ -337,12 +426,21 @@ Tensor softmax_last(const Tensor& x) {
     if (n == 0) return y;
     using batch = xsimd::batch<float>;
     constexpr std::size_t lanes = batch::size;
-    const std::size_t rows = x.values.size() / n;
-    for (std::size_t r = 0; r < rows; ++r) {
+    const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(x.values.size() / n);
+#pragma omp parallel for schedule(static) num_threads(threads_for(x.values.size()))
+    for (std::ptrdiff_t r = 0; r < rows; ++r) {
         const float* in = x.values.data() + r * n;
         float* out = y.values.data() + r * n;
         float row_max = in[0];
-        for (std::size_t j = 1; j < n; ++j) row_max = std::max(row_max, in[j]);
+        std::size_t m = 0;
+        if (n >= lanes) {  // lane-wise max, then across the lanes (max is exact in any order)
+            batch max_of_lanes = batch::load_unaligned(in);
+            for (m = lanes; m + lanes <= n; m += lanes) max_of_lanes = xsimd::max(max_of_lanes, batch::load_unaligned(in + m));
+            alignas(64) float lane[lanes];
+            max_of_lanes.store_aligned(lane);
+            for (float l : lane) row_max = std::max(row_max, l);
+        }
+        for (; m < n; ++m) row_max = std::max(row_max, in[m]);
         // A row of -inf (fully masked) or +inf would make x - max NaN; PyTorch gives NaN there too.
         std::size_t j = 0;
         batch sum_lanes(0.0f);
@@ -400,7 +498,7 @@ Tensor mask_fill(const Tensor& x, const Array& keep) {
 }
 
 Tensor dropout(const Tensor& x, float p, bool training, Rng& rng) {
-    if (!training || p == 0.0f) return x;
+    if (!training || p == 0.0f) return Tensor{copy_array(x.values), x.axes};
     if (!(p > 0.0f && p < 1.0f)) throw ShapeError("dropout: p = " + std::to_string(p) + " must be in [0, 1)");
     Tensor y{make_array(shape_of(x.values)), x.axes};
     const float keep_scale = 1.0f / (1.0f - p);
@@ -422,10 +520,18 @@ Tensor sum_last(const Tensor& x) {
     Axes axes = labels_or_blank(x);
     axes.pop_back();
     Tensor y{make_array(ys), axes};
-    const std::size_t n = xs.back(), rows = y.values.size();
-    for (std::size_t r = 0; r < rows; ++r) {
-        double sum = 0.0;
-        for (std::size_t j = 0; j < n; ++j) sum += x.values.data()[r * n + j];
+    const std::size_t n = xs.back();
+    const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(y.values.size());
+#pragma omp parallel for schedule(static) num_threads(threads_for(x.values.size()))
+    for (std::ptrdiff_t r = 0; r < rows; ++r) {
+        // Four running sums in double, so the adds do not wait on each other; then one.
+        const float* row = x.values.data() + static_cast<std::size_t>(r) * n;
+        double part[4] = {0.0, 0.0, 0.0, 0.0};
+        std::size_t j = 0;
+        for (; j + 4 <= n; j += 4)
+            for (std::size_t l = 0; l < 4; ++l) part[l] += row[j + l];
+        double sum = (part[0] + part[1]) + (part[2] + part[3]);
+        for (; j < n; ++j) sum += row[j];
         y.values.data()[r] = static_cast<float>(sum);
     }
     return y;

@@ -1,8 +1,10 @@
 #include "trace.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include <xsimd/xsimd.hpp>
 
@@ -66,11 +68,30 @@ struct StatsAccumulator {
 }  // namespace
 
 Stats compute_stats(const Array& values) {
-    constexpr std::size_t kBlock = 1024;  // a multiple of every SIMD width
-    StatsAccumulator acc;
+    constexpr std::size_t kBlock = 1024;         // a multiple of every SIMD width
+    constexpr std::size_t kChunk = 64 * kBlock;  // one task; the same cuts for any number of threads
     const float* d = values.data();
     const std::size_t n = values.size(), whole = n - n % kBlock;
-    for (std::size_t i = 0; i < whole; i += kBlock) acc.add_block(d + i, kBlock);
+    // Both cores: each chunk of whole blocks gets its own totals, merged in chunk order afterwards,
+    // so the result does not depend on the number of threads.
+    const std::size_t chunks = (whole + kChunk - 1) / kChunk;
+    std::vector<StatsAccumulator> parts(chunks);
+    const std::ptrdiff_t chunk_count = static_cast<std::ptrdiff_t>(chunks);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * kChunk, end = std::min(whole, begin + kChunk);
+        for (std::size_t i = begin; i < end; i += kBlock) parts[static_cast<std::size_t>(c)].add_block(d + i, kBlock);
+    }
+    StatsAccumulator acc;
+    for (const auto& p : parts) {
+        acc.lo = std::min(acc.lo, p.lo);
+        acc.hi = std::max(acc.hi, p.hi);
+        acc.sum += p.sum;
+        acc.sum_sq += p.sum_sq;
+        acc.finite += p.finite;
+        acc.nan_count += p.nan_count;
+        acc.inf_count += p.inf_count;
+    }
     acc.add_scalar(d + whole, n - whole);
 
     Stats s;

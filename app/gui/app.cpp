@@ -21,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench_gui.hpp"
 #include "engine_runner.hpp"
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
@@ -337,7 +338,9 @@ std::string StepList(const Trace& trace) {
 // ---------------------------------------------------------------------------------------------
 
 int run_gui(const GuiOptions& options) {
-    const bool shot = !options.screenshot_path.empty();
+    const bool shot = !options.screenshot_path.empty() || options.bench;  // --bench-gui renders like a screenshot
+    std::optional<GuiBench> bench;
+    if (options.bench) bench.emplace();
     const int width = std::clamp(options.width, 320, 8192), height = std::clamp(options.height, 240, 8192);
     UiState ui;
     ui.animate = !shot;
@@ -672,6 +675,7 @@ int run_gui(const GuiOptions& options) {
         }
         const Trace& shown = trace ? *trace : empty_trace;
 
+        if (bench) bench->before_frame(shown, ui);
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
         if (shot) {
@@ -703,7 +707,13 @@ int run_gui(const GuiOptions& options) {
             else
                 ui.set_status(tr("export failed: ") + error);
         }
-        if (shot && ++frame >= shot_frames) {
+        if (bench) {
+            glFinish();  // the frame's texture uploads and drawing are done
+            if (!bench->after_frame(heatmaps.uploads())) {
+                std::printf("%s\n", bench->result().c_str());
+                break;
+            }
+        } else if (shot && ++frame >= shot_frames) {
             // Read before any swap; the offscreen target (or the back buffer) holds the frame.
             glBindFramebuffer(GL_READ_FRAMEBUFFER, shot_fbo);
             if (!shot_fbo) glReadBuffer(GL_BACK);

@@ -1,0 +1,74 @@
+// Both cores give the same numbers as one: every step and its stats, bit for bit (issue 8).
+#include <doctest/doctest.h>
+
+#include <omp.h>
+
+#include <cstring>
+
+#include "pipeline.hpp"
+
+using namespace attnscope;
+
+namespace {
+
+// Large enough that every op takes its parallel path (more than 32768 elements per step).
+AttentionConfig parallel_config() {
+    AttentionConfig cfg;
+    cfg.batch = 2;
+    cfg.tokens = 72;
+    cfg.dim = 256;
+    cfg.heads = 4;
+    cfg.qkv_bias = true;
+    cfg.seed = 7;
+    return cfg;
+}
+
+Trace run_on(int threads) {
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    Trace t = run_attention(parallel_config());
+    omp_set_num_threads(saved);
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("every step is identical on one thread and on two") {
+    const Trace one = run_on(1), two = run_on(2);
+    REQUIRE(one.steps.size() == two.steps.size());
+    for (std::size_t i = 0; i < one.steps.size(); ++i) {
+        const Step &a = one.steps[i], &b = two.steps[i];
+        CAPTURE(a.name);
+        REQUIRE(a.shape() == b.shape());
+        CHECK(std::memcmp(a.tensor.values.data(), b.tensor.values.data(), a.tensor.values.size() * sizeof(float)) == 0);
+        CHECK(a.stats.min == b.stats.min);
+        CHECK(a.stats.max == b.stats.max);
+        CHECK(a.stats.mean == b.stats.mean);
+        CHECK(a.stats.std == b.stats.std);
+    }
+    REQUIRE(one.checks.row_sums.size() == two.checks.row_sums.size());
+    for (std::size_t i = 0; i < one.checks.row_sums.size(); ++i)
+        CHECK(one.checks.row_sums[i].max_error == two.checks.row_sums[i].max_error);
+}
+
+TEST_CASE("the layout steps hold the values of the steps they view") {
+    const Trace t = run_on(2);
+    const auto& qkv = t.at("qkv").tensor.values;            // [B, N, 3C]
+    const auto& q = t.at("q").tensor.values;                // [B, h, N, c]
+    const auto& v = t.at("v").tensor.values;
+    const auto& k_t = t.at("k_t").tensor.values;            // [B, h, c, N']
+    const auto& context = t.at("context").tensor.values;    // [B, h, N, c]
+    const auto& merged = t.at("merged").tensor.values;      // [B, N, C]
+    const AttentionConfig cfg = parallel_config();
+    const std::size_t N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
+    for (std::size_t b = 0; b < cfg.batch; ++b)
+        for (std::size_t hd = 0; hd < h; ++hd)
+            for (std::size_t n = 0; n < N; ++n)
+                for (std::size_t j = 0; j < c; ++j) {
+                    const float* row = qkv.data() + (b * N + n) * 3 * C;
+                    REQUIRE(q(b, hd, n, j) == row[0 * C + hd * c + j]);
+                    REQUIRE(k_t(b, hd, j, n) == row[1 * C + hd * c + j]);
+                    REQUIRE(v(b, hd, n, j) == row[2 * C + hd * c + j]);
+                    REQUIRE(merged(b, n, hd * c + j) == context(b, hd, n, j));
+                }
+}
