@@ -8,8 +8,10 @@
 #
 # OpenBLAS kernel: both attnscope and PyTorch use Debian's OpenBLAS 0.3.21 (DYNAMIC_ARCH). Its CPU
 # detection does not know recent Xeons (e.g. family 6 model 207) and falls back to the generic
-# "Prescott" kernels (about 5x slower sgemm). On such a CPU with AVX-512 this script sets
-# OPENBLAS_CORETYPE=SkylakeX for both sides, for these commands only; OPENBLAS_L2_SIZE is unset.
+# "Prescott" kernels (about 5x slower sgemm). attnscope then restarts itself with the Haswell
+# kernels (app/main.cpp; the AVX-512 SkylakeX kernels of 0.3.21 fail a golden test), so on such a
+# CPU this script sets OPENBLAS_CORETYPE=Haswell for both sides, for these commands only;
+# OPENBLAS_L2_SIZE is unset.
 # OMP_WAIT_POLICY=passive for both sides too (attnscope and PyTorch both use libgomp): on a busy
 # machine, threads that spin while waiting take the cores from the threads doing the work.
 # Tests and CI keep the environment as it is.
@@ -24,9 +26,9 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 core_env=(env -u OPENBLAS_L2_SIZE -u OPENBLAS_CORETYPE OMP_WAIT_POLICY=passive)
-detected=$("${core_env[@]}" "$exe" bench --sgemm --repeat 1 | $py -c 'import json,sys; print(json.load(sys.stdin)["openblas_core"])')
-if [ "$detected" = Prescott ] && grep -qw avx512f /proc/cpuinfo; then
-  core_env=(env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=passive)
+detected=$("${core_env[@]}" ATTNSCOPE_BLAS_CHOSEN=1 "$exe" bench --sgemm --repeat 1 | $py -c 'import json,sys; print(json.load(sys.stdin)["openblas_core"])')
+if [ "$detected" = Prescott ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  core_env=(env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell OMP_WAIT_POLICY=passive)
 fi
 
 echo "== attnscope performance, $(date -u '+%Y-%m-%d %H:%M UTC')"
