@@ -28,13 +28,19 @@ nlohmann::json read_json(const fs::path& p) {
 
 // Tolerance of every golden comparison: |ours - torch| <= 1e-5 * max(1, |torch|).
 // (Measured: at most 2.4e-7; the gap is summation order inside sgemm.)
+// |ours - torch| <= 1e-5 max(1, |torch|) + 1e-6 max|torch over the step|. The second term is float32
+// rounding: a score near 0 can be a sum of products as large as the step's largest values, and its
+// rounding error scales with those terms, not with the result (OpenBLAS's Haswell and Prescott
+// kernels sum in different orders: scores up to 4052 differ by 1e-3 between them).
 std::size_t count_mismatches(const Array& ours, const Array& torch, double* worst) {
     std::size_t bad = 0;
     *worst = 0;
+    double scale = 0;
+    for (std::size_t i = 0; i < torch.size(); ++i) scale = std::max(scale, std::fabs(double(torch.data()[i])));
     for (std::size_t i = 0; i < ours.size(); ++i) {
         const double t = torch.data()[i], d = std::fabs(double(ours.data()[i]) - t);
         *worst = std::max(*worst, d);
-        bad += !(d <= 1e-5 * std::max(1.0, std::fabs(t)));
+        bad += !(d <= 1e-5 * std::max(1.0, std::fabs(t)) + 1e-6 * scale);
     }
     return bad;
 }
