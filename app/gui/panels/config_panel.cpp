@@ -116,8 +116,11 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     // Derived numbers, so the reader sees c and the scale.
     if (c.heads && c.dim % c.heads == 0) {
         const std::size_t hd = c.dim / c.heads;
-        ImGui::Text(tr("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g"), c.dim, c.heads, hd,
-                    1.0 / std::sqrt(static_cast<double>(hd)));
+        if (c.scaled)
+            ImGui::Text(tr("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g"), c.dim, c.heads, hd,
+                        1.0 / std::sqrt(static_cast<double>(hd)));
+        else
+            ImGui::Text(tr("c = C / h = %zu / %zu = %zu,  scale off (x 1)"), c.dim, c.heads, hd);
     }
     ImGui::Text(tr("trace size %s"), format_bytes(trace_bytes(c)).c_str());
 
