@@ -21,6 +21,7 @@
 
 #include "activations.hpp"
 #include "config.hpp"
+#include "memory_budget.hpp"
 #include "gui.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
@@ -80,7 +81,7 @@ void add_config_options(CLI::App& app, ConfigOptions& o) {
 }
 
 void require_valid(const AttentionConfig& config) {
-    const auto problems = validate(config, default_memory_budget());
+    const auto problems = validate(config, memory_budget());
     if (!problems.empty()) throw UsageError(problems.front());
 }
 
@@ -151,8 +152,11 @@ void require_finite(const Array& a, const std::string& what) {
 }
 
 int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std::size_t> block,
-            const std::string& input_path, const std::string& dump_dir) {
+            const std::string& input_path, const std::string& dump_dir, bool force) {
     AttentionConfig& cfg = o.config;
+    std::vector<std::string> outputs = {dump_dir + "/trace.json"};
+    for (const std::string& name : attention_step_names()) outputs.push_back(dump_dir + "/" + name + ".npy");
+    refuse_overwrite(outputs, force);
     std::optional<Tensor> input;
     if (!input_path.empty()) {
         Array x = read_npy(input_path);
@@ -277,6 +281,7 @@ int run_cli(int argc, char** argv) {
     std::string open_path, model_path, image_path, screenshot, step, size = "1600x1000";
     std::optional<std::size_t> gui_block;
     add_config_options(app, gui_options);
+    add_memory_budget_option(app);
     app.add_option("file", open_path, "open this file in the app (.npy, .npz, .safetensors or a folder)");
     app.add_option("--block", gui_block, "the block of a multi-block file")->check(whole_number(1u << 20));
     app.add_option("--model", model_path, "a timm-named ViT checkpoint (.safetensors) for the Image panel");
@@ -289,13 +294,17 @@ int run_cli(int argc, char** argv) {
     bool trace_json = false;
     CLI::App* trace = app.add_subcommand("trace", "print every step: name, shape, PyTorch line, contiguity note");
     add_config_options(*trace, trace_options);
+    add_memory_budget_option(*trace);
     trace->add_flag("--json", trace_json, "print the trace as JSON");
 
     ConfigOptions run_options;
     std::string weights, input, dump;
     std::optional<std::size_t> block;
+    bool run_force = false;
     CLI::App* run = app.add_subcommand("run", "run the layer and dump every step as DIR/<step>.npy + DIR/trace.json");
     add_config_options(*run, run_options);
+    add_memory_budget_option(*run);
+    run->add_flag("--force", run_force, "overwrite the files of an earlier dump in DIR");
     run->add_option("--weights", weights, "safetensors with qkv.weight, qkv.bias (optional), proj.weight, proj.bias");
     run->add_option("--block", block, "read blocks.<I>.attn.* from a whole checkpoint")->check(whole_number(1u << 20));
     run->add_option("--input", input, "x as a .npy of shape [B, N, C] (sets B, N, C)");
@@ -306,6 +315,7 @@ int run_cli(int argc, char** argv) {
     bool bench_json = false;
     CLI::App* bench = app.add_subcommand("bench", "median time of the full recorded forward");
     add_config_options(*bench, bench_options);
+    add_memory_budget_option(*bench);
     bench->add_option("--repeat", repeat, "timed runs")->check(whole_number(100000))->capture_default_str();
     bench->add_flag("--json", bench_json, "print JSON");
 
@@ -318,7 +328,7 @@ int run_cli(int argc, char** argv) {
         if (file_command) return file_command();
         if (vit_command) return vit_command();
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
-        if (run->parsed()) return cmd_run(run_options, weights, block, input, dump);
+        if (run->parsed()) return cmd_run(run_options, weights, block, input, dump, run_force);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json);
         return cmd_gui(gui_options, open_path, gui_block, model_path, image_path, screenshot, step, size);
     } catch (const CLI::ParseError& e) {

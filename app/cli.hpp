@@ -3,6 +3,8 @@
 
 #include <functional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -27,5 +29,11 @@ void add_file_commands(CLI::App& app, CommandAction& action);
 
 // app/cli_vit.cpp: `vit --model FILE (--image | --pixels) ...` (a whole ViT forward on an image).
 void add_vit_command(CLI::App& app, CommandAction& action);
+
+// app/cli_reliability.cpp: --memory-budget SIZE on a command (sets memory_budget() while parsing;
+// a bad size is a UsageError naming the option).
+void add_memory_budget_option(CLI::App& app);
+// UsageError "PATH already exists; pass --force to overwrite it" for the first existing path.
+void refuse_overwrite(const std::vector<std::string>& paths, bool force);
 
 }  // namespace attnscope

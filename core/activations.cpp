@@ -3,6 +3,7 @@
 // [SECTION] Helpers shared with `attnscope check`
 // [SECTION] Steps of the trace
 // [SECTION] trace_from_file
+#include "memory_budget.hpp"
 #include "activations.hpp"
 
 #include <algorithm>
@@ -59,7 +60,7 @@ AttentionConfig reference_config(const Tensor& x, const AttentionWeights& w, std
     cfg.dim = x.values.shape()[2];
     cfg.qkv_bias = w.qkv_bias.has_value();
     cfg.heads = heads;
-    const auto problems = validate(cfg, default_memory_budget());
+    const auto problems = validate(cfg, memory_budget());
     if (!problems.empty()) throw FileError(problems.front());
     return cfg;
 }

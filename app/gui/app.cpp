@@ -1,6 +1,7 @@
 // run_gui: the desktop app's straight-line main. Setup, frame loop, shutdown in reverse.
 //
 // [SECTION] settings   [SECTION] frame   [SECTION] run_gui
+#include "memory_budget.hpp"
 #include "gui.hpp"
 
 // glad's gl.h first; the ImGui OpenGL3 backend header declares functions only (its own loader
@@ -169,6 +170,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);
+    DrawExportDialog(ui);
     SyncSelection(trace, ui);
 }
 
@@ -336,7 +338,7 @@ int run_gui(const GuiOptions& options) {
     std::shared_ptr<const VitSnapshot> vit, trained_vit;  // the ViT on screen; the checkpoint's run (patch slider)
     const Trace empty_trace;
     ui.config_draft = config;
-    ui.config_errors = validate(config, default_memory_budget());
+    ui.config_errors = validate(config, memory_budget());
     if (!ui.config_errors.empty() && shot) {
         std::fprintf(stderr, "attnscope: %s\n", ui.config_errors.front().c_str());
         return 2;
@@ -568,7 +570,7 @@ int run_gui(const GuiOptions& options) {
             ui.rerun_requested = false;
             ui.loading_path.clear();
             ui.vit_loading = false;
-            ui.config_errors = validate(ui.config_draft, default_memory_budget());
+            ui.config_errors = validate(ui.config_draft, memory_budget());
             if (ui.config_errors.empty()) {
                 if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes || runner.busy()) {
                     runner.start(ui.config_draft);  // also supersedes a file still being read
@@ -604,10 +606,10 @@ int run_gui(const GuiOptions& options) {
 
         if (ui.export_requested) {
             ui.export_requested = false;
-            const std::string path = "attnscope-" + ui.selected_step + ".png";
+            const std::string path = ui.export_dialog.target;  // confirmed in the Export dialog
             std::string error;
             if (heatmaps.export_png("inspector", path, 512, &error))
-                ui.set_status("wrote " + (std::filesystem::current_path() / path).string());
+                ui.set_status("wrote " + std::filesystem::absolute(path).string());
             else
                 ui.set_status("export failed: " + error);
         }

@@ -12,6 +12,7 @@
 #include "attention_maps.hpp"
 #include "config.hpp"
 #include "logic/colormap.hpp"
+#include "logic/export_path.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/settings.hpp"
 #include "logic/slice.hpp"
@@ -108,7 +109,8 @@ struct UiState {
 
     // ---- frame-loop requests
     bool quit_requested = false;
-    bool export_requested = false;
+    bool export_requested = false;      // write the inspector's heatmap to export_dialog.target
+    ui::ExportDialog export_dialog;     // File > Export heatmap as PNG
     std::string status;                 // one line in the menu bar (export written, settings error)
     double status_time = -1e9;
 

@@ -12,9 +12,9 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Export heatmap as PNG", nullptr, false, SelectedStep(trace, ui) != nullptr))
-            ui.export_requested = true;
+            OpenExportDialog(ui);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("Writes the inspector's current slice to attnscope-<step>.png in the working folder");
+            ImGui::SetTooltip("Writes the inspector's current slice as a PNG: choose the folder and name (asks before replacing a file)");
         if (ImGui::MenuItem("Open ...", "Ctrl+O")) OpenFileBrowser(ui);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Your saved activations (.npz, .safetensors, a folder of .npy), a dump or a checkpoint; "

@@ -23,6 +23,8 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui);
 void DrawFileBrowser(UiState& ui);     // File > Open
 void OpenFileBrowser(UiState& ui);     // shows it, listing the last folder (or the open file's)
 void DrawFileErrorModal(UiState& ui);  // a file that could not be opened
+void OpenExportDialog(UiState& ui);    // File > Export heatmap as PNG: folder, name ...
+void DrawExportDialog(UiState& ui);    // ... and "replace the file?" before overwriting
 
 // ---- shared by the panels -------------------------------------------------------------------
 // The selected step (nullptr when the trace is empty).
