@@ -68,6 +68,18 @@ std::optional<ui::Settings> LoadSettings(const std::string& path, std::string* m
     return s;
 }
 
+// The window layout (Dear ImGui's imgui.ini), written atomically like settings.json: ImGui's own
+// writer truncates the file in place, so a crash mid-write would leave half a layout.
+void SaveLayout(const std::string& path) {
+    std::size_t size = 0;
+    const char* text = ImGui::SaveIniSettingsToMemory(&size);
+    try {
+        write_file_atomic(path, std::string(text, size));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: cannot save the window layout: %s\n", e.what());
+    }
+}
+
 void SaveSettings(const std::string& path, const UiState& ui, const AttentionConfig& config) {
     ui::Settings s;
     s.config = config;
@@ -451,7 +463,10 @@ int run_gui(const GuiOptions& options) {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     const std::string ini_path = settings_dir.empty() ? "" : settings_dir + "/imgui.ini";
-    io.IniFilename = shot || ini_path.empty() ? nullptr : ini_path.c_str();
+    const bool keep_layout = !shot && !ini_path.empty();
+    io.IniFilename = nullptr;  // read here, written by SaveLayout when ImGui asks (WantSaveIniSettings)
+    std::error_code ini_error;
+    if (keep_layout && std::filesystem::exists(ini_path, ini_error)) ImGui::LoadIniSettingsFromDisk(ini_path.c_str());
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     glfwSetDropCallback(window, OnDrop);  // the ImGui backend does not install one
     if (open_file && !shot) {
@@ -603,6 +618,10 @@ int run_gui(const GuiOptions& options) {
         glClearColor(0.06f, 0.06f, 0.07f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        if (keep_layout && io.WantSaveIniSettings) {
+            SaveLayout(ini_path);
+            io.WantSaveIniSettings = false;
+        }
 
         if (ui.export_requested) {
             ui.export_requested = false;
@@ -637,6 +656,7 @@ int run_gui(const GuiOptions& options) {
     if (!shot && !ui.settings_path.empty())
         SaveSettings(ui.settings_path, ui,
                      trace && ui.file_path.empty() && !ui.vit_on_screen ? trace->config : ui.config_draft);
+    if (keep_layout) SaveLayout(ini_path);
     if (shot_fbo) glDeleteFramebuffers(1, &shot_fbo);
     if (shot_color) glDeleteTextures(1, &shot_color);
     ui.heatmaps = nullptr;

@@ -60,9 +60,12 @@ def close_and_check(app, d, window, config, what):
     folder = os.path.join(config, "attnscope")
     with open(os.path.join(folder, "settings.json")) as f:
         json.load(f)
-    leftovers = [n for n in os.listdir(folder) if n != "settings.json"]
+    leftovers = [n for n in os.listdir(folder) if n not in ("settings.json", "imgui.ini")]
     if leftovers:
         sys.exit("FAIL: temporary files left next to settings.json: %s" % leftovers)
+    with open(os.path.join(folder, "imgui.ini")) as f:
+        if "[Window][" not in f.read():
+            sys.exit("FAIL: imgui.ini holds no window layout")
 
 
 def main():
