@@ -517,6 +517,17 @@ int run_gui(const GuiOptions& options) {
     const double t0 = glfwGetTime();
     while (!glfwWindowShouldClose(window) && !ui.quit_requested && !g_stop) {
         glfwPollEvents();
+        // A window resized to a sliver (1x1) or minimized: draw nothing until it grows again, so
+        // ImGui does not push every panel into a 1x1 display and lose the layout.
+        if (!shot) {
+            constexpr int kMinDrawSide = 64;  // the smallest --size side
+            int fb_w = 0, fb_h = 0;
+            glfwGetFramebufferSize(window, &fb_w, &fb_h);
+            if (fb_w < kMinDrawSide || fb_h < kMinDrawSide) {
+                glfwWaitEventsTimeout(0.1);
+                continue;
+            }
+        }
         ui.now = glfwGetTime() - t0;
         if (ui.ui_scale != built_scale) {  // Ctrl+= / Ctrl+-: rebuild crisp fonts at the new size
             built_scale = ui.ui_scale;
