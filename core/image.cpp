@@ -44,6 +44,12 @@ RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
     if (!stbi_info(path.c_str(), &w, &h, &channels))
         throw FileError(path + ": cannot decode it as an image (" + stbi_failure_reason() +
                         "); attnscope reads PNG, JPEG, BMP, GIF, TGA, PSD, HDR, PIC and PNM");
+    // stb_image accepts a PNM header of height 0 (found by tests/fuzz/fuzz_image.cpp): no pixels.
+    auto require_pixels = [&] {
+        if (w <= 0 || h <= 0)
+            throw FileError(path + ": the image is empty (" + std::to_string(w) + " x " + std::to_string(h) + " pixels)");
+    };
+    require_pixels();
     // 8-bit RGB, then [3, H, W] floats twice (before and after normalization)
     const std::uint64_t need = checked_mul(checked_mul(static_cast<std::size_t>(w), static_cast<std::size_t>(h)), 3 + 2 * 3 * sizeof(float));
     if (need > memory_budget)
@@ -51,6 +57,10 @@ RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
                         format_bytes(need) + " to load, over the memory budget of " + format_bytes(memory_budget));
     std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.c_str(), &w, &h, &channels, 3), stbi_image_free);
     if (!data) throw FileError(path + ": cannot decode it as an image (" + stbi_failure_reason() + ")");
+    require_pixels();  // the decoder's size, which the budget check above took from the header
+    if (checked_mul(checked_mul(static_cast<std::size_t>(w), static_cast<std::size_t>(h)), 3 + 2 * 3 * sizeof(float)) > need)
+        throw FileError(path + ": decodes to " + std::to_string(w) + " x " + std::to_string(h) +
+                        " pixels, more than its header says");
     RgbImage image;
     image.width = static_cast<std::size_t>(w);
     image.height = static_cast<std::size_t>(h);

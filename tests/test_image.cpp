@@ -66,6 +66,9 @@ TEST_CASE("grey images become RGB, and undecodable or missing files are refused 
     CHECK_THROWS_WITH_AS(load_image("/nonexistent/x.png", kNoLimit), "/nonexistent/x.png: no such file", FileError);
     CHECK_THROWS_WITH_AS(load_image((kResize / "down.png").string(), 1000),
                          doctest::Contains("a 50 x 37 image needs"), FileError);
+    // A PNM whose header says 3 x 0 pixels (found by the image fuzzer; stb_image accepts it).
+    const std::string empty = std::string(ATTNSCOPE_TEST_DATA) + "/../fuzz/corpus/image/crash-pnm-height-0.pgm";
+    CHECK_THROWS_WITH_AS(load_image(empty, kNoLimit), doctest::Contains("the image is empty (3 x 0 pixels)"), FileError);
 }
 
 TEST_CASE("image_to_pixels resizes, normalizes per channel and adds the batch axis; pixels_to_image undoes it") {
