@@ -51,14 +51,20 @@ RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
     };
     require_pixels();
     // 8-bit RGB, then [3, H, W] floats twice (before and after normalization)
-    const std::uint64_t need = checked_mul(checked_mul(static_cast<std::size_t>(w), static_cast<std::size_t>(h)), 3 + 2 * 3 * sizeof(float));
-    if (need > memory_budget)
+    // Saturating: a PNM header may claim 2^31 x 2^31 pixels, whose bytes overflow 64 bits (fuzz_image).
+    auto bytes_for = [](int width, int height) -> std::uint64_t {
+        const std::uint64_t pixels = static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height);
+        const std::uint64_t per_pixel = 3 + 2 * 3 * sizeof(float);
+        return pixels > UINT64_MAX / per_pixel ? UINT64_MAX : pixels * per_pixel;
+    };
+    const std::uint64_t need = bytes_for(w, h);
+    if (need > memory_budget || need == UINT64_MAX)
         throw FileError(path + ": a " + std::to_string(w) + " x " + std::to_string(h) + " image needs " +
                         format_bytes(need) + " to load, over the memory budget of " + format_bytes(memory_budget));
     std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.c_str(), &w, &h, &channels, 3), stbi_image_free);
     if (!data) throw FileError(path + ": cannot decode it as an image (" + stbi_failure_reason() + ")");
     require_pixels();  // the decoder's size, which the budget check above took from the header
-    if (checked_mul(checked_mul(static_cast<std::size_t>(w), static_cast<std::size_t>(h)), 3 + 2 * 3 * sizeof(float)) > need)
+    if (bytes_for(w, h) > need)
         throw FileError(path + ": decodes to " + std::to_string(w) + " x " + std::to_string(h) +
                         " pixels, more than its header says");
     RgbImage image;

@@ -69,6 +69,9 @@ TEST_CASE("grey images become RGB, and undecodable or missing files are refused 
     // A PNM whose header says 3 x 0 pixels (found by the image fuzzer; stb_image accepts it).
     const std::string empty = std::string(ATTNSCOPE_TEST_DATA) + "/../fuzz/corpus/image/crash-pnm-height-0.pgm";
     CHECK_THROWS_WITH_AS(load_image(empty, kNoLimit), doctest::Contains("the image is empty (3 x 0 pixels)"), FileError);
+    // A PNM header whose pixel count times the bytes per pixel overflows 64 bits: over any budget.
+    const std::string huge = std::string(ATTNSCOPE_TEST_DATA) + "/../fuzz/corpus/image/crash-pnm-size-overflow.pgm";
+    CHECK_THROWS_WITH_AS(load_image(huge, kNoLimit), doctest::Contains("needs more than 16 EiB to load"), FileError);
 }
 
 TEST_CASE("image_to_pixels resizes, normalizes per channel and adds the batch axis; pixels_to_image undoes it") {
