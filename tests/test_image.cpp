@@ -72,6 +72,16 @@ TEST_CASE("grey images become RGB, and undecodable or missing files are refused 
     // A PNM header whose pixel count times the bytes per pixel overflows 64 bits: over any budget.
     const std::string huge = std::string(ATTNSCOPE_TEST_DATA) + "/../fuzz/corpus/image/crash-pnm-size-overflow.pgm";
     CHECK_THROWS_WITH_AS(load_image(huge, kNoLimit), doctest::Contains("needs more than 16 EiB to load"), FileError);
+    // A 16-bit grey PGM: stb_image's own grey -> RGB conversion of 16-bit PNM over-reads its buffer
+    // (heap-buffer-overflow under an ASan build of stb), so attnscope converts the channels itself.
+    const RgbImage grey16 = load_image(std::string(ATTNSCOPE_TEST_DATA) + "/../fuzz/corpus/image/grey16_3x2.pgm", kNoLimit);
+    REQUIRE(grey16.width == 3);
+    REQUIRE(grey16.height == 2);
+    for (std::size_t i = 0; i < 6; ++i) {
+        CHECK(grey16.pixels[i * 3] == grey16.pixels[i * 3 + 1]);
+        CHECK(grey16.pixels[i * 3] == grey16.pixels[i * 3 + 2]);
+    }
+    CHECK(grey16.pixels[0] < grey16.pixels[5 * 3]);  // 0 ... 902: dark to light
 }
 
 TEST_CASE("image_to_pixels resizes, normalizes per channel and adds the batch axis; pixels_to_image undoes it") {
