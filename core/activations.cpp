@@ -3,7 +3,6 @@
 // [SECTION] Helpers shared with `attnscope check`
 // [SECTION] Steps of the trace
 // [SECTION] trace_from_file
-#include "memory_budget.hpp"
 #include "activations.hpp"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "checks.hpp"
 #include "diagnose.hpp"
 #include "io.hpp"
+#include "memory_budget.hpp"
 #include "ops.hpp"
 #include "roles.hpp"
 

@@ -1,7 +1,6 @@
 // run_gui: the desktop app's straight-line main. Setup, frame loop, shutdown in reverse.
 //
 // [SECTION] settings   [SECTION] frame   [SECTION] run_gui
-#include "memory_budget.hpp"
 #include "gui.hpp"
 
 // glad's gl.h first; the ImGui OpenGL3 backend header declares functions only (its own loader
@@ -28,6 +27,7 @@
 #include "gfx/png.hpp"
 #include "gfx/rgb_textures.hpp"
 #include "io.hpp"
+#include "memory_budget.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/settings.hpp"
 #include "panels/panels.hpp"

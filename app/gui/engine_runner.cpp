@@ -1,10 +1,10 @@
-#include "memory_budget.hpp"
 #include "engine_runner.hpp"
 
 #include <chrono>
 
 #include "attention_maps.hpp"
 #include "io.hpp"
+#include "memory_budget.hpp"
 #include "tensor_source.hpp"
 
 namespace attnscope {
