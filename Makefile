@@ -3,6 +3,9 @@
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
+FUZZ_DIR  ?= build-fuzz
+TSAN_DIR  ?= build-tsan
+FUZZ_SECONDS ?= 60
 JOBS      ?= $(shell nproc)
 
 # Build and run time (Debian 12 packages only).
@@ -13,6 +16,9 @@ PACKAGES := g++ make cmake pkgconf libxtensor-dev libxsimd-dev libopenblas-dev n
 TEST_PACKAGES := xvfb xauth libgl1-mesa-dri python3-xlib
 # Fixture and benchmark scripts in tools/ and bench/ (Debian's /usr/bin/python3 with torch).
 TOOL_PACKAGES := python3-numpy python3-torch
+# make fuzz: libFuzzer comes with clang's runtime libraries.
+FUZZ_PACKAGES := clang libclang-rt-14-dev
+FUZZ_TARGETS  := npy npz safetensors roles image settings
 
 # $(call install-missing,PACKAGES): apt-get install what dpkg does not list as installed.
 define install-missing
@@ -28,7 +34,7 @@ define install-missing
 	fi
 endef
 
-.PHONY: run test deps test-deps tool-deps build check-sanitizers golden bench clean
+.PHONY: run test deps test-deps tool-deps build check-sanitizers check-tsan fuzz golden bench clean
 
 DEMO_MODEL := assets/models/demo_vit.safetensors
 DEMO_IMAGE := assets/samples/06_triangle.png
@@ -54,12 +60,37 @@ $(BUILD_DIR)/CMakeCache.txt:
 build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The unit and CLI tests once more under AddressSanitizer + UndefinedBehaviorSanitizer (CI runs it).
+# The unit, CLI, GUI-logic, engine-worker and fuzz-corpus tests once more under AddressSanitizer +
+# UndefinedBehaviorSanitizer (CI runs it; the GL app itself is left out).
 check-sanitizers: deps
 	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_SANITIZE=ON -DATTNSCOPE_GUI=OFF
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS)
+
+# The engine worker (tests/gui/test_engine_runner) and the pipeline under ThreadSanitizer (CI runs it).
+# OpenBLAS is not instrumented: one BLAS thread, so TSan sees only attnscope's own threads.
+check-tsan: deps
+	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_TSAN=ON -DATTNSCOPE_GUI=OFF
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target test_engine_runner test_pipeline
+	OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest --test-dir $(TSAN_DIR) --output-on-failure --no-tests=error -j $(JOBS) -R '^(test_engine_runner|test_pipeline):'
+
+# Each fuzz target (tests/fuzz) for FUZZ_SECONDS under libFuzzer + ASan + UBSan, one at a time,
+# starting from the committed corpus; new inputs go to $(FUZZ_DIR)/corpus/<t>, crashes to
+# $(FUZZ_DIR)/crash-<t>-* (fix them and add the input to tests/fuzz/corpus/<t>).
+fuzz: deps
+	$(call install-missing,$(FUZZ_PACKAGES))
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DATTNSCOPE_GUI=OFF -DATTNSCOPE_FUZZ=ON
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_DIR)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus/$$t tests/fuzz/corpus/$$t \
+	    || exit 1; \
+	done
 
 # Regenerate the PyTorch fixtures in tests/data (commit the result).
 golden: tool-deps
@@ -70,4 +101,4 @@ bench: tool-deps build
 	bench/run_all.sh $(BUILD_DIR)/app/attnscope
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(TSAN_DIR)

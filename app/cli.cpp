@@ -24,6 +24,7 @@
 #include "beyond.hpp"
 #include "cli_bench.hpp"
 #include "config.hpp"
+#include "memory_budget.hpp"
 #include "gui.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
@@ -89,7 +90,7 @@ void add_config_options(CLI::App& app, ConfigOptions& o) {
 
 void require_valid(const AttentionConfig& config, const ConfigOptions* options = nullptr) {
     if (options) check_beyond_options(options->beyond);
-    const auto problems = validate(config, default_memory_budget());
+    const auto problems = validate(config, memory_budget());
     if (!problems.empty()) throw UsageError(problems.front());
 }
 
@@ -162,8 +163,16 @@ void require_finite(const Array& a, const std::string& what) {
 
 int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std::size_t> block,
             const std::string& input_path, const std::string& dump_dir, const std::string& grad_output_path,
-            bool grad) {
+            bool grad, bool force) {
     AttentionConfig& cfg = o.config;
+    std::vector<std::string> outputs = {dump_dir + "/trace.json"};
+    for (const std::string& name : path_step_names(cfg)) {
+        outputs.push_back(dump_dir + "/" + name + ".npy");
+        outputs.push_back(dump_dir + "/grad_" + name + ".npy");
+    }
+    for (const char* param : {"qkv.weight", "qkv.bias", "proj.weight", "proj.bias"})
+        outputs.push_back(dump_dir + "/grad_" + std::string(param) + ".npy");
+    refuse_overwrite(outputs, force);
     std::optional<Tensor> input;
     if (!input_path.empty()) {
         Array x = read_npy(input_path);
@@ -324,6 +333,7 @@ int run_cli(int argc, char** argv) {
     add_config_options(app, gui_options);
     ClassroomOptions classroom;  // --lang, --presentation, --quiz (app/cli_handout.cpp)
     add_classroom_options(app, classroom);
+    add_memory_budget_option(app);
     app.add_option("file", open_path, "open this file in the app (.npy, .npz, .safetensors or a folder)");
     app.add_option("--block", gui_block, "the block of a multi-block file")->check(whole_number(1u << 20));
     app.add_option("--model", model_path, "a timm-named ViT checkpoint (.safetensors) for the Image panel");
@@ -341,13 +351,17 @@ int run_cli(int argc, char** argv) {
     bool trace_json = false;
     CLI::App* trace = app.add_subcommand("trace", "print every step: name, shape, PyTorch line, contiguity note");
     add_config_options(*trace, trace_options);
+    add_memory_budget_option(*trace);
     trace->add_flag("--json", trace_json, "print the trace as JSON");
 
     ConfigOptions run_options;
     std::string weights, input, dump;
     std::optional<std::size_t> block;
+    bool run_force = false;
     CLI::App* run = app.add_subcommand("run", "run the layer and dump every step as DIR/<step>.npy + DIR/trace.json");
     add_config_options(*run, run_options);
+    add_memory_budget_option(*run);
+    run->add_flag("--force", run_force, "overwrite the files of an earlier dump in DIR");
     run->add_option("--weights", weights, "safetensors with qkv.weight, qkv.bias (optional), proj.weight, proj.bias");
     run->add_option("--block", block, "read blocks.<I>.attn.* from a whole checkpoint")->check(whole_number(1u << 20));
     run->add_option("--input", input, "x as a .npy of shape [B, N, C] (sets B, N, C)");
@@ -363,6 +377,7 @@ int run_cli(int argc, char** argv) {
     bool bench_json = false;
     CLI::App* bench = app.add_subcommand("bench", "median time of the full recorded forward");
     add_config_options(*bench, bench_options);
+    add_memory_budget_option(*bench);
     bench->add_option("--repeat", repeat, "timed runs")->check(whole_number(100000))->capture_default_str();
     bench->add_flag("--json", bench_json, "print JSON");
     BenchExtras bench_extras;
@@ -383,7 +398,7 @@ int run_cli(int argc, char** argv) {
         if (teach_command) return teach_command();
         if (handout_command) return handout_command();
         if (trace->parsed()) return cmd_trace(trace_options, trace_json);
-        if (run->parsed()) return cmd_run(run_options, weights, block, input, dump, grad_output, grad);
+        if (run->parsed()) return cmd_run(run_options, weights, block, input, dump, grad_output, grad, run_force);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json, bench_extras);
         return cmd_gui(gui_options, open_path, gui_block, model_path, image_path, screenshot, step, size,
                        show_gradients, classroom, bench_gui);

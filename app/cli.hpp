@@ -3,8 +3,8 @@
 
 #include <functional>
 #include <stdexcept>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -55,5 +55,10 @@ struct ClassroomOptions {
     bool quiz = false;
 };
 void add_classroom_options(CLI::App& app, ClassroomOptions& options);
+// app/cli_reliability.cpp: --memory-budget SIZE on a command (sets memory_budget() while parsing;
+// a bad size is a UsageError naming the option).
+void add_memory_budget_option(CLI::App& app);
+// UsageError "PATH already exists; pass --force to overwrite it" for the first existing path.
+void refuse_overwrite(const std::vector<std::string>& paths, bool force);
 
 }  // namespace attnscope

@@ -195,6 +195,7 @@ void add_file_commands(CLI::App& app, CommandAction& action) {
                                                       "dtype, shape, recognized role, stats, attention-map row sums");
     inspect->add_option("FILE", *inspect_path, "the file or folder")->required();
     inspect->add_flag("--json", *inspect_json, "print JSON");
+    add_memory_budget_option(*inspect);
     inspect->final_callback([&action, inspect_path, inspect_json] {
         action = [inspect_path, inspect_json] { return cmd_inspect(*inspect_path, *inspect_json); };
     });
@@ -211,6 +212,7 @@ void add_file_commands(CLI::App& app, CommandAction& action) {
         ->check(CLI::Range(0, 1 << 20));
     check->add_option("--input", o->input, "x [B, N, C] if not in DUMP");
     check->add_option("--heads", o->heads, "number of heads h (default: from DUMP)")->check(CLI::Range(1, 1 << 20));
+    add_memory_budget_option(*check);
     check->final_callback([&action, o] { action = [o] { return cmd_check(*o); }; });
 }
 

@@ -21,6 +21,7 @@
 #include "attention_maps.hpp"
 #include "cli.hpp"
 #include "config.hpp"
+#include "memory_budget.hpp"
 #include "image.hpp"
 #include "io.hpp"
 #include "vit.hpp"
@@ -37,6 +38,7 @@ struct VitOptions {
     std::string head = "mean", query = "cls", fusion = "mean";
     std::size_t top = 5;
     bool json = false;
+    bool force = false;  // overwrite existing --dump/--overlay/--rollout outputs
     std::vector<CLI::Option*> overlay_only, rollout_only;
 };
 
@@ -49,7 +51,7 @@ struct Input {
 Input read_input(const VitOptions& o, const VitModel& model) {
     const std::size_t S = model.config.image_size;
     if (!o.image.empty()) {
-        RgbImage picture = load_image(o.image, default_memory_budget());
+        RgbImage picture = load_image(o.image, memory_budget());
         Tensor pixels = image_to_pixels(picture, S, model.mean, model.std);
         return {std::move(pixels), std::move(picture)};
     }
@@ -137,8 +139,16 @@ int run_vit_command(const VitOptions& o) {
         if (opt->count() && o.rollout.empty()) throw UsageError(opt->get_name() + " applies to --rollout OUT.png; add it");
     if (o.top == 0) throw UsageError("--top must be at least 1");
 
-    const VitModel model = load_vit_model(o.model, o.heads, default_memory_budget());
+    const VitModel model = load_vit_model(o.model, o.heads, memory_budget());
     const VitConfig& c = model.config;
+    std::vector<std::string> outputs;
+    if (!o.overlay.empty()) outputs.push_back(o.overlay);
+    if (!o.rollout.empty()) outputs.push_back(o.rollout);
+    if (!o.dump.empty()) {
+        outputs.push_back(o.dump + "/logits.npy");
+        for (std::size_t i = 0; i < c.depth; ++i) outputs.push_back(o.dump + "/block" + std::to_string(i) + "_attn.npy");
+    }
+    refuse_overwrite(outputs, o.force);
     const Input input = read_input(o, model);
     const VitTrace trace = run_vit(model, input.pixels);
 
@@ -183,6 +193,8 @@ void add_vit_command(CLI::App& app, CommandAction& action) {
     vit->add_option("--heads", o->heads, "heads (else the metadata num_heads, else dim / 64)")->check(CLI::Range(1, 1 << 16));
     vit->add_flag("--json", o->json, "print {\"logits\": [...], \"top\": [{\"index\", \"label\", \"prob\"}, ...]}");
     vit->add_option("--top", o->top, "how many classes to list")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+    add_memory_budget_option(*vit);
+    vit->add_flag("--force", o->force, "overwrite existing --dump, --overlay and --rollout files");
     vit->add_option("--dump", o->dump, "folder for logits.npy and block<I>_attn.npy");
     vit->add_option("--overlay", o->overlay, "PNG of one block's attention of one query over the image");
     o->overlay_only = {

@@ -11,6 +11,7 @@
 #include "checks.hpp"
 #include "diagnose.hpp"
 #include "io.hpp"
+#include "memory_budget.hpp"
 #include "ops.hpp"
 #include "roles.hpp"
 
@@ -59,7 +60,7 @@ AttentionConfig reference_config(const Tensor& x, const AttentionWeights& w, std
     cfg.dim = x.values.shape()[2];
     cfg.qkv_bias = w.qkv_bias.has_value();
     cfg.heads = heads;
-    const auto problems = validate(cfg, default_memory_budget());
+    const auto problems = validate(cfg, memory_budget());
     if (!problems.empty()) throw FileError(problems.front());
     return cfg;
 }

@@ -82,7 +82,8 @@ std::vector<std::string> validate(const AttentionConfig& c, std::uint64_t memory
                                " C=" + std::to_string(c.dim) + " h=" + std::to_string(c.heads) +
                                " needs " + format_bytes(need) + " to record every step (the four [B, h, N, N] "
                                "steps alone take " + format_bytes(scores) + "), over the memory budget of " +
-                               format_bytes(memory_budget_bytes) + "; use a smaller --tokens or --batch");
+                               format_bytes(memory_budget_bytes) + "; try --flash (no [B, h, N, N] matrices), a smaller "
+                               "--tokens or --batch, or a larger --memory-budget");
         }
     }
     return problems;

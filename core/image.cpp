@@ -44,17 +44,41 @@ RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
     if (!stbi_info(path.c_str(), &w, &h, &channels))
         throw FileError(path + ": cannot decode it as an image (" + stbi_failure_reason() +
                         "); attnscope reads PNG, JPEG, BMP, GIF, TGA, PSD, HDR, PIC and PNM");
+    // stb_image accepts a PNM header of height 0 (found by tests/fuzz/fuzz_image.cpp): no pixels.
+    auto require_pixels = [&] {
+        if (w <= 0 || h <= 0)
+            throw FileError(path + ": the image is empty (" + std::to_string(w) + " x " + std::to_string(h) + " pixels)");
+    };
+    require_pixels();
     // 8-bit RGB, then [3, H, W] floats twice (before and after normalization)
-    const std::uint64_t need = checked_mul(checked_mul(static_cast<std::size_t>(w), static_cast<std::size_t>(h)), 3 + 2 * 3 * sizeof(float));
-    if (need > memory_budget)
+    // Saturating: a PNM header may claim 2^31 x 2^31 pixels, whose bytes overflow 64 bits (fuzz_image).
+    auto bytes_for = [](int width, int height) -> std::uint64_t {
+        const std::uint64_t pixels = static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height);
+        const std::uint64_t per_pixel = 3 + 2 * 3 * sizeof(float);
+        return pixels > UINT64_MAX / per_pixel ? UINT64_MAX : pixels * per_pixel;
+    };
+    const std::uint64_t need = bytes_for(w, h);
+    if (need > memory_budget || need == UINT64_MAX)
         throw FileError(path + ": a " + std::to_string(w) + " x " + std::to_string(h) + " image needs " +
                         format_bytes(need) + " to load, over the memory budget of " + format_bytes(memory_budget));
-    std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.c_str(), &w, &h, &channels, 3), stbi_image_free);
+    // The file's own channels (req_comp 0), converted to RGB below: Debian's stb_image (2022-09)
+    // converts a 16-bit PNM to 3 channels with its 8-bit routine and then reads twice the buffer
+    // (a heap over-read, SEGV under fuzz_image on "P5 3 9053 902").
+    std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.c_str(), &w, &h, &channels, 0), stbi_image_free);
     if (!data) throw FileError(path + ": cannot decode it as an image (" + stbi_failure_reason() + ")");
+    require_pixels();  // the decoder's size, which the budget check above took from the header
+    if (bytes_for(w, h) > need)
+        throw FileError(path + ": decodes to " + std::to_string(w) + " x " + std::to_string(h) +
+                        " pixels, more than its header says");
     RgbImage image;
     image.width = static_cast<std::size_t>(w);
     image.height = static_cast<std::size_t>(h);
-    image.pixels.assign(data.get(), data.get() + image.width * image.height * 3);
+    if (channels < 1 || channels > 4)
+        throw FileError(path + ": has " + std::to_string(channels) + " channels; attnscope reads 1 to 4");
+    const std::size_t n = image.width * image.height, k = static_cast<std::size_t>(channels);
+    image.pixels.resize(n * 3);
+    for (std::size_t i = 0; i < n; ++i)  // grey (+ alpha) -> RGB; RGB(A) -> RGB; alpha dropped
+        for (std::size_t c = 0; c < 3; ++c) image.pixels[i * 3 + c] = data.get()[i * k + (k < 3 ? 0 : c)];
     return image;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 #include "trace.hpp"
 
@@ -57,29 +56,83 @@ std::optional<std::size_t> block_of(const std::vector<std::string>& parts) {
     return block;
 }
 
-std::optional<std::size_t> block_match(const std::ssub_match& digits) {
-    if (!digits.matched) return std::nullopt;
-    return std::stoul(digits.str());
+// "3" -> 3 for one to eight decimal digits; nullopt otherwise.
+std::optional<std::size_t> block_number(const std::string& part) {
+    if (part.empty() || part.size() > 8) return std::nullopt;
+    if (!std::all_of(part.begin(), part.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) return std::nullopt;
+    return std::stoul(part);
+}
+
+// The parts split at '.' only (a name's '/' stays inside its part here).
+std::vector<std::string> dotted(const std::string& name) {
+    std::vector<std::string> parts(1);
+    for (char ch : name) {
+        if (ch == '.') parts.emplace_back();
+        else parts.back() += ch;
+    }
+    return parts;
+}
+
+// parts[0, end) ends with <anything>.<container>.<i>.<tail...>: the block i, else nullopt.
+// `matched` says whether the prefix had that form at all.
+std::optional<std::size_t> block_prefix(const std::vector<std::string>& parts, std::size_t end, const char* container,
+                                        std::initializer_list<const char*> tail, bool* matched) {
+    *matched = false;
+    const std::size_t need = 2 + tail.size();
+    if (end < need) return std::nullopt;
+    std::size_t i = end - tail.size();
+    for (const char* t : tail)
+        if (parts[i++] != t) return std::nullopt;
+    const std::size_t at = end - need;
+    if (parts[at] != container) return std::nullopt;
+    const std::optional<std::size_t> block = block_number(parts[at + 1]);
+    if (!block) return std::nullopt;
+    // Anything may come before "<container>." but a line break (what the old pattern's ".*" refused).
+    for (std::size_t k = 0; k < at; ++k)
+        if (parts[k].find_first_of("\n\r") != std::string::npos) return std::nullopt;
+    *matched = true;
+    return block;
+}
+
+bool one_of(const std::string& word, std::initializer_list<const char*> words) {
+    return std::any_of(words.begin(), words.end(), [&](const char* w) { return word == w; });
 }
 
 // timm: blocks.<i>.attn.{qkv,proj}.{weight,bias}, or bare {qkv,proj}.{weight,bias}.
 // Hugging Face: <...>layer.<i>.attention.attention.{query,key,value}.{weight,bias} and
 // <...>layer.<i>.attention.output.dense.{weight,bias}, or the same without the prefix.
+// Matched part by part (linear time: a std::regex here overflowed the stack on long names).
 Role weight_role(const std::string& name) {
-    static const std::regex timm(R"(^(?:(?:.*\.)?blocks\.(\d{1,8})\.attn\.|attn\.)?(qkv|proj)\.(weight|bias)$)");
-    static const std::regex hf_qkv(
-        R"(^(?:(?:.*\.)?layer\.(\d{1,8})\.attention\.attention\.|(?:attention\.)?(?:attention\.)?)(query|key|value)\.(weight|bias)$)");
-    static const std::regex hf_proj(R"(^(?:(?:.*\.)?layer\.(\d{1,8})\.)?attention\.output\.dense\.(weight|bias)$)");
-    std::smatch m;
-    Role role;
-    if (std::regex_match(name, m, timm)) {
-        role = {RoleKind::Weight, m[2].str() + "." + m[3].str(), "", "timm", block_match(m[1])};
-    } else if (std::regex_match(name, m, hf_qkv)) {
-        role = {RoleKind::Weight, m[2].str().substr(0, 1) + "." + m[3].str(), "", "Hugging Face", block_match(m[1])};
-    } else if (std::regex_match(name, m, hf_proj)) {
-        role = {RoleKind::Weight, "proj." + m[2].str(), "", "Hugging Face", block_match(m[1])};
+    const std::vector<std::string> parts = dotted(name);
+    const std::size_t n = parts.size();
+    if (n < 2 || !one_of(parts[n - 1], {"weight", "bias"})) return {};
+    const std::string& kind = parts[n - 1];
+    const std::string& what = parts[n - 2];
+    const std::size_t prefix = n - 2;  // parts[0, prefix) come before what.kind
+    bool matched = false;
+    if (one_of(what, {"qkv", "proj"})) {
+        if (prefix == 0 || (prefix == 1 && parts[0] == "attn"))
+            return {RoleKind::Weight, what + "." + kind, "", "timm", std::nullopt};
+        const auto block = block_prefix(parts, prefix, "blocks", {"attn"}, &matched);
+        if (matched) return {RoleKind::Weight, what + "." + kind, "", "timm", block};
+        return {};
     }
-    return role;
+    if (one_of(what, {"query", "key", "value"})) {
+        const std::string role_name = what.substr(0, 1) + "." + kind;
+        if (prefix == 0 || (prefix == 1 && parts[0] == "attention") ||
+            (prefix == 2 && parts[0] == "attention" && parts[1] == "attention"))
+            return {RoleKind::Weight, role_name, "", "Hugging Face", std::nullopt};
+        const auto block = block_prefix(parts, prefix, "layer", {"attention", "attention"}, &matched);
+        if (matched) return {RoleKind::Weight, role_name, "", "Hugging Face", block};
+        return {};
+    }
+    if (what == "dense" && prefix >= 2 && parts[prefix - 1] == "output" && parts[prefix - 2] == "attention") {
+        const std::size_t before = prefix - 2;  // parts[0, before) precede "attention.output.dense"
+        if (before == 0) return {RoleKind::Weight, "proj." + kind, "", "Hugging Face", std::nullopt};
+        const auto block = block_prefix(parts, before, "layer", {}, &matched);
+        if (matched) return {RoleKind::Weight, "proj." + kind, "", "Hugging Face", block};
+    }
+    return {};
 }
 
 bool is_bias(const Role& weight) { return weight.name.size() > 5 && weight.name.substr(weight.name.size() - 5) == ".bias"; }

@@ -16,6 +16,7 @@
 #include <zip.h>
 
 #include "config.hpp"
+#include "memory_budget.hpp"
 #include "io.hpp"
 
 namespace attnscope {
@@ -188,7 +189,7 @@ public:
     // Reads each member's .npy header only (a few bytes, inflated on the fly).
     std::vector<TensorInfo> list() {
         const std::string& path = file_.path();
-        const std::uint64_t budget = default_memory_budget();
+        const std::uint64_t budget = memory_budget();
         std::vector<TensorInfo> tensors;
         const zip_int64_t count = zip_get_num_entries(archive_.get(), 0);
         for (zip_int64_t i = 0; i < count; ++i) {
@@ -330,6 +331,13 @@ Array TensorSource::load(const std::string& name) const {
     const TensorInfo* info = find(name);
     if (!info) throw FileError(path_ + ": no tensor named '" + name + "'");
     if (!info->problem.empty()) throw FileError(info->problem);
+    // As float32 the tensor needs numel x 4 bytes (saturating): refused above the memory budget.
+    std::uint64_t bytes = sizeof(float);
+    for (const std::size_t n : info->shape) bytes = n != 0 && bytes > UINT64_MAX / n ? UINT64_MAX : bytes * n;
+    if (bytes > memory_budget())
+        throw FileError(path_ + ": tensor '" + name + "' " + format_shape(info->shape) + " needs " + format_bytes(bytes) +
+                        " as float32, over the memory budget of " + format_bytes(memory_budget()) +
+                        "; pass a larger --memory-budget");
     return reader_->load(*info);
 }
 

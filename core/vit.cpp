@@ -422,7 +422,9 @@ std::vector<std::string> validate(const VitConfig& c, std::size_t batch, std::ui
                                " tokens, D=" + std::to_string(c.dim) + ", h=" + std::to_string(c.heads) + " on " +
                                std::to_string(batch) + " image(s) needs " + format_bytes(need) +
                                " to record every step, over the memory budget of " +
-                               format_bytes(memory_budget_bytes));
+                               format_bytes(memory_budget_bytes) +
+                               "; try --flash (no [B, h, N, N] matrices), a smaller image size, or a larger "
+                               "--memory-budget");
     }
     return problems;
 }

@@ -66,6 +66,22 @@ TEST_CASE("grey images become RGB, and undecodable or missing files are refused 
     CHECK_THROWS_WITH_AS(load_image("/nonexistent/x.png", kNoLimit), "/nonexistent/x.png: no such file", FileError);
     CHECK_THROWS_WITH_AS(load_image((kResize / "down.png").string(), 1000),
                          doctest::Contains("a 50 x 37 image needs"), FileError);
+    // A PNM whose header says 3 x 0 pixels (found by the image fuzzer; stb_image accepts it).
+    const std::string empty = std::string(ATTNSCOPE_TEST_DATA) + "/../fuzz/corpus/image/crash-pnm-height-0.pgm";
+    CHECK_THROWS_WITH_AS(load_image(empty, kNoLimit), doctest::Contains("the image is empty (3 x 0 pixels)"), FileError);
+    // A PNM header whose pixel count times the bytes per pixel overflows 64 bits: over any budget.
+    const std::string huge = std::string(ATTNSCOPE_TEST_DATA) + "/../fuzz/corpus/image/crash-pnm-size-overflow.pgm";
+    CHECK_THROWS_WITH_AS(load_image(huge, kNoLimit), doctest::Contains("needs more than 16 EiB to load"), FileError);
+    // A 16-bit grey PGM: stb_image's own grey -> RGB conversion of 16-bit PNM over-reads its buffer
+    // (heap-buffer-overflow under an ASan build of stb), so attnscope converts the channels itself.
+    const RgbImage grey16 = load_image(std::string(ATTNSCOPE_TEST_DATA) + "/../fuzz/corpus/image/grey16_3x2.pgm", kNoLimit);
+    REQUIRE(grey16.width == 3);
+    REQUIRE(grey16.height == 2);
+    for (std::size_t i = 0; i < 6; ++i) {
+        CHECK(grey16.pixels[i * 3] == grey16.pixels[i * 3 + 1]);
+        CHECK(grey16.pixels[i * 3] == grey16.pixels[i * 3 + 2]);
+    }
+    CHECK(grey16.pixels[0] < grey16.pixels[5 * 3]);  // 0 ... 902: dark to light
 }
 
 TEST_CASE("image_to_pixels resizes, normalizes per channel and adds the batch axis; pixels_to_image undoes it") {

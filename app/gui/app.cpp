@@ -28,6 +28,7 @@
 #include "gfx/png.hpp"
 #include "gfx/rgb_textures.hpp"
 #include "io.hpp"
+#include "memory_budget.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/i18n.hpp"
 #include "logic/settings.hpp"
@@ -67,6 +68,18 @@ std::optional<ui::Settings> LoadSettings(const std::string& path, std::string* m
     auto s = ui::settings_from_json(ss.str(), &error);
     if (!s) *message = "ignored " + path + ": " + error;
     return s;
+}
+
+// The window layout (Dear ImGui's imgui.ini), written atomically like settings.json: ImGui's own
+// writer truncates the file in place, so a crash mid-write would leave half a layout.
+void SaveLayout(const std::string& path) {
+    std::size_t size = 0;
+    const char* text = ImGui::SaveIniSettingsToMemory(&size);
+    try {
+        write_file_atomic(path, std::string(text, size));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: cannot save the window layout: %s\n", e.what());
+    }
 }
 
 void SaveSettings(const std::string& path, const UiState& ui, const AttentionConfig& config) {
@@ -187,6 +200,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);
     DrawQuizWindow(trace, ui);
+    DrawExportDialog(ui);
     SyncSelection(trace, ui);
 }
 
@@ -373,7 +387,7 @@ int run_gui(const GuiOptions& options) {
     std::shared_ptr<const VitSnapshot> vit, trained_vit;  // the ViT on screen; the checkpoint's run (patch slider)
     const Trace empty_trace;
     ui.config_draft = config;
-    ui.config_errors = validate(config, default_memory_budget());
+    ui.config_errors = validate(config, memory_budget());
     if (!ui.config_errors.empty() && shot) {
         std::fprintf(stderr, "attnscope: %s\n", ui.config_errors.front().c_str());
         return 2;
@@ -506,7 +520,10 @@ int run_gui(const GuiOptions& options) {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     const std::string ini_path = settings_dir.empty() ? "" : settings_dir + "/imgui.ini";
-    io.IniFilename = shot || ini_path.empty() ? nullptr : ini_path.c_str();
+    const bool keep_layout = !shot && !ini_path.empty();
+    io.IniFilename = nullptr;  // read here, written by SaveLayout when ImGui asks (WantSaveIniSettings)
+    std::error_code ini_error;
+    if (keep_layout && std::filesystem::exists(ini_path, ini_error)) ImGui::LoadIniSettingsFromDisk(ini_path.c_str());
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     glfwSetDropCallback(window, OnDrop);  // the ImGui backend does not install one
     if (open_file && !shot) {
@@ -574,6 +591,17 @@ int run_gui(const GuiOptions& options) {
     const double t0 = glfwGetTime();
     while (!glfwWindowShouldClose(window) && !ui.quit_requested && !g_stop) {
         glfwPollEvents();
+        // A window resized to a sliver (1x1) or minimized: draw nothing until it grows again, so
+        // ImGui does not push every panel into a 1x1 display and lose the layout.
+        if (!shot) {
+            constexpr int kMinDrawSide = 64;  // the smallest --size side
+            int fb_w = 0, fb_h = 0;
+            glfwGetFramebufferSize(window, &fb_w, &fb_h);
+            if (fb_w < kMinDrawSide || fb_h < kMinDrawSide) {
+                glfwWaitEventsTimeout(0.1);
+                continue;
+            }
+        }
         ui.now = glfwGetTime() - t0;
         if (font_scale() != built_scale || ui::language() != built_language) {  // Ctrl+= / F5 / Language
             built_scale = font_scale();
@@ -660,7 +688,7 @@ int run_gui(const GuiOptions& options) {
             ui.rerun_requested = false;
             ui.loading_path.clear();
             ui.vit_loading = false;
-            ui.config_errors = validate(ui.config_draft, default_memory_budget());
+            ui.config_errors = validate(ui.config_draft, memory_budget());
             if (ui.config_errors.empty()) {
                 if (ui.bug != Bug::None) {
                     runner.start(EngineRunner::zoo_job(ui.config_draft, ui.bug));
@@ -697,13 +725,17 @@ int run_gui(const GuiOptions& options) {
         glClearColor(0.06f, 0.06f, 0.07f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        if (keep_layout && io.WantSaveIniSettings) {
+            SaveLayout(ini_path);
+            io.WantSaveIniSettings = false;
+        }
 
         if (ui.export_requested) {
             ui.export_requested = false;
-            const std::string path = "attnscope-" + ui.selected_step + ".png";
+            const std::string path = ui.export_dialog.target;  // confirmed in the Export dialog
             std::string error;
             if (heatmaps.export_png("inspector", path, 512, &error))
-                ui.set_status(tr("wrote ") + (std::filesystem::current_path() / path).string());
+                ui.set_status(tr("wrote ") + std::filesystem::absolute(path).string());
             else
                 ui.set_status(tr("export failed: ") + error);
         }
@@ -737,6 +769,7 @@ int run_gui(const GuiOptions& options) {
     if (!shot && !ui.settings_path.empty())
         SaveSettings(ui.settings_path, ui,
                      trace && ui.file_path.empty() && !ui.vit_on_screen ? trace->config : ui.config_draft);
+    if (keep_layout) SaveLayout(ini_path);
     if (shot_fbo) glDeleteFramebuffers(1, &shot_fbo);
     if (shot_color) glDeleteTextures(1, &shot_color);
     ui.heatmaps = nullptr;

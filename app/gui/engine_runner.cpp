@@ -5,6 +5,7 @@
 #include "attention_maps.hpp"
 #include "backward.hpp"
 #include "io.hpp"
+#include "memory_budget.hpp"
 #include "tensor_source.hpp"
 
 namespace attnscope {
@@ -96,9 +97,9 @@ EngineResult run_vit_on(const VitModel& model, std::shared_ptr<VitSnapshot> snap
 
 EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string& image_path) {
     return [model_path, image_path](const RunHooks& hooks) {
-        const VitModel model = load_vit_model(model_path, std::nullopt, default_memory_budget());
+        const VitModel model = load_vit_model(model_path, std::nullopt, memory_budget());
         auto snap = std::make_shared<VitSnapshot>();
-        snap->source = load_image(image_path, default_memory_budget());
+        snap->source = load_image(image_path, memory_budget());
         snap->trained_config = model.config;
         snap->model_path = model_path;
         snap->image_path = image_path;
@@ -111,7 +112,7 @@ EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, s
     return [from = std::move(from), patch](const RunHooks& hooks) {
         VitConfig config = from->trained_config;
         config.patch_size = patch;
-        const std::vector<std::string> problems = validate(config, 1, default_memory_budget());
+        const std::vector<std::string> problems = validate(config, 1, memory_budget());
         if (!problems.empty()) throw std::runtime_error("patch " + std::to_string(patch) + ": " + problems.front());
         VitModel model = fresh_vit_model(config, 0);
         model.mean = from->mean;

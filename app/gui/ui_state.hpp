@@ -16,6 +16,7 @@
 #include "config.hpp"
 #include "logic/beyond_view.hpp"
 #include "logic/colormap.hpp"
+#include "logic/export_path.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
@@ -140,7 +141,8 @@ struct UiState {
 
     // ---- frame-loop requests
     bool quit_requested = false;
-    bool export_requested = false;
+    bool export_requested = false;      // write the inspector's heatmap to export_dialog.target
+    ui::ExportDialog export_dialog;     // File > Export heatmap as PNG
     std::string status;                 // one line in the menu bar (export written, settings error)
     double status_time = -1e9;
 

@@ -1,6 +1,9 @@
 #include "settings.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 namespace attnscope::ui {
@@ -33,9 +36,28 @@ std::string settings_to_json(const Settings& s) {
 
 namespace {
 
+// A JSON number as T, clamped to T's range: nlohmann's get<T>() casts a double like 1e86 to
+// size_t or float unchecked (undefined behaviour, found by tests/fuzz/fuzz_settings.cpp).
+template <typename T>
+T clamped_number(double d) {
+    constexpr bool integral = std::is_integral_v<T>;
+    const double hi = integral ? std::nextafter(std::ldexp(1.0, std::numeric_limits<T>::digits), 0.0)
+                               : static_cast<double>(std::numeric_limits<T>::max());
+    const double lo = integral && !std::is_signed_v<T> ? 0.0 : -hi;
+    return static_cast<T>(std::clamp(d, lo, hi));
+}
+
 template <typename T>
 void read(const json& j, const char* key, T& out) {
-    if (j.is_object() && j.contains(key)) out = j.at(key).get<T>();  // type errors throw, caught below
+    if (!j.is_object() || !j.contains(key)) return;
+    const json& value = j.at(key);
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+        if (value.is_number_float()) {
+            out = clamped_number<T>(value.get<double>());
+            return;
+        }
+    }
+    out = value.get<T>();  // type errors throw, caught below
 }
 
 }  // namespace

@@ -13,9 +13,9 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu(tr("File"))) {
         if (ImGui::MenuItem(tr("Export heatmap as PNG"), nullptr, false, SelectedStep(trace, ui) != nullptr))
-            ui.export_requested = true;
+            OpenExportDialog(ui);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("Writes the inspector's current slice to attnscope-<step>.png in the working folder"));
+            ImGui::SetTooltip(tr("Writes the inspector's current slice as a PNG: choose the folder and name (asks before replacing a file)"));
         if (ImGui::MenuItem(tr("Open ..."), "Ctrl+O")) OpenFileBrowser(ui);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(tr("Your saved activations (.npz, .safetensors, a folder of .npy), a dump or a checkpoint; "

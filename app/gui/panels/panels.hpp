@@ -64,6 +64,8 @@ void DrawQuizWindow(const Trace& trace, UiState& ui);
 void DrawLanguageMenu(UiState& ui);
 // True when the quiz is on and will ask this later step's shape: panels show "?" instead.
 bool QuizHidesShape(const UiState& ui, int index, const std::string& step);
+void OpenExportDialog(UiState& ui);    // File > Export heatmap as PNG: folder, name ...
+void DrawExportDialog(UiState& ui);    // ... and "replace the file?" before overwriting
 
 // ---- shared by the panels -------------------------------------------------------------------
 // The selected step (nullptr when the trace is empty).

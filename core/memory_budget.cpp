@@ -1,0 +1,77 @@
+#include "memory_budget.hpp"
+
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+namespace attnscope {
+
+namespace {
+
+std::atomic<std::uint64_t> g_budget{0};  // 0: the default
+
+constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
+
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) { return a != 0 && b > kSaturated / a ? kSaturated : a * b; }
+
+}  // namespace
+
+std::uint64_t memory_budget() {
+    const std::uint64_t set = g_budget.load();
+    return set ? set : default_memory_budget();
+}
+
+void set_memory_budget(std::uint64_t bytes) { g_budget.store(bytes); }
+
+std::optional<std::uint64_t> parse_byte_size(const std::string& text, std::string* error) {
+    auto fail = [&](const std::string& why) -> std::optional<std::uint64_t> {
+        if (error) *error = "--memory-budget " + text + ": " + why;
+        return std::nullopt;
+    };
+    std::size_t i = 0;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    if (i == 0 || i > 24) return fail("expected a size like 2G, 512M or 1.5GiB");
+    char* end = nullptr;
+    const std::string number = text.substr(0, i);
+    const double value = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || !std::isfinite(value))
+        return fail("expected a size like 2G, 512M or 1.5GiB");
+    std::string unit = text.substr(i);
+    for (char& ch : unit) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    double scale = 1.0;
+    if (unit == "" || unit == "B") scale = 1.0;
+    else if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
+    else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
+    else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
+    else if (unit == "T" || unit == "TB" || unit == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
+    else return fail("unknown unit '" + text.substr(i) + "' (use K, M, G or T)");
+    const double bytes = value * scale;
+    if (bytes < 1024.0 * 1024) return fail("must be at least 1M");
+    if (bytes >= 1.8e19) return fail("too large");
+    return static_cast<std::uint64_t>(bytes);
+}
+
+std::vector<StepBytes> step_bytes(const AttentionConfig& c) {
+    const std::uint64_t f = sizeof(float);
+    const std::uint64_t bnc = mul(mul(mul(c.batch, c.tokens), c.dim), f);     // [B, N, C]
+    const std::uint64_t bhnn = mul(mul(mul(mul(c.batch, c.heads), c.tokens), c.tokens), f);  // [B, h, N, N]
+    const std::uint64_t bhn = mul(mul(mul(c.batch, c.heads), c.tokens), f);  // [B, h, N] row sums
+    const std::uint64_t qkv = mul(3, bnc);                                    // [B, N, 3*C] and its views
+    std::vector<StepBytes> steps = {
+        {"input", bnc},    {"qkv", qkv},      {"qkv_split", qkv},     {"qkv_heads", qkv},
+        {"q", bnc},        {"k", bnc},        {"v", bnc},             {"k_t", bnc},
+        {"scores", bhnn},  {"scaled", bhnn},  {"attn", bhnn}, {"attn_drop", bhnn},
+        {"context", bnc},  {"context_t", bnc}, {"merged", bnc},       {"out", bnc},
+        {"out_drop", bnc}};
+    // The [B, h, N] row sums of attn and attn_drop (the checks) count with their steps.
+    for (StepBytes& s : steps)
+        if (s.step == "attn" || s.step == "attn_drop") s.bytes = s.bytes > kSaturated - bhn ? kSaturated : s.bytes + bhn;
+    const std::uint64_t cc = mul(mul(c.dim, c.dim), f);
+    const std::uint64_t weights = mul(4, cc);
+    const std::uint64_t biases = mul(mul(4, c.dim), f);
+    steps.push_back({"weights", weights > kSaturated - biases ? kSaturated : weights + biases});
+    return steps;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,155 @@
+// The GUI's engine worker without a window: jobs, cancel, replace, destroy while running, and the
+// immutable snapshots it hands to the UI thread. `make check-tsan` runs this under ThreadSanitizer.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "engine_runner.hpp"
+
+using namespace attnscope;
+
+namespace {
+
+AttentionConfig small_config(std::size_t tokens) {
+    AttentionConfig c;
+    c.batch = 1;
+    c.tokens = tokens;
+    c.dim = 16;
+    c.heads = 2;
+    return c;
+}
+
+// A job that runs until cancelled (or `limit` elapses), then returns a result tagged by `tokens`.
+EngineJob slow_job(std::size_t tokens, std::atomic<int>* started, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+    return [=](const RunHooks& hooks) {
+        if (started) ++*started;
+        const auto end = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < end) {
+            if (hooks.cancel && hooks.cancel->load()) throw Cancelled();
+            if (hooks.progress) hooks.progress(1, 2);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        EngineResult r;
+        r.config = small_config(tokens);
+        r.trace = std::make_shared<const Trace>(run_attention(r.config));
+        return r;
+    };
+}
+
+// Polls like the frame loop until a result comes or the runner goes idle.
+std::optional<EngineResult> poll_until_idle(EngineRunner& runner) {
+    for (int i = 0; i < 20000; ++i) {
+        if (auto r = runner.poll()) return r;
+        if (!runner.busy()) return std::nullopt;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    FAIL("the worker never finished");
+    return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("engine runner: a config job runs in the worker and hands out an immutable trace") {
+    EngineRunner runner;
+    runner.start(small_config(5));
+    CHECK(runner.busy());
+    const std::optional<EngineResult> r = poll_until_idle(runner);
+    REQUIRE(r);
+    CHECK(r->error.empty());
+    REQUIRE(r->trace);
+    CHECK(r->trace->steps.size() == attention_step_names().size());
+    CHECK(r->trace->at("attn").shape() == Shape{1, 2, 5, 5});
+    CHECK_FALSE(runner.busy());
+    CHECK_FALSE(runner.poll());  // a result is handed out once
+    static_assert(std::is_same_v<decltype(EngineResult::trace), std::shared_ptr<const Trace>>);  // read-only for the UI
+}
+
+TEST_CASE("engine runner: a new job replaces the running one and only its result arrives") {
+    EngineRunner runner;
+    std::atomic<int> started{0};
+    runner.start(slow_job(3, &started));
+    while (started.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    runner.start(slow_job(4, &started, std::chrono::milliseconds(0)));  // cancels the first
+    runner.start(slow_job(6, &started, std::chrono::milliseconds(0)));  // replaces the queued one
+    const std::optional<EngineResult> r = poll_until_idle(runner);
+    REQUIRE(r);
+    REQUIRE(r->trace);
+    CHECK(r->config.tokens == 6);
+    CHECK(started.load() == 2);  // the replaced job never ran
+}
+
+TEST_CASE("engine runner: destroying it while a job runs cancels and joins the worker") {
+    std::atomic<int> started{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+        EngineRunner runner;
+        runner.start(slow_job(3, &started));
+        while (started.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }  // closing the window
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+    {
+        EngineRunner runner;
+        runner.start(slow_job(3, nullptr));
+        runner.start(slow_job(4, nullptr));  // destroyed with a queued job too
+    }
+}
+
+TEST_CASE("engine runner: errors come back as a message and the runner keeps working") {
+    EngineRunner runner;
+    runner.start(EngineRunner::file_job("/nonexistent/acts.npz", std::nullopt, std::nullopt));
+    std::optional<EngineResult> r = poll_until_idle(runner);
+    REQUIRE(r);
+    CHECK_FALSE(r->trace);
+    CHECK(r->error.find("/nonexistent/acts.npz") != std::string::npos);
+
+    runner.start([](const RunHooks&) -> EngineResult { throw std::runtime_error("boom"); });
+    r = poll_until_idle(runner);
+    REQUIRE(r);
+    CHECK(r->error == "boom");
+
+    runner.start(small_config(2));
+    r = runner.wait();
+    REQUIRE(r);
+    CHECK(r->trace);
+}
+
+TEST_CASE("engine runner: a snapshot stays valid and unchanged while later jobs run") {
+    EngineRunner runner;
+    runner.start(small_config(4));
+    const std::optional<EngineResult> first = runner.wait();
+    REQUIRE(first);
+    const std::shared_ptr<const Trace> snapshot = first->trace;
+    const float before = snapshot->at("attn").tensor.values(0, 0, 0, 0);
+    // Readers on other threads (like panels drawing) while the worker builds the next traces.
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> readers;
+    for (int i = 0; i < 2; ++i)
+        readers.emplace_back([&] {
+            while (!stop) {
+                double sum = 0;
+                for (float v : snapshot->at("attn").tensor.values) sum += v;
+                CHECK(std::abs(sum - 2 * 4) < 1e-3);  // B*h*N rows summing to 1
+            }
+        });
+    for (std::size_t n = 2; n < 8; ++n) {
+        runner.start(small_config(n));
+        const auto r = runner.wait();
+        REQUIRE(r);
+        CHECK(r->trace->config.tokens == n);
+    }
+    stop = true;
+    for (auto& t : readers) t.join();
+    CHECK(snapshot->at("attn").tensor.values(0, 0, 0, 0) == before);
+}
+
+TEST_CASE("engine runner: configs over the memory budget never reach the worker") {
+    AttentionConfig huge = small_config(1u << 20);
+    huge.batch = 64;
+    CHECK_FALSE(validate(huge, 1ull << 30).empty());
+}
