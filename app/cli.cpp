@@ -205,6 +205,10 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
     }
     require_valid(cfg, &o);  // before the default input or weights are allocated
     // The upstream gradient G on the output: loss = sum(out_drop * G) (core/backward.hpp).
+    if ((grad || !grad_output_path.empty()) && cfg.path != AttentionPath::standard)
+        throw UsageError(std::string(grad ? "--grad" : "--grad-output") +
+                         ": the backward pass follows the textbook path (masks included); drop --flash, --kv-cache "
+                         "and --window");
     std::optional<Tensor> grad_output;
     if (!grad_output_path.empty()) {
         Array g = read_npy(grad_output_path);

@@ -226,6 +226,8 @@ GradCase run_grad_case(const fs::path& dir) {
     cfg.training = g.meta["training"];
     cfg.attn_drop = g.meta["attn_drop"];
     cfg.proj_drop = g.meta["proj_drop"];
+    cfg.causal = g.meta.value("causal", false);
+    cfg.valid_tokens = g.meta.value("valid_tokens", std::vector<std::size_t>{});
     const AttentionWeights w = load_attention_weights((dir / "weights.safetensors").string(), std::nullopt, cfg.dim);
     const Tensor x{read_npy((dir / "input.npy").string()), {"B", "N", "C"}};
     const Tensor G{read_npy((dir / "G.npy").string()), {"B", "N", "C"}};
@@ -246,14 +248,15 @@ std::vector<fs::path> grad_case_dirs() {
 
 TEST_CASE("autograd golden: every grad step and parameter gradient equals PyTorch within 1e-5") {
     const auto dirs = grad_case_dirs();
-    REQUIRE(dirs.size() >= 4);
+    REQUIRE(dirs.size() >= 5);  // no bias, bias, dropout, saturated, masked
     for (const auto& dir : dirs) {
         CAPTURE(dir.filename().string());
         const GradCase g = run_grad_case(dir);
         const Gradients& grads = *g.trace.gradients;
-        REQUIRE(grads.steps.size() == attention_step_names().size());
+        REQUIRE(grads.steps.size() == g.trace.steps.size());  // attention_step_names(), + masked with a mask
         double case_worst = 0.0;
-        for (const auto& name : attention_step_names()) {
+        for (const Step& step : g.trace.steps) {
+            const std::string& name = step.name;
             CAPTURE(name);
             const GradStep* s = grads.find(name);
             REQUIRE(s != nullptr);
@@ -395,6 +398,17 @@ TEST_CASE("cli: run --grad-output dumps grad_step and grad_param files equal to 
     CHECK(fs::exists(dir / "seeded" / "grad_scores.npy"));
     CHECK(!fs::exists(dir / "seeded" / "grad_qkv.bias.npy"));
     CHECK(read_npy((dir / "seeded" / "scaled.npy").string()) == read_npy((dir / "seeded" / "scores.npy").string()));
+
+    // With a mask the dump has grad_masked; the flash path has no backward: exit 2, nothing written.
+    const auto masked = run_attnscope("run -B 1 -N 3 -C 8 --heads 2 --causal --grad --dump '" +
+                                      (dir / "masked").string() + "'");
+    CHECK(masked.status == 0);
+    CHECK(fs::exists(dir / "masked" / "grad_masked.npy"));
+    const auto flash = run_attnscope("run -B 1 -N 3 -C 8 --heads 2 --flash --grad --dump '" +
+                                     (dir / "flash").string() + "'");
+    CHECK(flash.status == 2);
+    CHECK(flash.err.find("--grad") != std::string::npos);
+    CHECK(!fs::exists(dir / "flash"));
 
     // A G of the wrong shape: one line, exit 2, nothing written.
     write_npy((dir / "bad.npy").string(), random_array({1, 3, 7}, 31));

@@ -44,6 +44,10 @@ CASES = [
     # and the gradient into the scores vanishes.
     dict(name="saturated_noscale_b1_n4_c48_h1", B=1, N=4, C=48, h=1, qkv_bias=False, x_scale=3.0, scaled=False,
          drop=None, seed=14),
+    # Masks (attnscope --causal --valid-tokens 3,5): masked_fill(-inf) between scaled and softmax;
+    # the hidden scores get no gradient.
+    dict(name="masked_causal_b2_n5_c8_h2", B=2, N=5, C=8, h=2, qkv_bias=True, x_scale=1.0, scaled=True, drop=None,
+         seed=15, causal=True, valid=[3, 5]),
 ]
 
 
@@ -103,15 +107,23 @@ def make_case(out_dir, exe, case):
     s["k_t"] = s["k"].transpose(-2, -1)
     s["scores"] = s["q"] @ s["k_t"]
     s["scaled"] = s["scores"] * scale
-    s["attn"] = s["scaled"].softmax(dim=-1)
+    logits = s["scaled"]
+    if case.get("causal") or case.get("valid"):
+        keep = torch.ones(B, N, N, dtype=torch.bool)
+        if case.get("causal"):
+            keep &= torch.ones(N, N, dtype=torch.bool).tril()
+        for b, valid in enumerate(case.get("valid") or []):
+            keep[b, :, valid:] = False
+        s["masked"] = logits = s["scaled"].masked_fill(~keep[:, None], float("-inf"))
+    s["attn"] = logits.softmax(dim=-1)
     s["attn_drop"] = s["attn"] * masks[0] / (1 - p_attn) if masks else m.attn_drop(s["attn"])
     s["context"] = s["attn_drop"] @ s["v"]
     s["context_t"] = s["context"].transpose(1, 2)
     s["merged"] = s["context_t"].reshape(B, N, C)
     s["out"] = m.proj(s["merged"])
     s["out_drop"] = s["out"] * masks[1] / (1 - p_proj) if masks else m.proj_drop(s["out"])
-    assert list(s) == STEPS
-    if not masks:
+    assert [n for n in s if n != "masked"] == STEPS
+    if not masks and "masked" not in s:
         assert torch.allclose(s["out_drop"], m(x)), "step-by-step forward differs from ViTAttention.forward"
     for t in s.values():
         t.retain_grad()
@@ -122,7 +134,8 @@ def make_case(out_dir, exe, case):
     for name, p in m.named_parameters():
         npy(os.path.join(case_dir, "grad_" + name + ".npy"), p.grad)
     meta = {"batch": B, "tokens": N, "dim": C, "heads": h, "qkv_bias": case["qkv_bias"], "seed": case["seed"],
-            "scaled": case["scaled"], "training": bool(case["drop"]), "attn_drop": p_attn, "proj_drop": p_proj,
+            "scaled": case["scaled"], "causal": bool(case.get("causal")), "valid_tokens": case.get("valid") or [],
+            "training": bool(case["drop"]), "attn_drop": p_attn, "proj_drop": p_proj,
             "max_attn": float(s["attn"].max()), "grad_scores_norm": float(s["scores"].grad.norm()),
             "torch": torch.__version__}
     with open(os.path.join(case_dir, "meta.json"), "w") as f:
