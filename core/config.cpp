@@ -77,13 +77,22 @@ std::vector<std::string> validate(const AttentionConfig& c, std::uint64_t memory
     if (problems.empty()) {
         const std::uint64_t need = trace_bytes(c);
         if (need > memory_budget_bytes) {
-            const std::uint64_t scores = mul(mul(mul(mul(c.batch, c.heads), c.tokens), c.tokens), 4 * sizeof(float));
-            problems.push_back("B=" + std::to_string(c.batch) + " N=" + std::to_string(c.tokens) +
-                               " C=" + std::to_string(c.dim) + " h=" + std::to_string(c.heads) +
-                               " needs " + format_bytes(need) + " to record every step (the four [B, h, N, N] "
-                               "steps alone take " + format_bytes(scores) + "), over the memory budget of " +
-                               format_bytes(memory_budget_bytes) + "; try --flash (no [B, h, N, N] matrices), a smaller "
-                               "--tokens or --batch, or a larger --memory-budget");
+            const std::string sizes = "B=" + std::to_string(c.batch) + " N=" + std::to_string(c.tokens) +
+                                      " C=" + std::to_string(c.dim) + " h=" + std::to_string(c.heads);
+            const std::string budget = ", over the memory budget of " + format_bytes(memory_budget_bytes);
+            if (c.path == AttentionPath::standard) {
+                const std::uint64_t scores =
+                    mul(mul(mul(mul(c.batch, c.heads), c.tokens), c.tokens), (4 + c.masked()) * sizeof(float));
+                problems.push_back(sizes + " needs " + format_bytes(need) + " to record every step (the " +
+                                   (c.masked() ? "five" : "four") + " [B, h, N, N] steps alone take " +
+                                   format_bytes(scores) + ")" + budget +
+                                   "; try --flash (no [B, h, N, N] matrices), a smaller --tokens or --batch, or a "
+                                   "larger --memory-budget");
+            } else {
+                problems.push_back(sizes + " needs " + format_bytes(need) + " to record every step of the " +
+                                   path_name(c.path) + " path" + budget +
+                                   "; try a smaller --tokens, --batch or --dim, or a larger --memory-budget");
+            }
         }
     }
     return problems;
