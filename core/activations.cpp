@@ -308,15 +308,9 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
 
     // Differences, checks.
     for (const StepComparison& c : report.steps) {
-        StepDifference d;
-        d.step = c.step;
-        d.finding = finding_name(c.finding);
-        d.diagnosis = c.diagnosis;
-        d.max_error = c.max_error;
-        d.tolerance = c.tolerance;
-        d.ok = c.ok();
-        if (c.difference)
-            if (const Step* s = trace.find(c.step)) d.difference = Tensor{*c.difference, s->tensor.axes};
+        const Step* s = trace.find(c.step);
+        StepDifference d = to_step_difference(c, s ? s->tensor.axes : std::vector<std::string>{});
+        if (!s) d.difference.reset();  // no step to lay it over
         trace.differences.push_back(std::move(d));
     }
     if (reference) {

@@ -42,12 +42,7 @@ const ParamGrad* Gradients::param(std::string_view name) const {
     return nullptr;
 }
 
-Tensor default_grad_output(const AttentionConfig& cfg) {
-    Tensor g{make_array({cfg.batch, cfg.tokens, cfg.dim}), {"B", "N", "C"}};
-    Rng rng(cfg.seed, kGradOutput);
-    for (float& v : g.values) v = rng.normal();
-    return g;
-}
+Tensor default_grad_output(const AttentionConfig& cfg) { return seeded_normal_bnc(cfg, kGradOutput); }
 
 Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w, const Tensor& grad_output,
                                  const std::string& grad_output_source, const RunHooks& hooks) {

@@ -266,17 +266,8 @@ ZooRun run_zoo(const AttentionConfig& cfg, const AttentionWeights& w, const Tens
     std::vector<UserStep> steps;
     for (const Step& s : z.buggy.steps) steps.push_back({s.name, s.name, "F32", s.tensor.values});
     z.comparison = compare_steps(z.correct, w, steps);
-    for (const StepComparison& c : z.comparison.steps) {
-        StepDifference d;
-        d.step = c.step;
-        d.finding = finding_name(c.finding);
-        d.diagnosis = c.diagnosis;
-        d.max_error = c.max_error;
-        d.tolerance = c.tolerance;
-        d.ok = c.ok();
-        if (c.difference) d.difference = Tensor{*c.difference, z.buggy.at(c.step).tensor.axes};
-        z.buggy.differences.push_back(std::move(d));
-    }
+    for (const StepComparison& c : z.comparison.steps)
+        z.buggy.differences.push_back(to_step_difference(c, z.buggy.at(c.step).tensor.axes));
 
     // What catches it, cheapest check first.
     const StepComparison* first = z.comparison.first_divergence();

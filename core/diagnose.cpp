@@ -433,4 +433,16 @@ const StepComparison* CheckReport::first_divergence() const {
     return nullptr;
 }
 
+StepDifference to_step_difference(const StepComparison& c, const std::vector<std::string>& axes) {
+    StepDifference d;
+    d.step = c.step;
+    d.finding = finding_name(c.finding);
+    d.diagnosis = c.diagnosis;
+    d.max_error = c.max_error;
+    d.tolerance = c.tolerance;
+    d.ok = c.ok();
+    if (c.difference) d.difference = Tensor{*c.difference, axes};
+    return d;
+}
+
 }  // namespace attnscope

@@ -77,6 +77,10 @@ struct StepComparison {
     bool ok() const { return finding == Finding::Match; }
 };
 
+// What the trace records for one comparison: the finding's words, the errors, and the difference
+// tensor with the given axis labels (those of the step it belongs to).
+StepDifference to_step_difference(const StepComparison& comparison, const std::vector<std::string>& axes);
+
 struct CheckReport {
     std::vector<StepComparison> steps;  // pipeline order
     const StepComparison* first_divergence() const;  // nullptr when every step matches

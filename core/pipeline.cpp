@@ -67,12 +67,14 @@ AttentionWeights default_weights(const AttentionConfig& cfg) {
     return w;
 }
 
-Tensor default_input(const AttentionConfig& cfg) {
+Tensor seeded_normal_bnc(const AttentionConfig& cfg, Stream stream) {
     Tensor x{make_array({cfg.batch, cfg.tokens, cfg.dim}), {"B", "N", "C"}};
-    Rng rng(cfg.seed, kInput);
+    Rng rng(cfg.seed, stream);
     for (float& v : x.values) v = rng.normal();
     return x;
 }
+
+Tensor default_input(const AttentionConfig& cfg) { return seeded_normal_bnc(cfg, kInput); }
 
 Trace run_attention(const AttentionConfig& cfg, const RunHooks& hooks) {
     return run_attention(cfg, default_weights(cfg), default_input(cfg), hooks);

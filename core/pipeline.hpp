@@ -32,6 +32,9 @@ struct AttentionWeights {
 // qkv.weight Xavier-uniform, qkv.bias zeros, proj weight and bias uniform(+-1/sqrt(C)).
 AttentionWeights default_weights(const AttentionConfig& config);
 
+// N(0, 1) of shape [B, N, C] from config.seed and one stream (kInput: x, kGradOutput: G).
+Tensor seeded_normal_bnc(const AttentionConfig& config, Stream stream);
+
 // x ~ N(0, 1) of shape [B, N, C], derived from config.seed.
 Tensor default_input(const AttentionConfig& config);
 
