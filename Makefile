@@ -69,11 +69,13 @@ check-sanitizers: deps
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS)
 
 # The engine worker (tests/gui/test_engine_runner) and the pipeline under ThreadSanitizer (CI runs it).
-# OpenBLAS is not instrumented: one BLAS thread, so TSan sees only attnscope's own threads.
+# OpenBLAS and libgomp are not instrumented (TSan cannot see libgomp's barriers and reports the
+# OpenMP loops' shared stack variables as races): one BLAS thread and one OpenMP thread, so TSan
+# sees the worker and the threads that read its snapshots. test_parallel covers the OpenMP loops.
 check-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_TSAN=ON -DATTNSCOPE_GUI=OFF
 	cmake --build $(TSAN_DIR) -j $(JOBS) --target test_engine_runner test_pipeline
-	OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 \
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 \
 	  ctest --test-dir $(TSAN_DIR) --output-on-failure --no-tests=error -j $(JOBS) -R '^(test_engine_runner|test_pipeline):'
 
 # Each fuzz target (tests/fuzz) for FUZZ_SECONDS under libFuzzer + ASan + UBSan, one at a time,
