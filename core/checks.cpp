@@ -109,4 +109,12 @@ NonFiniteCheck find_first_nonfinite(const std::vector<Step>& steps) {
     return check;
 }
 
+std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg,
+                                                     const std::vector<std::string>& steps) {
+    std::vector<ExpectedShape> expected;
+    for (const ExpectedShape& e : expected_attention_shapes(cfg))
+        if (std::find(steps.begin(), steps.end(), e.step) != steps.end()) expected.push_back(e);
+    return expected;
+}
+
 }  // namespace attnscope

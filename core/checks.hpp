@@ -17,6 +17,11 @@ struct ExpectedShape {
 };
 std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& config);
 
+// The shapes of the textbook steps that a path records (those named in `steps`), e.g. flash keeps
+// input .. v and context .. out_drop.
+std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& config,
+                                                     const std::vector<std::string>& steps);
+
 std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::vector<ExpectedShape>& expected);
 
 // probs [B, h, N, N']: every row should sum to 1. deviation_expected marks training-mode dropout.

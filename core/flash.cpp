@@ -25,7 +25,7 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
                          format_shape(shape_of(v)) + " must all be [B, h, N, c]");
     if (Br == 0 || Bc == 0) throw ShapeError("flash_attention: tile sizes must be at least 1");
     const std::size_t B = qs[0], h = qs[1], N = qs[2], c = qs[3];
-    const float scale = static_cast<float>(std::pow(static_cast<double>(c), -0.5));
+    const float scale = mc.scaled ? static_cast<float>(std::pow(static_cast<double>(c), -0.5)) : 1.0f;  // --no-scale
     const float minus_inf = -std::numeric_limits<float>::infinity();
     const std::size_t row_blocks = (N + Br - 1) / Br, col_blocks = (N + Bc - 1) / Bc;
     Array out = make_array(qs);                       // [B, h, N, c]
@@ -151,10 +151,7 @@ Trace run_flash(const AttentionConfig& cfg, const AttentionWeights& w, const Ten
     beyond->path = AttentionPath::flash;
     beyond->flash = record;
     trace.beyond = beyond;
-    std::vector<ExpectedShape> expected;
-    for (const ExpectedShape& e : expected_attention_shapes(cfg))
-        if (std::find(names.begin(), names.end(), e.step) != names.end()) expected.push_back(e);
-    trace.checks.shapes = check_shapes(trace.steps, expected);
+    trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg, names));
     trace.checks.nonfinite = find_first_nonfinite(trace.steps);
     return trace;
 }

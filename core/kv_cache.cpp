@@ -24,7 +24,7 @@ Trace run_kv_cache(const AttentionConfig& cfg_in, const AttentionWeights& w, con
     AttentionConfig cfg = cfg_in;
     cfg.causal = true;  // a decoder only ever sees the tokens that have arrived
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    const float scale = static_cast<float>(std::pow(static_cast<double>(c), -0.5));
+    const float scale = attention_scale(cfg);  // self.scale (1 with --no-scale)
     Trace trace;
     trace.config = cfg;
     const auto names = path_step_names(cfg);
@@ -115,10 +115,7 @@ Trace run_kv_cache(const AttentionConfig& cfg_in, const AttentionWeights& w, con
     beyond->path = AttentionPath::kv_cache;
     beyond->kv = kv;
     trace.beyond = beyond;
-    std::vector<ExpectedShape> expected;
-    for (const ExpectedShape& e : expected_attention_shapes(cfg))
-        if (std::find(names.begin(), names.end(), e.step) != names.end()) expected.push_back(e);
-    trace.checks.shapes = check_shapes(trace.steps, expected);
+    trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg, names));
     const auto* valid = cfg.valid_tokens.empty() ? nullptr : &cfg.valid_tokens;
     trace.checks.row_sums.push_back(check_row_sums(attn_step, false, 0.0f, 1e-5, valid));
     trace.checks.nonfinite = find_first_nonfinite(trace.steps);

@@ -361,3 +361,22 @@ TEST_CASE("windows: validate explains the grid and the class token") {
     REQUIRE(!p.empty());
     CHECK(p.front().find("--window 5 must divide the grid side 14") != std::string::npos);
 }
+
+TEST_CASE("flash and kv-cache follow --no-scale like the standard path") {
+    AttentionConfig cfg;
+    cfg.batch = 1;
+    cfg.tokens = 20;
+    cfg.dim = 64;
+    cfg.heads = 2;
+    cfg.causal = true;
+    cfg.scaled = false;  // scores 8x larger than with c^-0.5: a path that kept the scale would differ
+    const Trace s = run_attention(cfg);
+    for (AttentionPath path : {AttentionPath::flash, AttentionPath::kv_cache}) {
+        AttentionConfig p = cfg;
+        p.path = path;
+        p.tile_rows = 8;
+        p.tile_cols = 4;
+        const Trace t = run_attention(p);
+        for (const char* step : {"context", "out"}) check_close(t.at(step).tensor.values, s.at(step).tensor.values, 1e-5, step);
+    }
+}
