@@ -74,9 +74,9 @@ check-sanitizers: deps
 # sees the worker and the threads that read its snapshots. test_parallel covers the OpenMP loops.
 check-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_TSAN=ON -DATTNSCOPE_GUI=OFF
-	cmake --build $(TSAN_DIR) -j $(JOBS) --target test_engine_runner test_pipeline
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target test_engine_runner test_pipeline test_views
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 \
-	  ctest --test-dir $(TSAN_DIR) --output-on-failure --no-tests=error -j $(JOBS) -R '^(test_engine_runner|test_pipeline):'
+	  ctest --test-dir $(TSAN_DIR) --output-on-failure --no-tests=error -j $(JOBS) -R '^(test_engine_runner|test_pipeline|test_views):'
 
 # Each fuzz target (tests/fuzz) for FUZZ_SECONDS under libFuzzer + ASan + UBSan, one at a time,
 # starting from the committed corpus; new inputs go to $(FUZZ_DIR)/corpus/<t>, crashes to

@@ -56,7 +56,7 @@ void reset_peak_rss() {
 
 std::uint64_t step_bytes(const std::vector<Step>& steps) {
     std::uint64_t bytes = 0;
-    for (const auto& s : steps) bytes += s.tensor.values.size() * sizeof(float);
+    for (const auto& s : steps) bytes += s.tensor().values.size() * sizeof(float);
     return bytes;
 }
 

@@ -87,7 +87,7 @@ std::string NamedShape(const Step& step) {
     std::string s = "[";
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (i) s += ", ";
-        if (i < step.tensor.axes.size()) s += step.tensor.axes[i] + "=";
+        if (i < step.tensor().axes.size()) s += step.tensor().axes[i] + "=";
         s += std::to_string(shape[i]);
     }
     return s + "]";
@@ -169,7 +169,7 @@ int RunHandout(const HandoutOptions& o) {
             const Step& s = trace.steps[i];
             char name[96];
             std::snprintf(name, sizeof name, "%02zu_%s.png", i + 1, s.name.c_str());
-            const ui::Slice2D slice = ui::extract_slice(s.tensor.values, ui::default_slice(s.shape()));
+            const ui::Slice2D slice = ui::extract_slice(s.tensor().values, ui::default_slice(s.shape()));
             const ui::ColorRange range = SliceRange(slice, s.stats);
             write_png((tmp / name).string(), SliceImage(slice, range));
             pictures.push_back({name, range});

@@ -87,7 +87,7 @@ const Trace& step_templates() {
 // The pinned labels when the rank matches; fewer axes keep the trailing labels (a 3-D attention
 // map [h, N, N']); more axes get d0, d1, ...
 Axes labels_for(const Step& pinned, std::size_t rank) {
-    const Axes& axes = pinned.tensor.axes;
+    const Axes& axes = pinned.tensor().axes;
     if (rank <= axes.size()) return Axes(axes.end() - static_cast<std::ptrdiff_t>(rank), axes.end());
     Axes generic;
     for (std::size_t i = 0; i < rank; ++i) generic.push_back("d" + std::to_string(i));
@@ -107,14 +107,14 @@ Step loaded_step(const UserStep& user, const Step& pinned, const Step* reference
     s.inputs = record.inputs;
     const Shape shape = shape_of(user.values);
     if (reference && reference->shape() == shape) s.operands = reference->operands;
-    s.tensor = {user.values, reference && reference->shape() == shape ? reference->tensor.axes
-                                                                        : labels_for(pinned, shape.size())};
+    s.set_tensor(Tensor{user.values, reference && reference->shape() == shape ? reference->view().axes
+                                                                              : labels_for(pinned, shape.size())});
     s.torch_strides = contiguous_strides(shape);
     s.contiguous = true;
     s.is_view = false;
     s.note = "loaded from the file: tensor '" + user.tensor_name + "' (" + user.dtype +
              "), saved contiguous; the reference computes it with " + pinned.code;
-    s.stats = compute_stats(s.tensor.values);
+    s.stats = compute_stats(s.tensor().values);
     s.origin = StepOrigin::Loaded;
     s.origin_detail = path + ": " + user.tensor_name;
     return s;
@@ -126,7 +126,7 @@ RowSumCheck loaded_row_sums(const Step& step) {
     if (step.shape().size() != 3) return check_row_sums(step, false, 0.0f);
     Step as4 = step;
     const Shape s = step.shape();
-    as4.tensor = reshape(step.tensor, {1, s[0], s[1], s[2]}, {"B", "h", "N", "N'"});
+    as4.set_tensor(reshape(step.tensor(), {1, s[0], s[1], s[2]}, {"B", "h", "N", "N'"}));
     return check_row_sums(as4, false, 0.0f);
 }
 
@@ -292,7 +292,7 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
         trace.config.batch = trace.config.tokens = trace.config.dim = 0;  // 0: the file does not say
         for (const Step& s : trace.steps) {
             const Shape shape = s.shape();
-            const Axes& axes = s.tensor.axes;
+            const Axes& axes = s.tensor().axes;
             for (std::size_t i = 0; i < shape.size() && i < axes.size(); ++i) {
                 if (axes[i] == "B") trace.config.batch = shape[i];
                 if (axes[i] == "N") trace.config.tokens = shape[i];
@@ -302,14 +302,14 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
         }
         if (h) trace.config.heads = *h;
         for (const Step& s : trace.steps)  // C = h * c from q, k, v or context [B, h, N, c]
-            if (!trace.config.dim && s.tensor.axes.size() == 4 && s.tensor.axes[3] == "c")
+            if (!trace.config.dim && s.tensor().axes.size() == 4 && s.tensor().axes[3] == "c")
                 trace.config.dim = s.shape()[1] * s.shape()[3];
     }
 
     // Differences, checks.
     for (const StepComparison& c : report.steps) {
         const Step* s = trace.find(c.step);
-        StepDifference d = to_step_difference(c, s ? s->tensor.axes : std::vector<std::string>{});
+        StepDifference d = to_step_difference(c, s ? s->tensor().axes : std::vector<std::string>{});
         if (!s) d.difference.reset();  // no step to lay it over
         trace.differences.push_back(std::move(d));
     }

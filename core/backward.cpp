@@ -62,7 +62,7 @@ Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w
     if (shape_of(grad_output.values) != out_shape)
         throw ShapeError("grad_output has shape " + format_shape(shape_of(grad_output.values)) +
                          ", expected out's shape [B, N, C] = " + format_shape(out_shape));
-    auto T = [&](const char* name) -> const Tensor& { return forward.at(name).tensor; };
+    auto T = [&](const char* name) -> const Tensor& { return forward.at(name).tensor(); };
 
     Gradients g;
     g.grad_output_source = grad_output_source;
@@ -74,7 +74,7 @@ Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w
         GradStep gs;
         gs.step = step;
         gs.name = std::string("grad_") + step;
-        grad.axes = forward.at(step).tensor.axes;  // the gradient lives on the step's axes
+        grad.axes = forward.at(step).tensor().axes;  // the gradient lives on the step's axes
         gs.tensor = std::move(grad);
         gs.norm = l2_norm(gs.tensor.values);
         gs.stats = compute_stats(gs.tensor.values);

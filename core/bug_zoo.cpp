@@ -117,7 +117,7 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
                 step.op = "reshape";
                 step.code = ".reshape(3, B, self.num_heads, N, C // self.num_heads)   # BUG: no permute";
                 step.formula = "(b n three h c) -> (three b h n c)  same order in memory, new shape";
-                step.tensor = reshape(so_far.at("qkv_split").tensor, {3, B, h, N, c}, {"3", "B", "h", "N", "c"});
+                step.set_tensor(reshape(so_far.at("qkv_split").tensor(), {3, B, h, N, c}, {"3", "B", "h", "N", "c"}));
                 set_contiguous(step);
                 step.note = "view, no copy: a reshape keeps the row-major order, so the axes are relabelled, not moved";
             }
@@ -126,14 +126,14 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
             if (name == "qkv_split") {  // [B, N, 3C] cut as (h c three)
                 step.code = ".reshape(B, N, self.num_heads, C // self.num_heads, 3)   # BUG: (h c three)";
                 step.formula = "b n (h c three) -> b n h c three";
-                step.tensor = reshape(so_far.at("qkv").tensor, {B, N, h, c, 3}, {"B", "N", "h", "c", "3"});
+                step.set_tensor(reshape(so_far.at("qkv").tensor(), {B, N, h, c, 3}, {"B", "N", "h", "c", "3"}));
                 set_contiguous(step);
                 step.note = "view, no copy: the 3C axis cut as (h c three), so q, k and v take every third column of "
                             "qkv instead of its first, second and last C columns";
             } else if (name == "qkv_heads") {
                 step.code = ".permute(4, 0, 2, 1, 3)";
                 step.formula = "b n h c three -> three b h n c";
-                step.tensor = permute(so_far.at("qkv_split").tensor, {4, 0, 2, 1, 3});
+                step.set_tensor(permute(so_far.at("qkv_split").tensor(), {4, 0, 2, 1, 3}));
                 const TorchLayout l = torch_permute(TorchLayout::contiguous({B, N, h, c, 3}), {4, 0, 2, 1, 3});
                 step.torch_strides = l.strides;
                 step.contiguous = l.is_contiguous();
@@ -145,7 +145,7 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
             if (name == "attn") {
                 step.code = "attn.softmax(dim=-2)   # BUG: over the queries";
                 step.formula = "b h n m -> b h n m  (softmax over n)";
-                step.tensor = softmax_columns(so_far.at("scaled").tensor);
+                step.set_tensor(softmax_columns(so_far.at("scaled").tensor()));
                 step.note = "new contiguous tensor: every column (b, h, m) sums to 1, not every row";
             }
             return;
@@ -156,19 +156,19 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
                 step.code = bug == Bug::MissingScale ? "(no * self.scale)   # BUG: scale missing"
                                                      : "(no * self.scale yet)   # BUG: it comes after the softmax";
                 step.formula = "b h n m -> b h n m  (x 1)";
-                step.tensor = so_far.at("scores").tensor;
+                step.set_tensor(so_far.at("scores").tensor());
                 step.is_view = true;
                 step.note = "the same tensor: the scores go into the softmax unscaled";
             } else if (name == "attn" && bug == Bug::ScaleAfterSoftmax) {
                 step.code = "attn.softmax(dim=-1) * self.scale   # BUG: scale after softmax";
                 step.formula = "b h n m -> b h n m  (softmax over m, then x c^-0.5)";
-                step.tensor = scale(step.tensor, s);
+                step.set_tensor(scale(step.tensor(), s));
                 step.note = "new contiguous tensor: every row sums to c^-0.5, not 1";
             }
             return;
         case Bug::MergeWithoutTranspose:
             if (name == "context_t") {  // not in the buggy code: the merge reads context itself
-                step.tensor = so_far.at("context").tensor;
+                step.set_tensor(so_far.at("context").tensor());
             } else if (name == "merged") {
                 step.code = "(attn @ v).reshape(B, N, C)   # BUG: no .transpose(1, 2)";
                 step.formula = "(b h n c) -> (b n C)  same order in memory, new shape";
@@ -180,7 +180,7 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
             }
             return;
         case Bug::KNotTransposed:
-            if (name == "k_t") step.tensor = so_far.at("k").tensor;  // not in the buggy code: scores reads k
+            if (name == "k_t") step.set_tensor(so_far.at("k").tensor());  // not in the buggy code: scores reads k
             return;
     }
 }
@@ -190,7 +190,7 @@ std::string k_not_transposed_message(const Trace& so_far) {
     const Step& q = so_far.at("q");
     const Step& k = so_far.at("k");
     const auto row = [](const char* name, const Step& s) {
-        return std::string("    ") + name + ": " + format_axes(s.tensor.axes) + " = " + format_shape(s.shape());
+        return std::string("    ") + name + ": " + format_axes(s.tensor().axes) + " = " + format_shape(s.shape());
     };
     const Shape qs = q.shape(), ks = k.shape();
     return "Cause: @ on tensor operand q w/ shape " + format_shape(qs) + " and operand k w/ shape " + format_shape(ks) +
@@ -264,10 +264,10 @@ ZooRun run_zoo(const AttentionConfig& cfg, const AttentionWeights& w, const Tens
 
     // Step by step against the correct run (what `attnscope check` does with a user's dump).
     std::vector<UserStep> steps;
-    for (const Step& s : z.buggy.steps) steps.push_back({s.name, s.name, "F32", s.tensor.values});
+    for (const Step& s : z.buggy.steps) steps.push_back({s.name, s.name, "F32", s.tensor().values});
     z.comparison = compare_steps(z.correct, w, steps);
     for (const StepComparison& c : z.comparison.steps)
-        z.buggy.differences.push_back(to_step_difference(c, z.buggy.at(c.step).tensor.axes));
+        z.buggy.differences.push_back(to_step_difference(c, z.buggy.at(c.step).tensor().axes));
 
     // What catches it, cheapest check first.
     const StepComparison* first = z.comparison.first_divergence();

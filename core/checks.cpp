@@ -54,7 +54,7 @@ RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float dro
     RowSumCheck r;
     r.step = probs.name;
     r.tolerance = tolerance;
-    r.sums = sum_last(probs.tensor);  // [B, h, N]
+    r.sums = sum_last(probs.tensor());  // [B, h, N]
     const Shape s = r.sums.values.shape().size() == 3 ? shape_of(r.sums.values) : Shape{1, 1, r.sums.values.size()};
     const std::size_t heads = s[0] * s[1], rows_per_head = s[2];
     r.rows = 0;

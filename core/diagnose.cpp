@@ -112,7 +112,7 @@ std::map<std::string, Array> replay_tail(const Trace& ref, const AttentionWeight
 
 KnownBug tail_bug(const Trace& ref, const AttentionWeights& w, TailBug bug, Finding finding, std::string diagnosis) {
     return {finding, std::move(diagnosis),
-            replay_tail(ref, w, ref.at("q").tensor, ref.at("k").tensor, ref.at("v").tensor, bug)};
+            replay_tail(ref, w, ref.at("q").tensor(), ref.at("k").tensor(), ref.at("v").tensor(), bug)};
 }
 
 // q, k, v from another head layout, and everything after them.
@@ -131,7 +131,7 @@ KnownBug split_bug(const Trace& ref, const AttentionWeights& w, const std::vecto
     const AttentionConfig& cfg = ref.config;
     const std::map<std::string, std::size_t> size{{"three", 3}, {"h", cfg.heads}, {"c", cfg.head_dim()}};
     const Axes split_axes{"B", "N", order[0], order[1], order[2]};
-    const Tensor split = reshape(ref.at("qkv").tensor,
+    const Tensor split = reshape(ref.at("qkv").tensor(),
                                  {cfg.batch, cfg.tokens, size.at(order[0]), size.at(order[1]), size.at(order[2])},
                                  split_axes);                     // [B, N, ?, ?, ?]
     std::vector<std::size_t> dims;                                // -> [three, B, h, N, c]
@@ -148,7 +148,7 @@ KnownBug split_bug(const Trace& ref, const AttentionWeights& w, const std::vecto
 // qkv.reshape(3, B, h, N, c): the right numbers poured into the heads' shape without the permute.
 KnownBug qkv_reshape_bug(const Trace& ref, const AttentionWeights& w) {
     const AttentionConfig& cfg = ref.config;
-    const Tensor heads = reshape(ref.at("qkv_split").tensor, {3, cfg.batch, cfg.heads, cfg.tokens, cfg.head_dim()},
+    const Tensor heads = reshape(ref.at("qkv_split").tensor(), {3, cfg.batch, cfg.heads, cfg.tokens, cfg.head_dim()},
                                  {"3", "B", "h", "N", "c"});  // [3, B, h, N, c] in [B, N, 3, h, c] memory order
     return head_bug(ref, w, Finding::AxisOrder,
                     "the same values in another axis order: qkv reshaped to (3, B, h, N, c) without the permute; "
@@ -159,7 +159,7 @@ KnownBug qkv_reshape_bug(const Trace& ref, const AttentionWeights& w) {
 // q.reshape(B, h, N, c) on a [B, N, h, c] tensor: heads and tokens mixed, without the transpose.
 KnownBug heads_reshape_bug(const Trace& ref, const AttentionWeights& w) {
     auto unpermuted = [&](const char* step) {
-        const Tensor& t = ref.at(step).tensor;  // [B, h, N, c]
+        const Tensor& t = ref.at(step).tensor();  // [B, h, N, c]
         return reshape(transpose(t, 1, 2), shape_of(t.values), t.axes);
     };
     return head_bug(ref, w, Finding::AxisOrder,
@@ -321,10 +321,10 @@ StepComparison compare_step(const UserStep& user, const Step& ref, KnownBugs& bu
     c.tensor_name = user.tensor_name;
     c.actual = shape_of(user.values);
     c.expected = ref.shape();
-    c.tolerance = tolerance_for(user.dtype, ref.tensor.values);
+    c.tolerance = tolerance_for(user.dtype, ref.tensor().values);
     const bool same_shape = c.actual == c.expected;
-    c.max_error = same_shape ? max_abs_difference(user.values, ref.tensor.values) : NAN;
-    if (same_shape) c.difference = Array(user.values - ref.tensor.values);
+    c.max_error = same_shape ? max_abs_difference(user.values, ref.tensor().values) : NAN;
+    if (same_shape) c.difference = Array(user.values - ref.tensor().values);
     if (same_shape && c.max_error <= c.tolerance) {
         c.diagnosis = "ok (max error " + number(c.max_error) + ")";
         return c;
@@ -337,21 +337,21 @@ StepComparison compare_step(const UserStep& user, const Step& ref, KnownBugs& bu
     } else if (const KnownBug* bug = bugs.explaining(user.step, user.values, c.tolerance)) {
         c.finding = bug->finding;
         c.diagnosis = bug->diagnosis;
-    } else if (auto text = rearrangement(user.values, ref.tensor, c.tolerance)) {
+    } else if (auto text = rearrangement(user.values, ref.tensor(), c.tolerance)) {
         c.finding = Finding::AxisOrder;
         c.diagnosis = *text;
     } else if (same_shape && (user.step == "attn" || user.step == "attn_drop") && columns_sum_to_one(user.values)) {
         c.finding = Finding::SoftmaxAxis;
         c.diagnosis = "softmax over the wrong axis: columns sum to 1 instead of rows; use softmax(dim=-1)";
-    } else if (auto text = same_shape ? ratio(user.values, ref.tensor.values, c.tolerance, head_dim) : std::nullopt) {
+    } else if (auto text = same_shape ? ratio(user.values, ref.tensor().values, c.tolerance, head_dim) : std::nullopt) {
         c.finding = text->rfind("scale", 0) == 0 ? Finding::Scale : Finding::Values;
         c.diagnosis = *text;
     } else if (!same_shape) {
         c.finding = Finding::Shape;
-        c.diagnosis = shape_mismatch(c.actual, ref.tensor);
+        c.diagnosis = shape_mismatch(c.actual, ref.tensor());
     } else {
         c.finding = Finding::Values;
-        c.diagnosis = "values differ: max error " + number(c.max_error) + " " + worst_place(user.values, ref.tensor.values) +
+        c.diagnosis = "values differ: max error " + number(c.max_error) + " " + worst_place(user.values, ref.tensor().values) +
                       "; no known bug explains them";
     }
     return c;
@@ -376,8 +376,8 @@ InspectedTensor inspect_tensor(const TensorSource& source, const TensorInfo& inf
     try {
         Step map;
         map.name = info.name;
-        map.tensor.values = source.load(info.name);
-        t.stats = compute_stats(map.tensor.values);
+        map.set_tensor(Tensor{source.load(info.name), {}});
+        t.stats = compute_stats(map.tensor().values);
         if (t.role.kind != RoleKind::Weight && looks_like_attention_map(info.shape, *t.stats))
             t.row_sums = check_row_sums(map, false, 0.0f);
     } catch (const FileError& e) {

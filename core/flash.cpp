@@ -126,7 +126,7 @@ Trace run_flash(const AttentionConfig& cfg, const AttentionWeights& w, const Ten
 
     // flash_attn(q, k, v): tiles of Br x Bc, online softmax                   [B, h, N, c]
     auto record = std::make_shared<FlashRecord>();
-    Array context = flash_attention(qkv.q.tensor.values, qkv.k.tensor.values, qkv.v.tensor.values, cfg.tile_rows,
+    Array context = flash_attention(qkv.q.tensor().values, qkv.k.tensor().values, qkv.v.tensor().values, cfg.tile_rows,
                                     cfg.tile_cols, cfg, record.get(), hooks.cancel);
     record->memory = attention_memory(cfg, N);
     std::vector<std::size_t> sizes = {N};

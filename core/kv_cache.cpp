@@ -34,9 +34,9 @@ Trace run_kv_cache(const AttentionConfig& cfg_in, const AttentionWeights& w, con
     const Step& input = rec.add({"input", "input", "x", "b n C", {}, "the input tensor: token t arrives at step t"},
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
-    const float* Q = qkv.q.tensor.values.data();  // [B, h, N, c]
-    const float* K = qkv.k.tensor.values.data();
-    const float* V = qkv.v.tensor.values.data();
+    const float* Q = qkv.q.tensor().values.data();  // [B, h, N, c]
+    const float* K = qkv.k.tensor().values.data();
+    const float* V = qkv.v.tensor().values.data();
 
     auto kv = std::make_shared<KvRecord>();
     Array attn = xt::zeros<float>({B, h, N, N});  // [B, h, N, N'] the per-token rows, stacked

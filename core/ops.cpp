@@ -1,4 +1,5 @@
 #include "ops.hpp"
+#include "views.hpp"
 
 #include <cblas.h>
 
@@ -67,11 +68,12 @@ Array copy_array(const Array& x) {
     return y;
 }
 
-std::string axis_desc(const Tensor& t, std::size_t axis) {
-    std::string label = axis < t.axes.size() ? t.axes[axis] : "";
-    const std::size_t size = t.values.shape()[axis];
-    return label.empty() ? std::to_string(size) : label + "=" + std::to_string(size);
+std::string axis_desc(const TensorView& t, std::size_t axis) {
+    const std::string label = axis < t.axes.size() ? t.axes[axis] : "";
+    return label.empty() ? std::to_string(t.shape[axis]) : label + "=" + std::to_string(t.shape[axis]);
 }
+
+std::string axis_desc(const Tensor& t, std::size_t axis) { return axis_desc(borrowed_view(t), axis); }
 
 int blas_int(std::size_t n, const char* op) {
     if (n > static_cast<std::size_t>(INT_MAX))
@@ -83,63 +85,6 @@ Axes labels_or_blank(const Tensor& x) {
     Axes axes = x.axes;
     axes.resize(x.values.dimension());
     return axes;
-}
-
-// Copies x into a new row-major array whose axis i is x's axis dims[i]. The innermost loop walks
-// the output contiguously and the input with the permuted stride.
-Array permute_copy(const Array& x, const std::vector<std::size_t>& dims) {
-    const Shape in_shape = shape_of(x);
-    const std::size_t rank = in_shape.size();
-    const Strides in_strides = contiguous_strides(in_shape);
-    Shape out_shape(rank);
-    Strides src(rank);
-    for (std::size_t i = 0; i < rank; ++i) {
-        out_shape[i] = in_shape[dims[i]];
-        src[i] = in_strides[dims[i]];
-    }
-    Array out = make_array(out_shape);
-    const std::size_t count = out.size();
-    if (count == 0) return out;
-    if (rank == 0) {
-        out.data()[0] = x.data()[0];
-        return out;
-    }
-    const float* s = x.data();
-    const std::size_t inner = out_shape[rank - 1];
-    const std::ptrdiff_t inner_stride = src[rank - 1];
-    const std::size_t outer = count / inner;
-    const int threads = threads_for(count);
-#pragma omp parallel num_threads(threads)
-    {
-        // This thread's output rows [first, last): start the odometer at row `first`.
-        const auto [first, last] = share(outer, omp_get_thread_num(), omp_get_num_threads(), 1);
-        std::vector<std::size_t> index(rank, 0);
-        std::ptrdiff_t offset = 0;
-        for (std::size_t a = rank - 1, rest = first; a-- > 0;) {
-            index[a] = rest % out_shape[a];
-            rest /= out_shape[a];
-            offset += src[a] * static_cast<std::ptrdiff_t>(index[a]);
-        }
-        float* d = out.data() + first * inner;
-        for (std::size_t o = first; o < last; ++o) {
-            const float* p = s + offset;
-            if (inner_stride == 1) {
-                std::memcpy(d, p, inner * sizeof(float));
-            } else {
-                for (std::size_t j = 0; j < inner; ++j) d[j] = p[static_cast<std::ptrdiff_t>(j) * inner_stride];
-            }
-            d += inner;
-            for (std::size_t a = rank - 1; a-- > 0;) {  // odometer over the outer output axes
-                if (++index[a] < out_shape[a]) {
-                    offset += src[a];
-                    break;
-                }
-                offset -= src[a] * static_cast<std::ptrdiff_t>(out_shape[a] - 1);
-                index[a] = 0;
-            }
-        }
-    }
-    return out;
 }
 
 // Every backward checks that the upstream gradient has the shape of the forward's output.
@@ -253,23 +198,7 @@ Tensor reshape_backward(const Tensor& grad_y, const Tensor& x) {
 }
 
 Tensor permute(const Tensor& x, const std::vector<std::size_t>& dims) {
-    const std::size_t rank = x.values.dimension();
-    std::vector<bool> seen(rank, false);
-    bool valid = dims.size() == rank;
-    for (std::size_t d : dims) {
-        if (d >= rank || seen[d]) valid = false;
-        if (d < rank) seen[d] = true;
-    }
-    if (!valid) {
-        std::string list;
-        for (std::size_t i = 0; i < dims.size(); ++i) list += (i ? ", " : "") + std::to_string(dims[i]);
-        throw ShapeError("permute: (" + list + ") is not a permutation of the " + std::to_string(rank) +
-                         " axes of " + format_shape(shape_of(x.values)));
-    }
-    const Axes in_axes = labels_or_blank(x);
-    Axes axes(rank);
-    for (std::size_t i = 0; i < rank; ++i) axes[i] = in_axes[dims[i]];
-    return Tensor{permute_copy(x.values, dims), axes};
+    return gather(permute_view(borrowed_view(x), dims));
 }
 
 Tensor permute_backward(const Tensor& grad_y, const std::vector<std::size_t>& dims) {
@@ -282,14 +211,7 @@ Tensor permute_backward(const Tensor& grad_y, const std::vector<std::size_t>& di
 }
 
 Tensor transpose(const Tensor& x, std::size_t dim0, std::size_t dim1) {
-    const std::size_t rank = x.values.dimension();
-    if (dim0 >= rank || dim1 >= rank)
-        throw ShapeError("transpose: axes " + std::to_string(dim0) + " and " + std::to_string(dim1) +
-                         " do not both exist in " + format_shape(shape_of(x.values)));
-    std::vector<std::size_t> dims(rank);
-    for (std::size_t i = 0; i < rank; ++i) dims[i] = i;
-    std::swap(dims[dim0], dims[dim1]);
-    return permute(x, dims);
+    return gather(transpose_view(borrowed_view(x), dim0, dim1));
 }
 
 Tensor transpose_backward(const Tensor& grad_y, std::size_t dim0, std::size_t dim1) {
@@ -297,28 +219,7 @@ Tensor transpose_backward(const Tensor& grad_y, std::size_t dim0, std::size_t di
 }
 
 Tensor select(const Tensor& x, std::size_t axis, std::size_t index) {
-    const Shape xs = shape_of(x.values);
-    if (axis >= xs.size() || index >= xs[axis])
-        throw ShapeError("select: index " + std::to_string(index) + " of axis " + std::to_string(axis) +
-                         " is out of range for " + format_shape(xs));
-    Shape ys = xs;
-    ys.erase(ys.begin() + static_cast<std::ptrdiff_t>(axis));
-    Axes axes = labels_or_blank(x);
-    axes.erase(axes.begin() + static_cast<std::ptrdiff_t>(axis));
-    Tensor y{make_array(ys), axes};
-    // x viewed as [outer, xs[axis], inner]: copy the index-th slab of each outer block.
-    std::size_t inner = 1;
-    for (std::size_t i = axis + 1; i < xs.size(); ++i) inner *= xs[i];
-    const std::size_t outer = y.values.size() / (inner ? inner : 1);
-    if (outer == 1) {
-        copy_floats(x.values.data() + index * inner, y.values.data(), inner);
-        return y;
-    }
-    const std::ptrdiff_t slabs = static_cast<std::ptrdiff_t>(inner ? outer : 0);
-#pragma omp parallel for schedule(static) num_threads(threads_for(y.values.size()))
-    for (std::ptrdiff_t o = 0; o < slabs; ++o)
-        std::memcpy(y.values.data() + o * inner, x.values.data() + (o * xs[axis] + index) * inner, inner * sizeof(float));
-    return y;
+    return gather(select_view(borrowed_view(x), axis, index));
 }
 
 Tensor select_backward(const Tensor& grad_y, const Tensor& x, std::size_t axis, std::size_t index) {
@@ -341,9 +242,45 @@ Tensor select_backward(const Tensor& grad_y, const Tensor& x, std::size_t axis, 
 }
 
 // ---- matmul ---------------------------------------------------------------------------------
-Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes, const std::string& a_name,
+namespace {
+
+// How sgemm reads the last two axes [rows, cols] of a strided operand: as a row-major matrix with
+// leading dimension ld, transposed or not. Views whose last two axes have no unit stride are
+// gathered first (PyTorch's matmul copies them too).
+struct BlasOperand {
+    TensorView view;
+    std::shared_ptr<const Tensor> gathered;  // keeps a gathered copy alive
+    CBLAS_TRANSPOSE trans = CblasNoTrans;
+    int ld = 1;
+};
+
+BlasOperand blas_operand(const TensorView& x) {
+    const std::size_t r = x.shape.size(), rows = x.shape[r - 2], cols = x.shape[r - 1];
+    const std::ptrdiff_t sr = x.strides[r - 2], sc = x.strides[r - 1];
+    const auto big = [](std::size_t n) { return static_cast<std::ptrdiff_t>(n > 1 ? n : 1); };
+    if ((cols <= 1 || sc == 1) && (rows <= 1 || sr >= big(cols)))
+        return {x, nullptr, CblasNoTrans, blas_int(static_cast<std::size_t>(rows <= 1 ? big(cols) : sr), "matmul")};
+    if ((rows <= 1 || sr == 1) && (cols <= 1 || sc >= big(rows)))
+        return {x, nullptr, CblasTrans, blas_int(static_cast<std::size_t>(cols <= 1 ? big(rows) : sc), "matmul")};
+    auto copy = contiguous(x);
+    return {view_of(copy), copy, CblasNoTrans, blas_int(cols > 1 ? cols : 1, "matmul")};
+}
+
+// Element offset of batch item i (row-major over the leading axes) in a strided operand.
+std::ptrdiff_t batch_offset(const TensorView& x, std::size_t i) {
+    std::ptrdiff_t offset = 0;
+    for (std::size_t a = x.shape.size() - 2; a-- > 0;) {
+        offset += x.strides[a] * static_cast<std::ptrdiff_t>(i % x.shape[a]);
+        i /= x.shape[a];
+    }
+    return offset;
+}
+
+}  // namespace
+
+Tensor matmul(const TensorView& a, const TensorView& b, const Axes& out_axes, const std::string& a_name,
               const std::string& b_name) {
-    const Shape as = shape_of(a.values), bs = shape_of(b.values);
+    const Shape &as = a.shape, &bs = b.shape;
     const std::string both = a_name + " " + format_shape(as) + " @ " + b_name + " " + format_shape(bs);
     if (as.size() < 2 || bs.size() != as.size())
         throw ShapeError("matmul: " + both + ": both operands need the same rank, at least 2");
@@ -368,15 +305,25 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes, const std:
     }
     if (n == 0 || m == 0) return y;
     const int N = blas_int(n, "matmul"), K = blas_int(k, "matmul"), M = blas_int(m, "matmul");
+    // sgemm reads the strided operands in place (q and k_t straight out of qkv's storage).
+    const BlasOperand A = blas_operand(a), Bop = blas_operand(b);
     // Both cores: the (b, h) products are independent; each runs single-threaded on one core.
     const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(batches);
     const int threads = batches > 1 ? threads_for(batches * n * m * k / 64) : 1;
     SerialBlas serial;
 #pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::ptrdiff_t i = 0; i < count; ++i)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, M, K, 1.0f, a.values.data() + i * n * k, K,
-                    b.values.data() + i * k * m, M, 0.0f, y.values.data() + i * n * m, M);
+    for (std::ptrdiff_t i = 0; i < count; ++i) {
+        const std::size_t item = static_cast<std::size_t>(i);
+        cblas_sgemm(CblasRowMajor, A.trans, Bop.trans, N, M, K, 1.0f, A.view.data() + batch_offset(A.view, item),
+                    A.ld, Bop.view.data() + batch_offset(Bop.view, item), Bop.ld, 0.0f, y.values.data() + item * n * m,
+                    M);
+    }
     return y;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes, const std::string& a_name,
+              const std::string& b_name) {
+    return matmul(borrowed_view(a), borrowed_view(b), out_axes, a_name, b_name);
 }
 
 MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& grad_y) {

@@ -47,6 +47,9 @@ Tensor transpose(const Tensor& x, std::size_t dim0, std::size_t dim1);
 Tensor transpose_backward(const Tensor& grad_y, std::size_t dim0, std::size_t dim1);
 
 // Batched matrix product.   a [..., n, k] @ b [..., k, m] -> [..., n, m] (equal batch axes)
+// The view form reads strided operands in place, as PyTorch's matmul reads q and k.transpose(-2, -1).
+Tensor matmul(const TensorView& a, const TensorView& b, const Axes& out_axes, const std::string& a_name,
+              const std::string& b_name);
 Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes,
               const std::string& a_name = "a", const std::string& b_name = "b");
 // Backward of matmul: grad_a = grad_y @ b^T, grad_b = a^T @ grad_y (per batch).

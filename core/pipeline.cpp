@@ -21,6 +21,7 @@
 #include "random.hpp"
 #include "recorder.hpp"
 #include "torch_layout.hpp"
+#include "views.hpp"
 #include "weights.hpp"
 
 namespace attnscope {
@@ -113,9 +114,26 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
     const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
     const auto* valid = cfg.valid_tokens.empty() ? nullptr : &cfg.valid_tokens;
     trace.checks.row_sums.push_back(check_row_sums(trace.at("attn"), false, 0.0f, 1e-5, valid));
-    trace.checks.row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop, 1e-5, valid));
+    if (attn_dropping || hooks.edit) {
+        trace.checks.row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop, 1e-5, valid));
+    } else {  // the identity: attn_drop holds attn's values, so its rows sum as attn's do
+        trace.checks.row_sums.push_back(trace.checks.row_sums.back());
+        trace.checks.row_sums.back().step = "attn_drop";
+    }
     trace.checks.nonfinite = find_first_nonfinite(trace.steps);
 }
+
+namespace {
+
+// self.attn_drop / self.proj_drop: in training (p > 0) a new tensor; otherwise the identity, which
+// returns its input itself, so the step shares x's values.
+const Step& record_dropout(Recorder& rec, StepText text, const Step& x, const TorchLayout& layout, float p,
+                           bool training, Rng& rng) {
+    if (training && p > 0.0f) return rec.add(std::move(text), dropout(x.tensor(), p, training, rng), layout, false);
+    return rec.add_view(std::move(text), x.view(), layout, true, &x);
+}
+
+}  // namespace
 
 QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& input) {
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
@@ -127,39 +145,39 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
         {"qkv", "linear", "self.qkv(x)", "b n C, (three h c) C -> b n (three h c)", {x_name},
          std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
          {{"self.qkv.weight", shape_of(w.qkv_weight)}}},
-        linear(input.tensor, w.qkv_weight, w.qkv_bias ? &*w.qkv_bias : nullptr, "3C", "qkv.weight"), layout, false);
+        linear(input.tensor(), w.qkv_weight, w.qkv_bias ? &*w.qkv_bias : nullptr, "3C", "qkv.weight"), layout, false);
 
     // .reshape(B, N, 3, self.num_heads, C // self.num_heads)               [B, N, 3, h, c]
     layout = {{B, N, 3, h, c}, *torch_view_strides(layout, {B, N, 3, h, c})};
-    const Step& qkv_split = rec.add(
+    const Step& qkv_split = rec.add_view(
         {"qkv_split", "reshape", ".reshape(B, N, 3, self.num_heads, C // self.num_heads)",
          "b n (three h c) -> b n three h c", {"qkv"},
          "view, no copy: splitting the last axis of a contiguous tensor only needs new strides" + strides_note(layout)},
-        reshape(qkv.tensor, {B, N, 3, h, c}, {"B", "N", "3", "h", "c"}), layout, true, &qkv);
+        reshape_or_copy(qkv.view(), {B, N, 3, h, c}, {"B", "N", "3", "h", "c"}), layout, true, &qkv);
 
     // .permute(2, 0, 3, 1, 4)                                                 [3, B, h, N, c]
     layout = torch_permute(layout, {2, 0, 3, 1, 4});
-    const Step& qkv_heads = rec.add(
+    const Step& qkv_heads = rec.add_view(
         {"qkv_heads", "permute", ".permute(2, 0, 3, 1, 4)", "b n three h c -> three b h n c", {"qkv_split"},
          std::string("view, no copy: permute only reorders the strides") +
              (layout.is_contiguous() ? "" : ", so the tensor is no longer contiguous") +
              "; the numbers still lie in memory in [B, N, 3, h, c] order" + strides_note(layout)},
-        permute(qkv_split.tensor, {2, 0, 3, 1, 4}), layout, true, &qkv_split);
+        permute_view(qkv_split.view(), {2, 0, 3, 1, 4}), layout, true, &qkv_split);
 
     // q, k, v = qkv.unbind(0)                                                 [B, h, N, c] each
     layout = torch_select(layout, 0);
     const std::string unbind_note =
         "view, no copy: unbind(0) picks one slice of the first axis; still not contiguous" + strides_note(layout);
-    const Step& q = rec.add({"q", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 0)",
+    const Step& q = rec.add_view({"q", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 0)",
                              {"qkv_heads"}, unbind_note},
-                            select(qkv_heads.tensor, 0, 0), layout, true);
+                            select_view(qkv_heads.view(), 0, 0), layout, true);
     // Keys and values are indexed by the attended-to token: that axis is labelled N'.
-    Tensor k_values = select(qkv_heads.tensor, 0, 1), v_values = select(qkv_heads.tensor, 0, 2);
+    TensorView k_values = select_view(qkv_heads.view(), 0, 1), v_values = select_view(qkv_heads.view(), 0, 2);
     k_values.axes = v_values.axes = {"B", "h", "N'", "c"};
-    const Step& k = rec.add({"k", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 1)",
+    const Step& k = rec.add_view({"k", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 1)",
                              {"qkv_heads"}, unbind_note},
                             std::move(k_values), layout, true);
-    const Step& v = rec.add({"v", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 2)",
+    const Step& v = rec.add_view({"v", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 2)",
                              {"qkv_heads"}, unbind_note},
                             std::move(v_values), layout, true);
     return {q, k, v, layout};
@@ -173,16 +191,16 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
 
     // k.transpose(-2, -1)                                                     [B, h, c, N']
     TorchLayout layout = torch_transpose(qkv.layout, 2, 3);
-    const Step& k_t = rec.add({"k_t", "transpose", "k.transpose(-2, -1)", "b h n c -> b h c n", {"k"},
+    const Step& k_t = rec.add_view({"k_t", "transpose", "k.transpose(-2, -1)", "b h n c -> b h c n", {"k"},
                                "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)},
-                              transpose(k.tensor, 2, 3), layout, true, &k);
+                              transpose_view(k.view(), 2, 3), layout, true, &k);
 
     // q @ k.transpose(-2, -1)                                                 [B, h, N, N']
     layout = TorchLayout::contiguous({B, h, N, N});
     const Step& scores = rec.add(
         {"scores", "matmul", "q @ k.transpose(-2, -1)", "b h n c, b h c m -> b h n m", {"q", "k_t"},
          "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed"},
-        matmul(q.tensor, k_t.tensor, {"B", "h", "N", "N'"}, "q", "k_t"), layout, false);
+        matmul(q.view(), k_t.view(), {"B", "h", "N", "N'"}, "q", "k_t"), layout, false);
 
     // * self.scale                                                            [B, h, N, N']
     char scale_text[96];
@@ -193,37 +211,37 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
                                   cfg.scaled ? "new contiguous tensor"
                                              : "new contiguous tensor; the scale is switched off (--no-scale), so the "
                                                "scores reach softmax unscaled and grow like sqrt(c)"},
-                                 scale(scores.tensor, scale_factor), layout, false);
+                                 scale(scores.tensor(), scale_factor), layout, false);
 
     // attn.masked_fill(~keep, float("-inf"))                                   [B, h, N, N']
     const Step* logits = &scaled;
     if (keep)
         logits = &rec.add({"masked", "mask", mask_code, "b h n m -> b h n m  (-inf where the key is hidden)",
                            {"scaled"}, mask_note},
-                          mask_fill(scaled.tensor, *keep), layout, false);
+                          mask_fill(scaled.tensor(), *keep), layout, false);
 
     // attn.softmax(dim=-1)                                                    [B, h, N, N']
     const Step& attn = rec.add(
         {"attn", "softmax", "attn.softmax(dim=-1)", "b h n m -> b h n m  (softmax over m)", {logits->name},
          "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys"},
-        softmax_last(logits->tensor), layout, false);
+        softmax_last(logits->tensor()), layout, false);
 
     // self.attn_drop(attn)                                                    [B, h, N, N']
     Rng attn_rng(cfg.seed, kAttnDrop);
     const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
-    const Step& attn_drop = rec.add(
+    const Step& attn_drop = record_dropout(
+        rec,
         {"attn_drop", "dropout", "self.attn_drop(attn)", "b h n m -> b h n m", {"attn"},
          attn_dropping ? "new contiguous tensor: training-mode dropout zeroes weights and rescales the rest by 1/(1-p)"
                        : "identity: dropout does nothing in eval mode (or with p = 0) and returns attn itself"},
-        dropout(attn.tensor, cfg.attn_drop, cfg.training, attn_rng), layout, !attn_dropping,
-        attn_dropping ? nullptr : &attn);
+        attn, layout, cfg.attn_drop, cfg.training, attn_rng);
 
     // attn @ v                                                                [B, h, N, c]
     layout = TorchLayout::contiguous({B, h, N, c});
     const Step& context = rec.add(
         {"context", "matmul", "attn @ v", "b h n m, b h m c -> b h n c", {"attn_drop", "v"},
          "new contiguous tensor: each output row is a weighted sum of the rows of v"},
-        matmul(attn_drop.tensor, v.tensor, {"B", "h", "N", "c"}, "attn", "v"), layout, false);
+        matmul(attn_drop.view(), v.view(), {"B", "h", "N", "c"}, "attn", "v"), layout, false);
     return context;
 }
 
@@ -232,37 +250,37 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
 
     // .transpose(1, 2)                                                        [B, N, h, c]
     TorchLayout layout = torch_transpose(TorchLayout::contiguous(context.shape()), 1, 2);
-    const Step& context_t = rec.add(
+    const Step& context_t = rec.add_view(
         {"context_t", "transpose", ".transpose(1, 2)", "b h n c -> b n h c", {"context"},
          (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
                                  : "view, no copy: not contiguous, so .view(B, N, C) here would raise an error") +
              strides_note(layout)},
-        transpose(context.tensor, 1, 2), layout, true, &context);
+        transpose_view(context.view(), 1, 2), layout, true, &context);
 
     // .reshape(B, N, C)                                                       [B, N, C]
     const auto merged_view = torch_view_strides(layout, {B, N, C});
     layout = TorchLayout::contiguous({B, N, C});
-    const Step& merged = rec.add(
+    const Step& merged = rec.add_view(
         {"merged", "reshape", ".reshape(B, N, C)", "b n h c -> b n (h c)", {"context_t"},
          merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
                      : "copy: context_t is not contiguous, so reshape copies the heads side by side into a new "
                        "contiguous tensor (this is why the code says reshape, not view)"},
-        reshape(context_t.tensor, {B, N, C}, {"B", "N", "C"}), layout, merged_view.has_value(), &context_t);
+        reshape_or_copy(context_t.view(), {B, N, C}, {"B", "N", "C"}), layout, merged_view.has_value(), &context_t);
 
     // self.proj(x)                                                            [B, N, C]
     const Step& out = rec.add({"out", "linear", "self.proj(x)", "b n C, D C -> b n D", {"merged"},
                                "new contiguous tensor: nn.Linear writes x @ W^T + b",
                                {{"self.proj.weight", shape_of(w.proj_weight)}}},
-                              linear(merged.tensor, w.proj_weight, &w.proj_bias, "C", "proj.weight"), layout, false);
+                              linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight"), layout, false);
 
     // self.proj_drop(x)                                                       [B, N, C]
     Rng proj_rng(cfg.seed, kProjDrop);
     const bool proj_dropping = cfg.training && cfg.proj_drop > 0.0f;
-    rec.add({"out_drop", "dropout", "self.proj_drop(x)", "b n C -> b n C", {"out"},
-             proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
-                           : "identity: dropout does nothing in eval mode (or with p = 0)"},
-            dropout(out.tensor, cfg.proj_drop, cfg.training, proj_rng), layout, !proj_dropping,
-            proj_dropping ? nullptr : &out);
+    record_dropout(rec,
+                   {"out_drop", "dropout", "self.proj_drop(x)", "b n C -> b n C", {"out"},
+                    proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
+                                  : "identity: dropout does nothing in eval mode (or with p = 0)"},
+                   out, layout, cfg.proj_drop, cfg.training, proj_rng);
 }
 
 }  // namespace attnscope

@@ -36,6 +36,24 @@ public:
     // same_values: a layout step holds the same multiset of values as that step: reuse its stats.
     const Step& add(StepText text, Tensor tensor, const TorchLayout& layout, bool is_view,
                     const Step* same_values = nullptr) {
+        Step step = describe(std::move(text), layout, is_view);
+        step.set_tensor(std::move(tensor));
+        return push(std::move(step), same_values);
+    }
+
+    // A step whose values stay in another step's storage (reshape, permute, unbind, transpose,
+    // dropout's identity): nothing is copied until someone reads step.tensor().
+    const Step& add_view(StepText text, TensorView view, const TorchLayout& layout, bool is_view,
+                         const Step* same_values = nullptr) {
+        Step step = describe(std::move(text), layout, is_view);
+        step.set_view(std::move(view));
+        return push(std::move(step), same_values);
+    }
+
+    Trace& trace() { return trace_; }
+
+private:
+    Step describe(StepText text, const TorchLayout& layout, bool is_view) {
         if (hooks_.cancel && hooks_.cancel->load()) throw Cancelled();
         if (trace_.steps.size() == trace_.steps.capacity()) throw std::logic_error("Recorder: step storage full");
         Step step;
@@ -46,24 +64,24 @@ public:
         step.inputs = std::move(text.inputs);
         for (const auto& input : step.inputs) step.operands.push_back({input, trace_.at(input).shape()});
         for (auto& weight : text.weights) step.operands.push_back(std::move(weight));
-        step.tensor = std::move(tensor);
         step.torch_strides = layout.strides;
         step.contiguous = layout.is_contiguous();
         step.is_view = is_view;
         step.note = std::move(text.note);
+        return step;
+    }
+
+    const Step& push(Step step, const Step* same_values) {
         if (hooks_.edit) {  // the bug zoo: the step may hold other values now
             hooks_.edit(trace_, step);
             same_values = nullptr;
         }
-        step.stats = same_values ? same_values->stats : compute_stats(step.tensor.values);
+        step.stats = same_values ? same_values->stats : compute_stats(step.view());
         trace_.steps.push_back(std::move(step));
         if (hooks_.progress) hooks_.progress(trace_.steps.size(), trace_.steps.capacity());
         return trace_.steps.back();
     }
 
-    Trace& trace() { return trace_; }
-
-private:
     Trace& trace_;
     const RunHooks& hooks_;
 };

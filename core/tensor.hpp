@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +24,19 @@ using Array = xt::xarray<float, xt::layout_type::row_major>;
 struct Tensor {
     Array values;  // evaluated, row-major (never a lazy expression)
     Axes axes;     // one label per dimension
+};
+
+// A strided window into another tensor's storage, the way PyTorch's views are: element
+// (i0, i1, ...) is base->values.data()[offset + i0 * strides[0] + i1 * strides[1] + ...].
+// Layout steps (reshape, permute, unbind, transpose) are views; core/views.hpp makes them.
+struct TensorView {
+    std::shared_ptr<const Tensor> base;  // keeps the storage alive
+    std::size_t offset = 0;
+    Shape shape;
+    Strides strides;  // in elements, like torch.Tensor.stride()
+    Axes axes;
+
+    const float* data() const { return base->values.data() + offset; }
 };
 
 // Thrown by ops whose operands disagree; the message names the op, both shapes and the axis.

@@ -1,5 +1,9 @@
 #include "trace.hpp"
 
+#include <atomic>
+#include <mutex>
+#include <optional>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,14 +12,23 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "views.hpp"
+
 namespace attnscope {
 
 namespace {
 
-// Running totals of the finite values seen so far.
+constexpr std::size_t kBlock = 1024;  // float lane sums are flushed into doubles this often
+
+// Running totals of the finite values seen so far. SIMD lanes hold float partial sums across
+// blocks (so short runs, like the rows of q inside qkv, cost no horizontal adds) and are flushed
+// into the doubles every kBlock values, short enough to keep the float sums accurate.
 struct StatsAccumulator {
-    float lo = std::numeric_limits<float>::infinity();
-    float hi = -std::numeric_limits<float>::infinity();
+    using batch = xsimd::batch<float>;
+    static constexpr float kInf = std::numeric_limits<float>::infinity();
+    batch vlo = batch(kInf), vhi = batch(-kInf), vsum = batch(0.0f), vsq = batch(0.0f);
+    std::size_t pending = 0;  // values in vsum since the last flush
+    float lo = kInf, hi = -kInf;
     double sum = 0.0, sum_sq = 0.0;
     std::size_t finite = 0, nan_count = 0, inf_count = 0;
 
@@ -36,24 +49,32 @@ struct StatsAccumulator {
         }
     }
 
-    // A block of whole SIMD batches: float lanes within the block (short enough to keep float
-    // sums accurate), then one double add per block. x - x is 0 for finite x and NaN otherwise,
-    // so one NaN in `poison` sends the block to the scalar path.
+    // n values, whole SIMD batches. x - x is 0 for finite x and NaN otherwise, so one NaN or inf
+    // in `poison` sends the block to the scalar path instead.
     void add_block(const float* d, std::size_t n) {
-        using batch = xsimd::batch<float>;
-        batch vlo(lo), vhi(hi), vsum(0.0f), vsq(0.0f), poison(0.0f);
+        batch blo(kInf), bhi(-kInf), bsum(0.0f), bsq(0.0f), poison(0.0f);
         for (std::size_t i = 0; i < n; i += batch::size) {
             const batch b = batch::load_unaligned(d + i);
             poison += b - b;
-            vlo = xsimd::min(vlo, b);
-            vhi = xsimd::max(vhi, b);
-            vsum += b;
-            vsq = xsimd::fma(b, b, vsq);
+            blo = xsimd::min(blo, b);
+            bhi = xsimd::max(bhi, b);
+            bsum += b;
+            bsq = xsimd::fma(b, b, bsq);
         }
-        if (!(xsimd::hadd(poison) == 0.0f)) {  // NaN compares unequal too
+        if (xsimd::any(poison != poison)) {
             add_scalar(d, n);
             return;
         }
+        vlo = xsimd::min(vlo, blo);
+        vhi = xsimd::max(vhi, bhi);
+        vsum += bsum;
+        vsq += bsq;
+        finite += n;
+        pending += n;
+        if (pending >= kBlock) flush();
+    }
+
+    void flush() {
         alignas(64) float lanes[batch::size];
         vlo.store_aligned(lanes);
         for (float v : lanes) lo = std::min(lo, v);
@@ -61,29 +82,33 @@ struct StatsAccumulator {
         for (float v : lanes) hi = std::max(hi, v);
         sum += xsimd::hadd(vsum);
         sum_sq += xsimd::hadd(vsq);
-        finite += n;
+        vlo = batch(kInf);
+        vhi = batch(-kInf);
+        vsum = vsq = batch(0.0f);
+        pending = 0;
     }
 };
 
-}  // namespace
+// Adds n values at d of any length: whole SIMD blocks of at most kBlock, then the rest one by one.
 
-Stats compute_stats(const Array& values) {
-    constexpr std::size_t kBlock = 1024;         // a multiple of every SIMD width
-    constexpr std::size_t kChunk = 64 * kBlock;  // one task; the same cuts for any number of threads
-    const float* d = values.data();
-    const std::size_t n = values.size(), whole = n - n % kBlock;
-    // Both cores: each chunk of whole blocks gets its own totals, merged in chunk order afterwards,
-    // so the result does not depend on the number of threads.
-    const std::size_t chunks = (whole + kChunk - 1) / kChunk;
-    std::vector<StatsAccumulator> parts(chunks);
-    const std::ptrdiff_t chunk_count = static_cast<std::ptrdiff_t>(chunks);
-#pragma omp parallel for schedule(static) if (chunks > 1)
-    for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
-        const std::size_t begin = static_cast<std::size_t>(c) * kChunk, end = std::min(whole, begin + kChunk);
-        for (std::size_t i = begin; i < end; i += kBlock) parts[static_cast<std::size_t>(c)].add_block(d + i, kBlock);
+void add_run(StatsAccumulator& acc, const float* d, std::size_t n) {
+    constexpr std::size_t lanes = xsimd::batch<float>::size;
+    for (std::size_t i = 0; i < n;) {
+        const std::size_t block = std::min(kBlock, (n - i) / lanes * lanes);
+        if (block == 0) {
+            acc.add_scalar(d + i, n - i);
+            break;
+        }
+        acc.add_block(d + i, block);
+        i += block;
     }
+}
+
+// Parts merged in their order, so the result does not depend on the number of threads.
+Stats finish(std::vector<StatsAccumulator> parts) {
     StatsAccumulator acc;
-    for (const auto& p : parts) {
+    for (auto& p : parts) {
+        p.flush();
         acc.lo = std::min(acc.lo, p.lo);
         acc.hi = std::max(acc.hi, p.hi);
         acc.sum += p.sum;
@@ -92,8 +117,6 @@ Stats compute_stats(const Array& values) {
         acc.nan_count += p.nan_count;
         acc.inf_count += p.inf_count;
     }
-    acc.add_scalar(d + whole, n - whole);
-
     Stats s;
     s.nan_count = acc.nan_count;
     s.inf_count = acc.inf_count;
@@ -104,6 +127,52 @@ Stats compute_stats(const Array& values) {
         s.std = std::sqrt(std::max(0.0, acc.sum_sq / static_cast<double>(acc.finite) - s.mean * s.mean));
     }
     return s;
+}
+
+// rows runs of `run` contiguous values; run r starts at d + offset_of(r). Both cores: each chunk
+// of about kChunk values gets its own totals (the same cuts for any number of threads).
+template <typename OffsetOf>
+std::vector<StatsAccumulator> stats_of_runs(const float* d, std::size_t rows, std::size_t run, OffsetOf offset_of) {
+    constexpr std::size_t kChunk = 64 * kBlock;
+    const std::size_t rows_per_chunk = std::max<std::size_t>(1, kChunk / std::max<std::size_t>(run, 1));
+    const std::size_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    std::vector<StatsAccumulator> parts(chunks);
+    const std::ptrdiff_t chunk_count = static_cast<std::ptrdiff_t>(chunks);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk;
+        const std::size_t end = std::min(rows, begin + rows_per_chunk);
+        for (std::size_t r = begin; r < end; ++r) add_run(parts[static_cast<std::size_t>(c)], d + offset_of(r), run);
+    }
+    return parts;
+}
+
+Stats stats_of(const float* d, std::size_t n) {
+    const std::size_t whole = n / kBlock;
+    auto parts = stats_of_runs(d, whole, kBlock, [](std::size_t r) { return r * kBlock; });
+    parts.emplace_back();
+    add_run(parts.back(), d + whole * kBlock, n - whole * kBlock);
+    return finish(std::move(parts));
+}
+
+}  // namespace
+
+Stats compute_stats(const Array& values) { return stats_of(values.data(), values.size()); }
+
+Stats compute_stats(const TensorView& x) {
+    const std::size_t rank = x.shape.size();
+    if (rank == 0 || is_contiguous(x)) return stats_of(x.data(), element_count(x.shape));
+    if (x.strides[rank - 1] != 1) return compute_stats(gather(x).values);
+    // Runs of the last axis (q, k and v: rows of c values inside qkv's rows of 3C).
+    const std::size_t run = x.shape[rank - 1], rows = element_count(x.shape) / std::max<std::size_t>(run, 1);
+    return finish(stats_of_runs(x.data(), run ? rows : 0, run, [&](std::size_t r) {
+        std::ptrdiff_t offset = 0;
+        for (std::size_t a = rank - 1; a-- > 0;) {
+            offset += x.strides[a] * static_cast<std::ptrdiff_t>(r % x.shape[a]);
+            r /= x.shape[a];
+        }
+        return offset;
+    }));
 }
 
 bool Checks::shapes_ok() const {
@@ -129,6 +198,50 @@ const StepDifference* Trace::difference(std::string_view step) const {
         if (d.step == step) return &d;
     return nullptr;
 }
+
+// ---- a step's values --------------------------------------------------------------------------
+
+struct Step::Values {
+    std::once_flag gathered;
+    std::shared_ptr<const Tensor> own;  // set at once, or by the first tensor() of a view
+    std::optional<TensorView> view;
+    std::atomic<bool> has_own{false};
+};
+
+const Tensor& Step::tensor() const {
+    if (!values_) throw std::logic_error("step '" + name + "' holds no values");
+    Values& v = *values_;
+    std::call_once(v.gathered, [&v] {
+        if (!v.own) v.own = attnscope::contiguous(*v.view);
+        v.has_own = true;
+    });
+    return *v.own;
+}
+
+TensorView Step::view() const {
+    if (!values_) throw std::logic_error("step '" + name + "' holds no values");
+    return values_->view ? *values_->view : view_of(values_->own);
+}
+
+Shape Step::shape() const {
+    if (!values_) return {};
+    return values_->view ? values_->view->shape : shape_of(values_->own->values);
+}
+
+void Step::set_tensor(std::shared_ptr<const Tensor> values) {
+    values_ = std::make_shared<Values>();
+    values_->own = std::move(values);
+    values_->has_own = true;
+}
+
+void Step::set_tensor(Tensor values) { set_tensor(std::make_shared<const Tensor>(std::move(values))); }
+
+void Step::set_view(TensorView view) {
+    values_ = std::make_shared<Values>();
+    values_->view = std::move(view);
+}
+
+bool Step::holds_values() const { return values_ && values_->has_own.load(); }
 
 const Step* Trace::find(std::string_view name) const {
     for (const auto& s : steps)

@@ -28,6 +28,7 @@ struct Stats {
 };
 
 Stats compute_stats(const Array& values);
+Stats compute_stats(const TensorView& values);  // without gathering the view
 
 // An operand as written in the PyTorch line, with its shape (TensorSensor-style annotation).
 struct Operand {
@@ -45,7 +46,6 @@ struct Step {
     std::string formula;              // einops-style: "b n three h c -> three b h n c"
     std::vector<std::string> inputs;  // names of the steps it reads
     std::vector<Operand> operands;    // what the PyTorch line reads, with shapes
-    Tensor tensor;                    // evaluated float32, row-major, with axis labels
     Strides torch_strides;            // strides PyTorch's tensor has at this point
     bool contiguous = true;           // PyTorch's is_contiguous() at this point
     bool is_view = false;             // PyTorch returns a view here (no copy)
@@ -54,7 +54,22 @@ struct Step {
     StepOrigin origin = StepOrigin::Computed;
     std::string origin_detail;        // Loaded: "acts.safetensors: blocks.0.attn.attn_weights"
 
-    Shape shape() const { return shape_of(tensor.values); }
+    // The values, float32 row-major with axis labels. A layout step made with set_view holds no
+    // values of its own: it is a view into the storage of the step it was made from, as in
+    // PyTorch, and is gathered into a tensor of its own the first time tensor() is read (safe
+    // from several threads). Copies of a Step share the values.
+    const Tensor& tensor() const;
+    // Strided access without copying: the view, or the whole tensor of a step with its own values.
+    TensorView view() const;
+    Shape shape() const;
+    void set_tensor(Tensor values);
+    void set_tensor(std::shared_ptr<const Tensor> values);
+    void set_view(TensorView view);
+    bool holds_values() const;  // false: a view not read yet (it costs no memory of its own)
+
+private:
+    struct Values;
+    std::shared_ptr<Values> values_;
 };
 
 // A step present both in the user's file and in the reference run: how they differ.

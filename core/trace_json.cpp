@@ -53,7 +53,7 @@ nlohmann::json trace_to_json(const Trace& trace) {
                             {"op", s.op},
                             {"inputs", s.inputs},
                             {"operands", operands},
-                            {"axes", s.tensor.axes},
+                            {"axes", s.tensor().axes},
                             {"strides", s.torch_strides},
                             {"contiguous", s.contiguous},
                             {"view", s.is_view},
@@ -105,7 +105,7 @@ void dump_trace(const Trace& trace, const std::string& dir) {
     const fs::path json_path = fs::path(dir) / "trace.json";
     fs::remove(json_path, ec);
     if (ec) throw FileError(json_path.string() + ": cannot replace it (" + ec.message() + ")");
-    for (const Step& s : trace.steps) write_npy((fs::path(dir) / (s.name + ".npy")).string(), s.tensor.values);
+    for (const Step& s : trace.steps) write_npy((fs::path(dir) / (s.name + ".npy")).string(), s.tensor().values);
     if (trace.gradients) {  // grad_<step>.npy and grad_<param>.npy (core/backward.hpp)
         for (const GradStep& g : trace.gradients->steps)
             write_npy((fs::path(dir) / (g.name + ".npy")).string(), g.tensor.values);

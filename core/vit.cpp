@@ -247,8 +247,8 @@ const Step& record(std::vector<Step>& steps, Progress& progress, VitStepText tex
     s.torch_strides = l.strides;
     s.contiguous = l.is_contiguous();
     s.is_view = view_layout.has_value();
-    s.tensor = std::move(tensor);
-    s.stats = compute_stats(s.tensor.values);
+    s.set_tensor(std::move(tensor));
+    s.stats = compute_stats(s.tensor().values);
     steps.push_back(std::move(s));
     progress.advance();
     return steps.back();
@@ -280,13 +280,13 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
         layer_norm(x, w.norm1_weight, w.norm1_bias, kLayerNormEps, "norm1.weight"));
 
     // self.attn(x): the 17 recorded steps of the single-layer pipeline        [B, N, D]
-    blk.attention = run_attention(cfg.attention(B), w.attn, norm1.tensor, progress.nested());
+    blk.attention = run_attention(cfg.attention(B), w.attn, norm1.tensor(), progress.nested());
     progress.advance(blk.attention.steps.size());
     const Step& attn_out = record(
         steps, progress,
         {"attn_out", "attention", "self.attn(x)", "b n C -> b n C  (multi-head self-attention)", {"norm1"},
          {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
-        blk.attention.at("out_drop").tensor);
+        blk.attention.at("out_drop").tensor());
 
     // x = x + self.attn(self.norm1(x))                                        [B, N, D]
     const Step& residual1 = record(
@@ -294,7 +294,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
         {"residual1", "add", "x = x + self.attn(self.norm1(x))", "b n C, b n C -> b n C", {x_name, "attn_out"},
          {{"x", bnd}, {"self.attn(self.norm1(x))", bnd}},
          "new contiguous tensor: the residual connection adds the attention's output to the block's input"},
-        add(x, attn_out.tensor, "x", "attn_out"));
+        add(x, attn_out.tensor(), "x", "attn_out"));
 
     // self.norm2(x)                                                           [B, N, D]
     const Step& norm2 = record(
@@ -302,7 +302,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
         {"norm2", "layernorm", "self.norm2(x)", "b n C -> b n C  (normalize over C, eps 1e-6)", {"residual1"},
          {{"x", bnd}, operand("self.norm2.weight", w.norm2_weight)},
          "new contiguous tensor: the MLP's input, normalized per token like norm1"},
-        layer_norm(residual1.tensor, w.norm2_weight, w.norm2_bias, kLayerNormEps, "norm2.weight"));
+        layer_norm(residual1.tensor(), w.norm2_weight, w.norm2_bias, kLayerNormEps, "norm2.weight"));
 
     // self.mlp.fc1(x)                                                         [B, N, M]
     const Step& fc1 = record(
@@ -311,14 +311,14 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
          {{"x", bnd}, operand("self.mlp.fc1.weight", w.fc1_weight)},
          "new contiguous tensor: nn.Linear widens every token from D = " + std::to_string(D) + " to M = " +
              std::to_string(M)},
-        linear(norm2.tensor, w.fc1_weight, &w.fc1_bias, "M", "mlp.fc1.weight"));
+        linear(norm2.tensor(), w.fc1_weight, &w.fc1_bias, "M", "mlp.fc1.weight"));
 
     // self.mlp.act(x)                                                         [B, N, M]
     const Step& act = record(
         steps, progress,
         {"gelu", "gelu", "self.mlp.act(x)", "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
          {{"x", {B, N, M}}}, "new contiguous tensor: nn.GELU(), the exact erf form"},
-        gelu(fc1.tensor));
+        gelu(fc1.tensor()));
 
     // self.mlp.fc2(x)                                                         [B, N, D]
     const Step& fc2 = record(
@@ -326,14 +326,14 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
         {"fc2", "linear", "self.mlp.fc2(x)", "b n M, C M -> b n C", {"gelu"},
          {{"x", {B, N, M}}, operand("self.mlp.fc2.weight", w.fc2_weight)},
          "new contiguous tensor: nn.Linear narrows every token back to D"},
-        linear(act.tensor, w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight"));
+        linear(act.tensor(), w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight"));
 
     // x = x + self.mlp(self.norm2(x))                                         [B, N, D]
     record(steps, progress,
            {"residual2", "add", "x = x + self.mlp(self.norm2(x))", "b n C, b n C -> b n C", {"residual1", "fc2"},
             {{"x", bnd}, {"self.mlp(self.norm2(x))", bnd}},
             "new contiguous tensor: the second residual connection; this is the block's output"},
-           add(residual1.tensor, fc2.tensor, "x", "fc2"));
+           add(residual1.tensor(), fc2.tensor(), "x", "fc2"));
     return blk;
 }
 
@@ -563,11 +563,11 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
         {"patches", "patchify",
          "x.unfold(2, " + p_text + ", " + p_text + ").unfold(3, " + p_text + ", " + p_text +
              ").permute(0, 2, 3, 1, 4, 5).reshape(B, P, 3*" + p_text + "*" + p_text + ")",
-         "b 3 (gh p1) (gw p2) -> b (gh gw) (3 p1 p2)", {"pixels"}, {{"x", shape_of(input.tensor.values)}},
+         "b 3 (gh p1) (gw p2) -> b (gh gw) (3 p1 p2)", {"pixels"}, {{"x", shape_of(input.tensor().values)}},
          "what patch_embed.proj (a " + p_text + "x" + p_text + " conv with stride " + p_text +
              ") sees: the image cut into " + std::to_string(cfg.grid()) + "x" + std::to_string(cfg.grid()) +
              " patches, row by row, each flattened in the (c, kh, kw) order of the conv weight"},
-        patchify(input.tensor, p));
+        patchify(input.tensor(), p));
 
     // self.patch_embed(x): the conv as a linear over the patches             [B, P, D]
     const Step& patch_embed = record(
@@ -577,10 +577,10 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
          {{"x", {B, 3, S, S}}, {"self.patch_embed.proj.weight", {D, 3, p, p}}},
          "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
              std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
-        linear(patches.tensor, w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight"));
+        linear(patches.tensor(), w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight"));
 
     // torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)                 [B, N, D]
-    Tensor tokens = concat(expand(Tensor{w.cls_token, {"1", "1", "C"}}, {B, 1, D}), patch_embed.tensor, 1,
+    Tensor tokens = concat(expand(Tensor{w.cls_token, {"1", "1", "C"}}, {B, 1, D}), patch_embed.tensor(), 1,
                            "cls_token", "x");
     tokens.axes = {"B", "N", "C"};
     const Step& cat = record(
@@ -596,14 +596,14 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
         {"embed", "add", "x = x + self.pos_embed", "b n D, 1 n D -> b n D", {"tokens"},
          {{"x", {B, N, D}}, operand("self.pos_embed", w.pos_embed)},
          "new contiguous tensor: every token gets the embedding of its position (the class token too)"},
-        add(cat.tensor, Tensor{w.pos_embed, {"1", "N", "C"}}, "x", "pos_embed"));
+        add(cat.tensor(), Tensor{w.pos_embed, {"1", "N", "C"}}, "x", "pos_embed"));
 
     // for blk in self.blocks: x = blk(x)                                      [B, N, D]
-    const Tensor* x = &embed.tensor;
+    const Tensor* x = &embed.tensor();
     std::string x_name = "embed";
     for (std::size_t i = 0; i < cfg.depth; ++i) {
         t.blocks.push_back(run_block(cfg, B, w.blocks[i], *x, x_name, progress));
-        x = &t.blocks.back().steps.back().tensor;
+        x = &t.blocks.back().steps.back().tensor();
         x_name = "block" + std::to_string(i) + ".residual2";
     }
 
@@ -619,7 +619,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
         t.head, progress,
         {"cls_out", "select", "x[:, 0]", "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
          "view, no copy: the class token's row of every image; only it reaches the head"},
-        select(norm.tensor, 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
+        select(norm.tensor(), 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
 
     // self.head(x)                                                            [B, K]
     const Step& logits = record(
@@ -627,13 +627,13 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
         {"logits", "linear", "self.head(x)", "b C, K C -> b K", {"cls_out"},
          {{"x", {B, D}}, operand("self.head.weight", w.head_weight)},
          "new contiguous tensor: one score per class (" + std::to_string(K) + ")"},
-        linear(cls_out.tensor, w.head_weight, &w.head_bias, "K", "head.weight"));
+        linear(cls_out.tensor(), w.head_weight, &w.head_bias, "K", "head.weight"));
 
     // logits.softmax(dim=-1)                                                  [B, K]
     record(t.head, progress,
            {"probs", "softmax", "logits.softmax(dim=-1)", "b K -> b K  (softmax over K)", {"logits"}, {{"x", {B, K}}},
             "new contiguous tensor: the class probabilities shown beside the image"},
-           softmax_last(logits.tensor));
+           softmax_last(logits.tensor()));
 
     t.nonfinite = first_nonfinite(t);
     return t;

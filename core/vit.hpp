@@ -112,7 +112,7 @@ struct VitBlockTrace {
     Trace attention;          // the 17 steps of run_attention on norm1 (its "input" step)
 
     const Step& at(std::string_view name) const;  // throws std::out_of_range
-    const Array& attn() const { return attention.at("attn").tensor.values; }  // [B, h, N, N'] post-softmax
+    const Array& attn() const { return attention.at("attn").tensor().values; }  // [B, h, N, N'] post-softmax
 };
 
 struct VitTrace {
@@ -125,8 +125,8 @@ struct VitTrace {
     NonFiniteCheck nonfinite;  // the first step, in execution order, with a NaN or Inf
 
     const Step& at(std::string_view name) const;  // an embed or head step; throws std::out_of_range
-    const Array& logits() const { return at("logits").tensor.values; }  // [B, K]
-    const Array& probs() const { return at("probs").tensor.values; }    // [B, K]
+    const Array& logits() const { return at("logits").tensor().values; }  // [B, K]
+    const Array& probs() const { return at("probs").tensor().values; }    // [B, K]
 };
 
 // The pinned step names: embedding, each block's, and the head's, in execution order.

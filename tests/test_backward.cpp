@@ -261,7 +261,7 @@ TEST_CASE("autograd golden: every grad step and parameter gradient equals PyTorc
             const GradStep* s = grads.find(name);
             REQUIRE(s != nullptr);
             CHECK(s->name == "grad_" + name);
-            CHECK(s->tensor.axes == g.trace.at(name).tensor.axes);
+            CHECK(s->tensor.axes == g.trace.at(name).tensor().axes);
             const double e = max_error(s->tensor.values, read_npy((dir / ("grad_" + name + ".npy")).string()));
             CHECK(e <= kGoldenTolerance);
             case_worst = std::max(case_worst, e);
@@ -304,7 +304,7 @@ TEST_CASE("saturation demo: without the scale a larger C makes attention one-hot
     const Trace scaled = run(512, true), unscaled_small = run(16, false), unscaled = run(512, false);
     CHECK(scaled.at("scaled").code == "* self.scale");
     CHECK(unscaled.at("scaled").code.find("scale off") != std::string::npos);
-    CHECK(unscaled.at("scaled").tensor.values == unscaled.at("scores").tensor.values);
+    CHECK(unscaled.at("scaled").tensor().values == unscaled.at("scores").tensor().values);
     CHECK(scaled.at("attn").stats.max < 0.9f);
     CHECK(unscaled.at("attn").stats.max > 0.99f);
     // What softmax passes back: ||grad_scaled|| / ||grad_attn||.

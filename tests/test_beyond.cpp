@@ -103,7 +103,7 @@ TEST_CASE("masks: causal and key padding equal PyTorch masked_fill then softmax 
         REQUIRE(t.find("masked") != nullptr);
         CHECK(t.at("attn").inputs == std::vector<std::string>{"masked"});
         for (const char* step : {"masked", "attn", "context", "merged", "out"})
-            check_close(t.at(step).tensor.values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
+            check_close(t.at(step).tensor().values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
         CHECK(t.checks.shapes_ok());
         CHECK(t.checks.nonfinite.ok());  // the -inf of the mask are on purpose
         const RowSumCheck* r = t.checks.row_sum("attn");
@@ -128,7 +128,7 @@ TEST_CASE("masks: without a mask the steps and their names are the textbook ones
     for (const Step& s : m.steps) names.push_back(s.name);
     CHECK(names == path_step_names(c));
     // the upper triangle of every head is exactly 0, row 0 attends only to itself
-    const Array& attn = m.at("attn").tensor.values;
+    const Array& attn = m.at("attn").tensor().values;
     CHECK(attn(1, 1, 0, 0) == 1.0f);
     CHECK(attn(0, 0, 3, 4) == 0.0f);
 }
@@ -175,7 +175,7 @@ TEST_CASE("flash: equals the standard path within 1e-5 for several N and tile si
         REQUIRE(validate(flash_cfg, UINT64_MAX).empty());
         const Trace s = run_attention(std_cfg), f = run_attention(flash_cfg);
         for (const char* step : {"context", "context_t", "merged", "out", "out_drop"})
-            worst = std::max(worst, check_close(f.at(step).tensor.values, s.at(step).tensor.values, 1e-5, step));
+            worst = std::max(worst, check_close(f.at(step).tensor().values, s.at(step).tensor().values, 1e-5, step));
         CHECK(f.checks.shapes_ok());
         CHECK(f.checks.nonfinite.ok());
     }
@@ -211,7 +211,7 @@ TEST_CASE("flash: the N x N steps do not exist and the tiles hold the running ma
     AttentionConfig s_cfg = c;
     s_cfg.path = AttentionPath::standard;
     const Trace s = run_attention(s_cfg);
-    const Array& masked = s.at("masked").tensor.values;  // [B, h, N, N']
+    const Array& masked = s.at("masked").tensor().values;  // [B, h, N, N']
     double worst_m = 0, worst_l = 0;
     for (std::size_t i = 0; i < 197; ++i) {
         double mx = -INFINITY, sum = 0;
@@ -249,7 +249,7 @@ TEST_CASE("flash: equals PyTorch's causal fixture") {
     f.config.tile_rows = 4, f.config.tile_cols = 8;
     const Trace t = run_attention(f.config, f.weights, f.input);
     for (const char* step : {"context", "merged", "out"})
-        check_close(t.at(step).tensor.values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
+        check_close(t.at(step).tensor().values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
 }
 
 TEST_CASE("flash: training with attention dropout is refused with a message naming --flash") {
@@ -287,7 +287,7 @@ TEST_CASE("kv-cache: each token's output equals the matching row of full causal 
         const Trace kv = run_attention(c), s = run_attention(s_cfg);
         CHECK(kv.config.causal);  // implied
         for (const char* step : {"attn", "context", "merged", "out"})
-            check_close(kv.at(step).tensor.values, s.at(step).tensor.values, 1e-5, step);
+            check_close(kv.at(step).tensor().values, s.at(step).tensor().values, 1e-5, step);
         REQUIRE(kv.beyond);
         REQUIRE(kv.beyond->kv);
         const KvRecord& r = *kv.beyond->kv;
@@ -296,7 +296,7 @@ TEST_CASE("kv-cache: each token's output equals the matching row of full causal 
             CHECK(r.tokens[t].cache_shape == Shape{2, 3, t + 1, 16});
             REQUIRE(r.tokens[t].attn.size() == 3 * (t + 1));
             for (std::size_t j = 0; j <= t; ++j)  // head 1 of batch item 0
-                CHECK(std::fabs(r.tokens[t].attn[(t + 1) + j] - s.at("attn").tensor.values(0, 1, t, j)) < 1e-6);
+                CHECK(std::fabs(r.tokens[t].attn[(t + 1) + j] - s.at("attn").tensor().values(0, 1, t, j)) < 1e-6);
         }
         CHECK(r.flops_cached < r.flops_recompute);
         CHECK(kv.checks.all_ok());
@@ -309,7 +309,7 @@ TEST_CASE("kv-cache: equals PyTorch's causal fixture and counts FLOPs by the sta
     f.config.path = AttentionPath::kv_cache;
     const Trace t = run_attention(f.config, f.weights, f.input);
     for (const char* step : {"attn", "context", "merged", "out"})
-        check_close(t.at(step).tensor.values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
+        check_close(t.at(step).tensor().values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
     const KvRecord& r = *t.beyond->kv;
     const std::uint64_t B = 2, C = 16, T = 16;  // the last token: 16 keys in the cache
     CHECK(r.tokens.back().flops_cached == B * (2 * C * 3 * C + 4 * T * C + 2 * C * C));
@@ -336,7 +336,7 @@ TEST_CASE("windows: Swin's window_partition roll mask and window_reverse equal P
         for (const Step& s : t.steps) names.push_back(s.name);
         CHECK(names == path_step_names(f.config));
         for (const char* step : {"windows", "attn", "out", "tokens_out"})
-            check_close(t.at(step).tensor.values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
+            check_close(t.at(step).tensor().values, read_npy((dir / (std::string(step) + ".npy")).string()), 1e-5, step);
         CHECK(t.checks.shapes_ok());
         CHECK(t.checks.all_ok());
         CHECK(t.at("win_perm").contiguous == false);
@@ -377,6 +377,6 @@ TEST_CASE("flash and kv-cache follow --no-scale like the standard path") {
         p.tile_rows = 8;
         p.tile_cols = 4;
         const Trace t = run_attention(p);
-        for (const char* step : {"context", "out"}) check_close(t.at(step).tensor.values, s.at(step).tensor.values, 1e-5, step);
+        for (const char* step : {"context", "out"}) check_close(t.at(step).tensor().values, s.at(step).tensor().values, 1e-5, step);
     }
 }

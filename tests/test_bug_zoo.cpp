@@ -58,7 +58,7 @@ std::size_t check_against_fixture(const std::string& path, Bug bug) {
         const Step* ours = z.buggy.find(s.step);
         REQUIRE(ours);
         REQUIRE(ours->shape() == shape_of(s.values));
-        CHECK(max_abs(ours->tensor.values, s.values) < 1e-5);
+        CHECK(max_abs(ours->tensor().values, s.values) < 1e-5);
         ++compared;
     }
     return compared;
@@ -101,7 +101,7 @@ TEST_CASE("softmax over dim -2: the row-sum check fails at attn and the columns 
     const RowSumCheck* rows = z.buggy.checks.row_sum("attn");
     REQUIRE(rows);
     CHECK_FALSE(rows->ok());
-    const Tensor& attn = z.buggy.at("attn").tensor;
+    const Tensor& attn = z.buggy.at("attn").tensor();
     const Array columns = sum_last(transpose(attn, 2, 3)).values;
     for (float s : columns) CHECK(s == doctest::Approx(1.0f).epsilon(1e-5));
     CHECK(z.comparison.first_divergence()->finding == Finding::SoftmaxAxis);
@@ -111,7 +111,7 @@ TEST_CASE("softmax over dim -2: the row-sum check fails at attn and the columns 
 TEST_CASE("missing scale: scaled equals scores and the first difference is at scaled") {
     const AttentionConfig cfg = small_config();
     const ZooRun z = run_zoo(cfg, Bug::MissingScale);
-    CHECK(max_abs(z.buggy.at("scaled").tensor.values, z.buggy.at("scores").tensor.values) == 0.0);
+    CHECK(max_abs(z.buggy.at("scaled").tensor().values, z.buggy.at("scores").tensor().values) == 0.0);
     CHECK(z.comparison.first_divergence()->step == "scaled");
     CHECK(z.comparison.first_divergence()->finding == Finding::Scale);
     CHECK(z.buggy.checks.row_sum("attn")->ok());  // rows still sum to 1
@@ -121,7 +121,7 @@ TEST_CASE("missing scale: scaled equals scores and the first difference is at sc
 TEST_CASE("scale after softmax: rows sum to c^-0.5") {
     const AttentionConfig cfg = small_config();
     const ZooRun z = run_zoo(cfg, Bug::ScaleAfterSoftmax);
-    const Array sums = sum_last(z.buggy.at("attn").tensor).values;
+    const Array sums = sum_last(z.buggy.at("attn").tensor()).values;
     for (float s : sums) CHECK(s == doctest::Approx(std::pow(cfg.head_dim(), -0.5)).epsilon(1e-5));
     CHECK(z.caught_by == CaughtBy::RowSumCheck);
 }
@@ -131,7 +131,7 @@ TEST_CASE("merge without the transpose: merged is context reshaped and context_t
     const ZooRun z = run_zoo(cfg, Bug::MergeWithoutTranspose);
     CHECK(z.buggy.find("context_t") == nullptr);
     CHECK(z.buggy.at("merged").inputs == std::vector<std::string>{"context"});
-    CHECK(max_abs(z.buggy.at("merged").tensor.values, z.buggy.at("context").tensor.values) == 0.0);  // same memory order
+    CHECK(max_abs(z.buggy.at("merged").tensor().values, z.buggy.at("context").tensor().values) == 0.0);  // same memory order
     CHECK(z.comparison.first_divergence()->step == "merged");
     CHECK(z.comparison.first_divergence()->finding == Finding::MergeTranspose);
 }
@@ -186,8 +186,8 @@ TEST_CASE("k not transposed with N equal to c runs silently and only the differe
     CHECK(z.failure.empty());
     CHECK(z.caught_by == CaughtBy::Difference);
     CHECK(z.first_step == "scores");
-    const Tensor expected = matmul(z.correct.at("q").tensor, z.correct.at("k").tensor, {"B", "h", "N", "N'"});
-    CHECK(max_abs(z.buggy.at("scores").tensor.values, expected.values) == 0.0);
+    const Tensor expected = matmul(z.correct.at("q").tensor(), z.correct.at("k").tensor(), {"B", "h", "N", "N'"});
+    CHECK(max_abs(z.buggy.at("scores").tensor().values, expected.values) == 0.0);
 }
 
 TEST_CASE("the steps that read a missing step read its input instead") {

@@ -66,10 +66,10 @@ TEST_CASE("every step's FLOPs and bytes and views match a count over the recorde
                 REQUIRE(c.step == s.name);
                 const bool bias = s.name == "out" || (s.name == "qkv" && cfg.qkv_bias);
                 CHECK(c.flops == counted_flops(s, bias));
-                CHECK(c.bytes == 4 * s.tensor.values.size());
+                CHECK(c.bytes == 4 * s.tensor().values.size());
                 if (s.name != "input") CHECK(c.view == s.is_view);
                 flops += counted_flops(s, bias);
-                new_bytes += s.is_view || s.name == "input" ? 0 : 4 * s.tensor.values.size();
+                new_bytes += s.is_view || s.name == "input" ? 0 : 4 * s.tensor().values.size();
             }
             CHECK(table.flops == flops);
             CHECK(table.new_bytes == new_bytes);

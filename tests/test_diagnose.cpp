@@ -99,22 +99,22 @@ TEST_CASE("hook exports of the timm-named (fused) and Hugging Face-named models 
 
 TEST_CASE("the same values under another axis order name the permutation") {
     const Small s;
-    const StepComparison c = s.compare("attn", transpose(s.ref.at("attn").tensor, 2, 3).values);
+    const StepComparison c = s.compare("attn", transpose(s.ref.at("attn").tensor(), 2, 3).values);
     CHECK(c.finding == Finding::AxisOrder);
     CHECK(c.diagnosis.find("axis order [B, h, N', N] instead of [B, h, N, N'] (.permute(0, 1, 3, 2)") !=
           std::string::npos);
-    const StepComparison heads = s.compare("qkv_heads", s.ref.at("qkv_split").tensor.values);
+    const StepComparison heads = s.compare("qkv_heads", s.ref.at("qkv_split").tensor().values);
     CHECK(heads.finding == Finding::AxisOrder);
     CHECK(heads.diagnosis.find("axis order [B, N, 3, h, c] instead of [3, B, h, N, c]") != std::string::npos);
 }
 
 TEST_CASE("merged without the transpose, columns-softmax and scale bugs from synthetic tensors") {
     const Small s;
-    const Tensor& context = s.ref.at("context").tensor;  // [B, h, N, c]
+    const Tensor& context = s.ref.at("context").tensor();  // [B, h, N, c]
     CHECK(s.compare("merged", reshape(context, {2, 5, 24}, {"B", "N", "C"}).values).finding == Finding::MergeTranspose);
-    const Array columns = transpose(softmax_last(transpose(s.ref.at("scaled").tensor, 2, 3)), 2, 3).values;
+    const Array columns = transpose(softmax_last(transpose(s.ref.at("scaled").tensor(), 2, 3)), 2, 3).values;
     CHECK(s.compare("attn", columns).finding == Finding::SoftmaxAxis);
-    const StepComparison twice = s.compare("scaled", scale(s.ref.at("scaled").tensor, 1.0f / std::sqrt(6.0f)).values);
+    const StepComparison twice = s.compare("scaled", scale(s.ref.at("scaled").tensor(), 1.0f / std::sqrt(6.0f)).values);
     CHECK(twice.finding == Finding::Scale);
     CHECK(twice.diagnosis.find("twice") != std::string::npos);
 }
@@ -127,7 +127,7 @@ TEST_CASE("shape mismatches name the axis - unexplained values and NaN say so") 
           "shape mismatch: [2, 5, 12], expected [B, N, C] = [2, 5, 24]: axis 2 (C) is 12, expected 24");
     CHECK(std::isnan(shape.max_error));
     CHECK_FALSE(shape.difference);
-    Array noisy = s.ref.at("out").tensor.values;
+    Array noisy = s.ref.at("out").tensor().values;
     noisy(1, 2, 3) += 0.5f;
     const StepComparison values = s.compare("out", noisy);
     CHECK(values.finding == Finding::Values);
@@ -142,7 +142,7 @@ TEST_CASE("shape mismatches name the axis - unexplained values and NaN say so") 
 
 TEST_CASE("half-precision dumps get a coarser tolerance") {
     const Small s;
-    Array rounded = s.ref.at("out").tensor.values;
+    Array rounded = s.ref.at("out").tensor().values;
     for (float& v : rounded) v *= 1.0f + 1e-3f;  // about float16's rounding
     CHECK_FALSE(s.compare("out", rounded, "F32").ok());
     CHECK(s.compare("out", rounded, "F16").ok());

@@ -46,8 +46,8 @@ TEST_CASE("every step agrees on one thread and on two within float32 rounding") 
         REQUIRE(a.shape() == b.shape());
         const double scale = std::max(std::fabs(double(b.stats.min)), std::fabs(double(b.stats.max)));
         std::size_t differing = 0;
-        for (std::size_t j = 0; j < a.tensor.values.size(); ++j)
-            differing += !close(a.tensor.values.data()[j], b.tensor.values.data()[j], scale);
+        for (std::size_t j = 0; j < a.tensor().values.size(); ++j)
+            differing += !close(a.tensor().values.data()[j], b.tensor().values.data()[j], scale);
         CHECK(differing == 0);
         CHECK(close(a.stats.min, b.stats.min, scale));
         CHECK(close(a.stats.max, b.stats.max, scale));
@@ -61,12 +61,12 @@ TEST_CASE("every step agrees on one thread and on two within float32 rounding") 
 
 TEST_CASE("the layout steps hold the values of the steps they view") {
     const Trace t = run_on(2);
-    const auto& qkv = t.at("qkv").tensor.values;            // [B, N, 3C]
-    const auto& q = t.at("q").tensor.values;                // [B, h, N, c]
-    const auto& v = t.at("v").tensor.values;
-    const auto& k_t = t.at("k_t").tensor.values;            // [B, h, c, N']
-    const auto& context = t.at("context").tensor.values;    // [B, h, N, c]
-    const auto& merged = t.at("merged").tensor.values;      // [B, N, C]
+    const auto& qkv = t.at("qkv").tensor().values;            // [B, N, 3C]
+    const auto& q = t.at("q").tensor().values;                // [B, h, N, c]
+    const auto& v = t.at("v").tensor().values;
+    const auto& k_t = t.at("k_t").tensor().values;            // [B, h, c, N']
+    const auto& context = t.at("context").tensor().values;    // [B, h, N, c]
+    const auto& merged = t.at("merged").tensor().values;      // [B, N, C]
     const AttentionConfig cfg = parallel_config();
     const std::size_t N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
     for (std::size_t b = 0; b < cfg.batch; ++b)

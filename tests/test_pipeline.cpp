@@ -87,7 +87,7 @@ TEST_CASE("golden: every step of every case equals PyTorch's ViTAttention within
             const Array torch = read_npy((dir / (step.name + ".npy")).string());
             REQUIRE(step.shape() == shape_of(torch));
             double worst = 0;
-            CHECK(count_mismatches(step.tensor.values, torch, &worst) == 0);
+            CHECK(count_mismatches(step.tensor().values, torch, &worst) == 0);
             // What PyTorch's tensor looks like at this step: strides and contiguity.
             CHECK(step.torch_strides == g.meta["strides"][step.name].get<Strides>());
             CHECK(step.contiguous == g.meta["contiguous"][step.name].get<bool>());
@@ -127,13 +127,13 @@ TEST_CASE("every step is recorded with its name PyTorch line axes and shape form
         CHECK_FALSE(s.code.empty());
         CHECK_FALSE(s.formula.empty());
         CHECK_FALSE(s.note.empty());
-        CHECK(s.tensor.axes.size() == s.shape().size());
+        CHECK(s.tensor().axes.size() == s.shape().size());
     }
     CHECK(names == attention_step_names());
     CHECK(t.at("qkv_split").shape() == Shape{2, 16, 3, 8, 96});
     CHECK(t.at("qkv_heads").shape() == Shape{3, 2, 8, 16, 96});
-    CHECK(t.at("qkv_heads").tensor.axes == Axes{"3", "B", "h", "N", "c"});
-    CHECK(t.at("scores").tensor.axes == Axes{"B", "h", "N", "N'"});
+    CHECK(t.at("qkv_heads").tensor().axes == Axes{"3", "B", "h", "N", "c"});
+    CHECK(t.at("scores").tensor().axes == Axes{"B", "h", "N", "N'"});
     CHECK(t.at("merged").note.find("copy") == 0);
     CHECK(t.at("qkv_heads").is_view);
     CHECK(t.checks.shapes.size() == names.size());
@@ -179,8 +179,9 @@ TEST_CASE("training-mode dropout: row sums of attn_drop differ from 1 and the ch
 TEST_CASE("row-sum check counts failing rows per head") {
     Step probs;
     probs.name = "attn";
-    probs.tensor = Tensor{xt::ones<float>({1, 2, 3, 4}) * 0.25f, {"B", "h", "N", "N'"}};
-    probs.tensor.values(0, 1, 2, 0) = 0.5f;  // one row of head 1 sums to 1.25
+    Tensor weights{xt::ones<float>({1, 2, 3, 4}) * 0.25f, {"B", "h", "N", "N'"}};
+    weights.values(0, 1, 2, 0) = 0.5f;  // one row of head 1 sums to 1.25
+    probs.set_tensor(std::move(weights));
     const RowSumCheck r = check_row_sums(probs, false, 0.0f);
     CHECK(r.rows == 6);
     CHECK(r.failing_rows == 1);

@@ -25,8 +25,10 @@ Trace run_with_ids(const AttentionConfig& cfg, Bug bug, const std::string& start
     RunHooks hooks;
     hooks.edit = [start](const Trace&, Step& step) {
         if (step.name != start) return;
+        Tensor ids = step.tensor();
         float id = 0.0f;
-        for (float& v : step.tensor.values) v = id++;
+        for (float& v : ids.values) v = id++;
+        step.set_tensor(std::move(ids));
     };
     std::string failure;
     return run_buggy_attention(cfg, default_weights(cfg), default_input(cfg), bug, &failure, hooks);
@@ -42,8 +44,8 @@ const Related* find_related(const std::vector<Related>& related, const std::stri
 std::vector<Shape> positions_of(const Step& step, float id) {
     std::vector<Shape> found;
     const Shape shape = step.shape();
-    for (std::size_t i = 0; i < step.tensor.values.size(); ++i)
-        if (step.tensor.values.data()[i] == id) found.push_back(unravel(i, shape));
+    for (std::size_t i = 0; i < step.tensor().values.size(); ++i)
+        if (step.tensor().values.data()[i] == id) found.push_back(unravel(i, shape));
     return found;
 }
 
@@ -59,9 +61,9 @@ std::size_t check_layout_chain(const AttentionConfig& cfg, Bug bug, const std::s
     for (const std::string& name : chain) {
         const Step& step = t.at(name);
         const Shape shape = step.shape();
-        for (std::size_t i = 0; i < step.tensor.values.size(); ++i) {
+        for (std::size_t i = 0; i < step.tensor().values.size(); ++i) {
             const Shape index = unravel(i, shape);
-            const float id = step.tensor.values.data()[i];
+            const float id = step.tensor().values.data()[i];
             const auto related = follow_element(graph, name, index);
             for (const std::string& other : chain) {
                 if (other == name) continue;

@@ -84,7 +84,7 @@ TEST_CASE("memory budget: the per-step bytes add up to trace_bytes and to what t
     for (std::size_t i = 0; i < trace.steps.size(); ++i) {
         CAPTURE(trace.steps[i].name);
         CHECK(steps[i].step == trace.steps[i].name);
-        std::uint64_t bytes = trace.steps[i].tensor.values.size() * sizeof(float);
+        std::uint64_t bytes = trace.steps[i].tensor().values.size() * sizeof(float);
         if (const RowSumCheck* r = trace.checks.row_sum(trace.steps[i].name)) bytes += r->sums.values.size() * sizeof(float);
         CHECK(steps[i].bytes == bytes);
         recorded += bytes;

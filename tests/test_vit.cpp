@@ -202,7 +202,7 @@ TEST_CASE("the trace records the embedding, every block's steps and attention, a
     CHECK(names == vit_embed_step_names());
     CHECK(t.at("patches").shape() == Shape{1, 16, 3 * 8 * 8});
     CHECK(t.at("tokens").shape() == Shape{1, 17, 64});
-    CHECK(t.at("tokens").tensor.axes == Axes{"B", "N", "C"});
+    CHECK(t.at("tokens").tensor().axes == Axes{"B", "N", "C"});
     CHECK(t.at("cls_out").shape() == Shape{1, 64});
     CHECK(t.at("cls_out").is_view);
     CHECK(t.at("probs").shape() == Shape{1, 10});
@@ -214,14 +214,14 @@ TEST_CASE("the trace records the embedding, every block's steps and attention, a
         for (const Step& s : b.steps) names.push_back(s.name);
         CHECK(names == vit_block_step_names());
         CHECK(b.attention.steps.size() == attention_step_names().size());
-        CHECK(b.attention.at("input").tensor.values == b.at("norm1").tensor.values);
-        CHECK(b.at("attn_out").tensor.values == b.attention.at("out_drop").tensor.values);
+        CHECK(b.attention.at("input").tensor().values == b.at("norm1").tensor().values);
+        CHECK(b.at("attn_out").tensor().values == b.attention.at("out_drop").tensor().values);
         CHECK(b.at("fc1").shape() == Shape{1, 17, 256});
         CHECK(b.attn().shape()[1] == 4);
     }
     // The next block reads the previous block's output.
-    CHECK(t.blocks[1].attention.at("input").tensor.values ==
-          layer_norm(t.blocks[0].at("residual2").tensor, model.weights.blocks[1].norm1_weight,
+    CHECK(t.blocks[1].attention.at("input").tensor().values ==
+          layer_norm(t.blocks[0].at("residual2").tensor(), model.weights.blocks[1].norm1_weight,
                      model.weights.blocks[1].norm1_bias, 1e-6f)
               .values);
 }

@@ -125,7 +125,7 @@ TEST_CASE("engine runner: a snapshot stays valid and unchanged while later jobs 
     const std::optional<EngineResult> first = runner.wait();
     REQUIRE(first);
     const std::shared_ptr<const Trace> snapshot = first->trace;
-    const float before = snapshot->at("attn").tensor.values(0, 0, 0, 0);
+    const float before = snapshot->at("attn").tensor().values(0, 0, 0, 0);
     // Readers on other threads (like panels drawing) while the worker builds the next traces.
     std::atomic<bool> stop{false};
     std::vector<std::thread> readers;
@@ -133,7 +133,7 @@ TEST_CASE("engine runner: a snapshot stays valid and unchanged while later jobs 
         readers.emplace_back([&] {
             while (!stop) {
                 double sum = 0;
-                for (float v : snapshot->at("attn").tensor.values) sum += v;
+                for (float v : snapshot->at("attn").tensor().values) sum += v;
                 CHECK(std::abs(sum - 2 * 4) < 1e-3);  // B*h*N rows summing to 1
             }
         });
@@ -145,7 +145,7 @@ TEST_CASE("engine runner: a snapshot stays valid and unchanged while later jobs 
     }
     stop = true;
     for (auto& t : readers) t.join();
-    CHECK(snapshot->at("attn").tensor.values(0, 0, 0, 0) == before);
+    CHECK(snapshot->at("attn").tensor().values(0, 0, 0, 0) == before);
 }
 
 TEST_CASE("engine runner: configs over the memory budget never reach the worker") {

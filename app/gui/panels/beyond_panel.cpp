@@ -299,11 +299,11 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
     const ImVec2 q0(p0.x + side + 16, p0.y);
     float hi = 0.0f;
     if (attn) {
-        const float* values = attn->tensor.values.data() + (v.window * h + v.head) * M2 * M2;
+        const float* values = attn->tensor().values.data() + (v.window * h + v.head) * M2 * M2;
         for (std::size_t k = 0; k < M2 * M2; ++k) hi = std::max(hi, values[k]);
         const Step* masked = trace.find("masked");  // shifted windows: -inf where Swin's mask hides a pair
         DrawValues(dl, q0, side, values, M2, M2, 0.0f, hi,
-                   masked ? masked->tensor.values.data() + (v.window * h + v.head) * M2 * M2 : nullptr);
+                   masked ? masked->tensor().values.data() + (v.window * h + v.head) * M2 * M2 : nullptr);
         dl->AddRect(q0, ImVec2(q0.x + side, q0.y + side), IM_COL32(200, 200, 200, 255));
     }
     ImGui::TextDisabled("%s", r.shift ? tr("grid rolled by -M/2") : tr("one colour per window"));
@@ -338,7 +338,7 @@ void DrawMask(const Trace& trace, UiState& ui) {
         const float cell = side / N;
         for (std::size_t i = 0; i < N; ++i)
             for (std::size_t j = 0; j < N; ++j) {
-                const bool hidden = std::isinf(masked->tensor.values(b, 0, i, j));
+                const bool hidden = std::isinf(masked->tensor().values(b, 0, i, j));
                 dl->AddRectFilled(ImVec2(p0.x + j * cell, p0.y + i * cell), ImVec2(p0.x + (j + 1) * cell, p0.y + (i + 1) * cell),
                                   hidden ? IM_COL32(60, 60, 60, 255) : IM_COL32(80, 200, 140, 255));
             }

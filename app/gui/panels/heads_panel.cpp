@@ -23,9 +23,9 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         return;
     }
     const Step* step = SelectedStep(trace, ui);
-    const int h_axis = step ? ui::head_axis(step->tensor.axes) : -1;
+    const int h_axis = step ? ui::head_axis(step->tensor().axes) : -1;
     if (!step || h_axis < 0 || step->shape().size() < 3) {
-        const std::string title = step ? step->name + " " + format_axes(step->tensor.axes) + tr(" has no head axis h")
+        const std::string title = step ? step->name + " " + format_axes(step->tensor().axes) + tr(" has no head axis h")
                                         : std::string(tr("No trace"));
         EmptyState(title.c_str(),
                    tr("The heads grid shows every head side by side once the features are split into h heads: "
@@ -38,7 +38,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     InspectorView& view = ViewFor(ui, *step);
     const std::size_t heads = shape[static_cast<std::size_t>(h_axis)];
     const std::size_t shown = std::min<std::size_t>(heads, 64);
-    const Axes& axes = step->tensor.axes;
+    const Axes& axes = step->tensor().axes;
 
     // Controls: the other fixed axes (batch item, q/k/v selector) shared with the inspector.
     ui::SliceSpec base = ui::head_slice(axes, shape, view.spec, 0);
@@ -77,7 +77,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
                       step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
         slots[hd] = "head" + std::to_string(hd);
         if (!ui.heatmaps) continue;
-        slices[hd] = &ui.heatmaps->slice(slots[hd], key, [&] { return ui::extract_slice(step->tensor.values, spec); });
+        slices[hd] = &ui.heatmaps->slice(slots[hd], key, [&] { return ui::extract_slice(step->tensor().values, spec); });
         if (slices[hd]->empty()) continue;
         lo = first ? slices[hd]->min : std::min(lo, slices[hd]->min);
         hi = first ? slices[hd]->max : std::max(hi, slices[hd]->max);
