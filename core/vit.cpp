@@ -15,6 +15,7 @@
 #include "ops.hpp"
 #include "random.hpp"
 #include "torch_layout.hpp"
+#include "views.hpp"
 
 namespace attnscope {
 
@@ -232,7 +233,7 @@ struct VitStepText {
 
 // Appends a step. PyTorch's tensor is a view with `view_layout` when one is given, else a new
 // contiguous tensor.
-const Step& record(std::vector<Step>& steps, Progress& progress, VitStepText text, Tensor tensor,
+const Step& record(std::vector<Step>& steps, Progress& progress, VitStepText text, TensorView values,
                    std::optional<TorchLayout> view_layout = std::nullopt) {
     progress.check_cancel();
     Step s;
@@ -243,15 +244,21 @@ const Step& record(std::vector<Step>& steps, Progress& progress, VitStepText tex
     s.inputs = std::move(text.inputs);
     s.operands = std::move(text.operands);
     s.note = std::move(text.note);
-    const TorchLayout l = view_layout ? *view_layout : TorchLayout::contiguous(shape_of(tensor.values));
+    const TorchLayout l = view_layout ? *view_layout : TorchLayout::contiguous(values.shape);
     s.torch_strides = l.strides;
     s.contiguous = l.is_contiguous();
     s.is_view = view_layout.has_value();
-    s.set_tensor(std::move(tensor));
-    s.stats = compute_stats(s.tensor().values);
+    s.stats = compute_stats(values);
+    s.set_view(std::move(values));
     steps.push_back(std::move(s));
     progress.advance();
     return steps.back();
+}
+
+const Step& record(std::vector<Step>& steps, Progress& progress, VitStepText text, Tensor tensor,
+                   std::optional<TorchLayout> view_layout = std::nullopt) {
+    return record(steps, progress, std::move(text), view_of(std::make_shared<const Tensor>(std::move(tensor))),
+                  std::move(view_layout));
 }
 
 Operand operand(const std::string& expr, const Array& a) { return {expr, shape_of(a)}; }
@@ -286,7 +293,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
         steps, progress,
         {"attn_out", "attention", "self.attn(x)", "b n C -> b n C  (multi-head self-attention)", {"norm1"},
          {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
-        blk.attention.at("out_drop").tensor());
+        blk.attention.at("out_drop").view());
 
     // x = x + self.attn(self.norm1(x))                                        [B, N, D]
     const Step& residual1 = record(
@@ -619,7 +626,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
         t.head, progress,
         {"cls_out", "select", "x[:, 0]", "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
          "view, no copy: the class token's row of every image; only it reaches the head"},
-        select(norm.tensor(), 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
+        select_view(norm.view(), 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
 
     // self.head(x)                                                            [B, K]
     const Step& logits = record(
