@@ -371,10 +371,9 @@ void DrawBeyondPanel(const Trace& trace, UiState& ui) {
         if (trace.beyond && trace.beyond->windows && trace.beyond->windows->shift)  // the window that wraps: masked pairs
             ui.beyond.window = trace.beyond->windows->windows - 1;
     }
-    // One window per path (each remembers its place); flash also takes the Row sums panel's place
-    // (there is no softmax output to check) for its memory plot.
-    const bool flash = trace.beyond && trace.beyond->flash;
-    PlaceWindow(1130, 22, 470, flash ? 978 : 548);
+    // One window per path (each remembers its place); on flash the Attention map panel takes the
+    // Row sums panel's place (there is no softmax output to check).
+    PlaceWindow(1130, 22, 470, 548);
     char title[128];
     const char* path = trace.beyond ? path_name(trace.beyond->path) : "mask";
     std::snprintf(title, sizeof title, "%s: %s###Beyond_%s", tr("Beyond the textbook"), trace.beyond ? path : tr("mask"),
