@@ -80,7 +80,9 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
 
     // The N x N' grid of tiles (never stored: only one Br x Bc tile exists at a time) and O [N, c].
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float side = std::min(ImGui::GetContentRegionAvail().x * 0.5f, 170.0f * ImGui::GetFontSize() / 15.0f);
+    // (smaller while the Attention map panel shares the column, so the memory plot still fits)
+    const float side = std::min(ImGui::GetContentRegionAvail().x * 0.5f,
+                                (ui.flash_map.visible ? 110.0f : 170.0f) * ImGui::GetFontSize() / 15.0f);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     const float scale = side / static_cast<float>(r.tokens);
     const auto states = ui::tile_states(r, v.tile);
