@@ -120,7 +120,9 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     ui::MapPlan plan = ui::plan_viewport(N, map.overview_block(), v.pan_x, v.pan_y, visible, visible, side, side);
     std::size_t pending = 0;
     if (plan.exact) {
-        pending = map.compute_tiles(src, v.batch, v.head, plan, budget);
+        // what is left of this frame's budget after the overview (at least one tile)
+        const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - frame_start).count();
+        pending = map.compute_tiles(src, v.batch, v.head, plan, budget < 0 ? -1.0 : std::max(0.0, budget - spent));
         if (pending) plan = ui::plan_viewport(N, map.overview_block(), v.pan_x, v.pan_y, visible, visible, side, side, false);
     }
     char key[192];
