@@ -101,6 +101,11 @@ float attention_weight(const FlashAttentionSource& s, std::size_t b, std::size_t
     return v;
 }
 
+bool attention_hidden(const FlashAttentionSource& s, std::size_t b, std::size_t row, std::size_t col) {
+    const std::size_t valid = s.valid_tokens.empty() ? s.tokens : s.valid_tokens.at(b);
+    return col >= valid || (s.causal && col > row);
+}
+
 std::size_t overview_block(std::size_t tokens, std::size_t max_cells) {
     max_cells = std::max<std::size_t>(1, max_cells);
     return std::max<std::size_t>(1, (tokens + max_cells - 1) / max_cells);

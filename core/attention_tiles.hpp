@@ -51,6 +51,9 @@ std::vector<float> attention_tile(const FlashAttentionSource& source, std::size_
 float attention_weight(const FlashAttentionSource& source, std::size_t b, std::size_t head, std::size_t row,
                        std::size_t col);
 
+// True when the causal / key padding mask hides key col from query row of batch item b (its weight is 0).
+bool attention_hidden(const FlashAttentionSource& source, std::size_t b, std::size_t row, std::size_t col);
+
 // The overview's block side for an N x N map and at most max_cells cells per side: ceil(N / max_cells).
 std::size_t overview_block(std::size_t tokens, std::size_t max_cells);
 // Cells per side of the overview: ceil(N / block).

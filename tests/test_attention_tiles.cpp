@@ -213,7 +213,13 @@ TEST_CASE("tiles: a tile reads only its own query and key rows") {
             CHECK(tile[i * 7 + j] == doctest::Approx(std::exp(0.5 * dot)).epsilon(1e-6));
         }
     // Causal: the tile above the diagonal is exact zeros without touching q or k.
+    CHECK_FALSE(attention_hidden(s, 0, 3, 20));
     s.causal = true;
+    CHECK(attention_hidden(s, 0, 3, 20));
+    CHECK_FALSE(attention_hidden(s, 0, 20, 20));
+    s.valid_tokens = {25};
+    CHECK(attention_hidden(s, 0, 30, 26));
+    CHECK_FALSE(attention_hidden(s, 0, 30, 24));
     const std::vector<float> hidden = attention_tile(s, 0, 0, 0, 4, 20, 27);
     CHECK(std::all_of(hidden.begin(), hidden.end(), [](float v) { return v == 0.0f; }));
     CHECK_THROWS_AS(attention_tile(s, 0, 0, 8, 33, 0, 4), std::out_of_range);

@@ -216,7 +216,10 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         ImGui::Text("attn[%zu, %zu, %zu, %zu] = %s", v.batch, v.head, row, col, ui::format_value(w).c_str());
         ImGui::BeginTooltip();
         ImGui::Text("attn[%zu, %zu, %zu, %zu] = %.7g", v.batch, v.head, row, col, static_cast<double>(w));
-        ImGui::TextDisabled("%s", tr("exact: exp(q_i . k_j * scale - m_i) / l_i"));
+        if (attention_hidden(src, v.batch, row, col))
+            ImGui::TextDisabled("%s", tr("hidden by the mask: exactly 0"));
+        else
+            ImGui::TextDisabled("%s", tr("exact: exp(q_i . k_j * scale - m_i) / l_i"));
         if (plan.factor > 1 && !picture.empty()) {
             const std::size_t pi = std::min(picture.rows - 1, (row - std::min(row, plan.r0)) / plan.factor);
             const std::size_t pj = std::min(picture.cols - 1, (col - std::min(col, plan.c0)) / plan.factor);
