@@ -151,6 +151,7 @@ std::uint64_t beyond_trace_bytes(const AttentionConfig& c) {
             const std::uint64_t kept = std::min<std::uint64_t>(tiles, kFlashMaxTiles);
             floats = add(floats, add(mul(mul(kept, br), 2), std::min<std::uint64_t>(kFlashOutputBudget,
                                                                                    mul(mul(kept, br), c.head_dim()))));
+            floats = add(floats, mul(2, mul(bh, c.tokens)));  // row_max, row_sum [B, h, N]
             break;
         }
         case AttentionPath::kv_cache:  // the assembled attn [B, h, N, N] and the per-token rows of item 0

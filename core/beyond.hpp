@@ -66,6 +66,8 @@ struct FlashRecord {
     std::size_t tiles_total = 0;                // over every (b, head)
     std::size_t tiles_skipped = 0;              // causal tiles above the diagonal, over every (b, head)
     std::vector<float> final_m, final_l;        // [N] for (batch_item, head)
+    std::vector<float> row_max, row_sum;        // [B, h, N] final m and l of every row: attn = exp(s - m) / l
+                                                // (core/attention_tiles.hpp recomputes any tile from them)
     MemoryPoint memory;                         // this config
     std::vector<MemoryPoint> memory_vs_tokens;  // the same B, C, h, Br, Bc at N = 64 .. 4096 (and this N)
     std::size_t largest_tensor_floats = 0;      // the largest buffer the flash path allocated (one tile or [N, c])

@@ -36,6 +36,8 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
         record->row_blocks = row_blocks, record->col_blocks = col_blocks;
         record->final_m.assign(N, 0.0f);
         record->final_l.assign(N, 0.0f);
+        record->row_max.assign(B * h * N, 0.0f);  // [B, h, N]: 2 B h N floats, small next to q, k, v
+        record->row_sum.assign(B * h * N, 0.0f);
     }
     for (std::size_t b = 0; b < B; ++b) {
         const std::size_t valid = mc.valid_tokens.empty() ? N : mc.valid_tokens.at(b);
@@ -104,6 +106,10 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
                     const float inv = 1.0f / l[i];
                     for (std::size_t e = 0; e < c; ++e) Out[(r0 + i) * c + e] = O[i * c + e] * inv;
                     if (recorded) record->final_m[r0 + i] = m[i], record->final_l[r0 + i] = l[i];
+                    if (record) {
+                        record->row_max[(b * h + head) * N + r0 + i] = m[i];
+                        record->row_sum[(b * h + head) * N + r0 + i] = l[i];
+                    }
                 }
             }
         }

@@ -196,6 +196,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawCostPanel(trace, ui);
     DrawGradientsPanel(trace, ui);
     DrawBeyondPanel(trace, ui);
+    DrawFlashMapPanel(trace, ui);
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "beyond.hpp"
+#include "logic/flash_map.hpp"
 #include "logic/slice.hpp"
 
 namespace attnscope {
@@ -48,6 +50,20 @@ GuiBench::GuiBench() = default;
 void GuiBench::before_frame(const Trace& trace, UiState& ui) {
     ui.animate = false;
     have_trace_ = !trace.steps.empty();
+    flash_ = trace.beyond && trace.beyond->flash;
+    if (last_phase_ == Phase::MapPans || last_phase_ == Phase::MapHeads)  // the previous frame's panel time
+        (last_phase_ == Phase::MapPans ? map_pan_panel_ms_ : map_head_panel_ms_).push_back(ui.flash_map.frame_ms);
+    last_phase_ = phase_;
+    if (phase_ == Phase::MapPans) {  // an exact view of about 1000 x 1000 weights moved by 64 keys a frame
+        const float N = static_cast<float>(trace.config.tokens);
+        ui.flash_map.zoom = std::max(1.0f, N / static_cast<float>(ui::kExactMaxSide - 24));
+        ui.flash_map.pan_y = N / 2;
+        ui.flash_map.pan_x = static_cast<float>(64 * frame_);
+    }
+    if (phase_ == Phase::MapHeads) {  // the next head at overview zoom: its whole overview
+        ui.flash_map.zoom = 1.0f;
+        ui.flash_map.head = (ui.flash_map.head + 1) % trace.config.heads;
+    }
     if (phase_ == Phase::Steps && !trace.steps.empty())
         ui.stepper.select((ui.stepper.selected + 1) % static_cast<int>(trace.steps.size()));
     if (phase_ == Phase::Heads) {
@@ -98,7 +114,16 @@ bool GuiBench::after_frame(std::size_t uploads) {
             idle_cpu_ms_.push_back(clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu_start_);
             idle_process_cpu_ms_.push_back(clock_ms(CLOCK_PROCESS_CPUTIME_ID) - process_cpu_start_);
         }
-        if (++frame_ >= kIdleFrames) phase_ = Phase::Done;
+        if (++frame_ >= kIdleFrames) phase_ = flash_ ? Phase::MapPans : Phase::Done;
+        if (phase_ == Phase::MapPans) frame_ = 0;
+        return phase_ != Phase::Done;
+    case Phase::MapPans:
+    case Phase::MapHeads:
+        (phase_ == Phase::MapPans ? map_pan_ms_ : map_head_ms_).push_back(wall);
+        if (++frame_ >= kSwitches) {
+            phase_ = phase_ == Phase::MapPans ? Phase::MapHeads : Phase::Done;
+            frame_ = 0;
+        }
         return phase_ != Phase::Done;
     case Phase::Done:
         return false;
@@ -109,7 +134,7 @@ bool GuiBench::after_frame(std::size_t uploads) {
 std::string GuiBench::result() const {
     std::vector<double> switches = step_ms_;
     switches.insert(switches.end(), head_ms_.begin(), head_ms_.end());
-    return nlohmann::json{{"first_frame_ms", first_frame_ms_},
+    nlohmann::json j{{"first_frame_ms", first_frame_ms_},
                           {"switch_ms", median(switches)},
                           {"step_switch_ms", median(step_ms_)},
                           {"head_switch_ms", median(head_ms_)},
@@ -117,8 +142,17 @@ std::string GuiBench::result() const {
                           {"switch_uploads", switch_uploads_},
                           {"idle_frame_ms", median(idle_ms_)},
                           {"idle_frame_cpu_ms", median(idle_cpu_ms_)},
-                          {"idle_frame_process_cpu_ms", median(idle_process_cpu_ms_)}}
-        .dump();
+                          {"idle_frame_process_cpu_ms", median(idle_process_cpu_ms_)}};
+    if (!map_pan_ms_.empty()) {  // flash: the Attention map panel (every tile computed within the frame)
+        j["map_pan_frame_ms"] = median(map_pan_ms_);
+        j["map_pan_frame_max_ms"] = *std::max_element(map_pan_ms_.begin(), map_pan_ms_.end());
+        j["map_head_switch_frame_ms"] = median(map_head_ms_);
+        j["map_pan_panel_ms"] = median(map_pan_panel_ms_);
+        j["map_pan_panel_max_ms"] =
+            map_pan_panel_ms_.empty() ? 0.0 : *std::max_element(map_pan_panel_ms_.begin(), map_pan_panel_ms_.end());
+        j["map_head_switch_panel_ms"] = median(map_head_panel_ms_);
+    }
+    return j.dump();
 }
 
 }  // namespace attnscope

@@ -4,7 +4,9 @@
 //
 // Frames: the first frame (timed from process start), a few to settle, then step switches (the
 // selected step moves on, so the inspector and heads grid upload new textures), head switches
-// (the inspector opens the next head of attn), and idle frames (nothing changes).
+// (the inspector opens the next head of attn), and idle frames (nothing changes). On the flash
+// path also the Attention map panel: pans of an exact view (tiles computed in that frame) and
+// head switches at overview zoom (the whole overview of the new head computed in that frame).
 #pragma once
 
 #include <string>
@@ -23,14 +25,18 @@ public:
     std::string result() const;
 
 private:
-    enum class Phase { First, Settle, Steps, Heads, Idle, Done };
+    enum class Phase { First, Settle, Steps, Heads, Idle, MapPans, MapHeads, Done };
     Phase phase_ = Phase::First;
     int frame_ = 0;  // within the phase
     bool have_trace_ = false;
+    bool flash_ = false;  // the trace has the flash path's map
     double wall_start_ = 0.0, cpu_start_ = 0.0, process_cpu_start_ = 0.0;
     double first_frame_ms_ = 0.0;
     std::size_t uploads_before_ = 0, switch_uploads_ = 0;
     std::vector<double> step_ms_, head_ms_, idle_ms_, idle_cpu_ms_, idle_process_cpu_ms_;
+    std::vector<double> map_pan_ms_, map_head_ms_;
+    std::vector<double> map_pan_panel_ms_, map_head_panel_ms_;  // the panel's own share (read a frame later)
+    Phase last_phase_ = Phase::First;
 };
 
 }  // namespace attnscope

@@ -18,6 +18,7 @@
 #include "logic/colormap.hpp"
 #include "logic/export_path.hpp"
 #include "logic/file_browser.hpp"
+#include "logic/flash_map.hpp"
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
 #include "logic/slice.hpp"
@@ -117,6 +118,9 @@ struct UiState {
 
     // ---- the Beyond panel (flash tiles, KV cache, windows)
     ui::BeyondView beyond;
+    // ---- the flash path's Attention map (tiles on demand; the state holds the overview and tile cache)
+    ui::FlashMapView flash_map;
+    std::shared_ptr<ui::FlashMap> flash_map_state;
 
     // ---- File > Open browser
     bool browser_open = false;

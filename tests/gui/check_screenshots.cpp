@@ -19,6 +19,7 @@ const std::vector<std::string> g_paths = {ATTNSCOPE_SHOT_DIR "/qkv_heads.png", A
                                           ATTNSCOPE_SHOT_DIR "/beyond_flash.png",
                                           ATTNSCOPE_SHOT_DIR "/beyond_kv_cache.png",
                                           ATTNSCOPE_SHOT_DIR "/beyond_windows_shift.png",
+                                          ATTNSCOPE_SHOT_DIR "/beyond_flash_map.png",
                                           ATTNSCOPE_SHOT_DIR "/classroom_zh.png",
                                           ATTNSCOPE_SHOT_DIR "/classroom_presentation_zh.png"};
 

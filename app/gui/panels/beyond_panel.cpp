@@ -80,7 +80,9 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
 
     // The N x N' grid of tiles (never stored: only one Br x Bc tile exists at a time) and O [N, c].
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float side = std::min(ImGui::GetContentRegionAvail().x * 0.5f, 170.0f * ImGui::GetFontSize() / 15.0f);
+    // (smaller while the Attention map panel shares the column, so the memory plot still fits)
+    const float side = std::min(ImGui::GetContentRegionAvail().x * 0.5f,
+                                (ui.flash_map.visible ? 110.0f : 170.0f) * ImGui::GetFontSize() / 15.0f);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     const float scale = side / static_cast<float>(r.tokens);
     const auto states = ui::tile_states(r, v.tile);
@@ -371,10 +373,9 @@ void DrawBeyondPanel(const Trace& trace, UiState& ui) {
         if (trace.beyond && trace.beyond->windows && trace.beyond->windows->shift)  // the window that wraps: masked pairs
             ui.beyond.window = trace.beyond->windows->windows - 1;
     }
-    // One window per path (each remembers its place); flash also takes the Row sums panel's place
-    // (there is no softmax output to check) for its memory plot.
-    const bool flash = trace.beyond && trace.beyond->flash;
-    PlaceWindow(1130, 22, 470, flash ? 978 : 548);
+    // One window per path (each remembers its place); on flash the Attention map panel takes the
+    // Row sums panel's place (there is no softmax output to check).
+    PlaceWindow(1130, 22, 470, 548);
     char title[128];
     const char* path = trace.beyond ? path_name(trace.beyond->path) : "mask";
     std::snprintf(title, sizeof title, "%s: %s###Beyond_%s", tr("Beyond the textbook"), trace.beyond ? path : tr("mask"),

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "beyond.hpp"
 #include "logic/i18n.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
@@ -46,6 +47,8 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem(tr("Gradients"), nullptr, &ui.show_gradients);
         ImGui::MenuItem(tr("Beyond the textbook"), nullptr, trace.beyond ? &ui.beyond.visible : &ui.beyond.mask_visible,
                         trace.beyond != nullptr || trace.find("masked") != nullptr);
+        ImGui::MenuItem(tr("Attention map (flash)"), nullptr, &ui.flash_map.visible,
+                        trace.beyond != nullptr && trace.beyond->flash != nullptr);
         ImGui::MenuItem(tr("Config"), nullptr, &ui.panels.config, !ui.vit_on_screen);
         ImGui::MenuItem(tr("Follow an element"), nullptr, &ui.show_follow);
         ImGui::MenuItem(tr("Cost"), nullptr, &ui.show_cost);

@@ -34,6 +34,8 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui);
 bool DrawBeyondConfig(AttentionConfig& config);
 // Flash tiles, the KV cache or the windows of the trace on screen (nothing for the textbook path).
 void DrawBeyondPanel(const Trace& trace, UiState& ui);
+// The flash path's attention map, computed per visible tile on demand (flash_map_panel.cpp).
+void DrawFlashMapPanel(const Trace& trace, UiState& ui);
 // The ViT on its picture: prediction, per-head overlays, rollout, block and query selectors.
 // vit is null while the first run is loading (or failed): an empty state is drawn.
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui);
