@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
+#include "vmath.hpp"
 
 namespace attnscope {
 
@@ -36,32 +36,14 @@ struct StatsAccumulator {
         }
     }
 
-    // A block of whole SIMD batches: float lanes within the block (short enough to keep float
-    // sums accurate), then one double add per block. x - x is 0 for finite x and NaN otherwise,
-    // so one NaN in `poison` sends the block to the scalar path.
+    // A block of whole SIMD batches (core/vmath.cpp: float lanes within the block, short enough to
+    // keep float sums accurate, then one double add per block). A block holding a NaN or an infinity
+    // is counted value by value.
     void add_block(const float* d, std::size_t n) {
-        using batch = xsimd::batch<float>;
-        batch vlo(lo), vhi(hi), vsum(0.0f), vsq(0.0f), poison(0.0f);
-        for (std::size_t i = 0; i < n; i += batch::size) {
-            const batch b = batch::load_unaligned(d + i);
-            poison += b - b;
-            vlo = xsimd::min(vlo, b);
-            vhi = xsimd::max(vhi, b);
-            vsum += b;
-            vsq = xsimd::fma(b, b, vsq);
-        }
-        if (!(xsimd::hadd(poison) == 0.0f)) {  // NaN compares unequal too
+        if (vmath::finite_block_stats(d, n, lo, hi, sum, sum_sq))
+            finite += n;
+        else
             add_scalar(d, n);
-            return;
-        }
-        alignas(64) float lanes[batch::size];
-        vlo.store_aligned(lanes);
-        for (float v : lanes) lo = std::min(lo, v);
-        vhi.store_aligned(lanes);
-        for (float v : lanes) hi = std::max(hi, v);
-        sum += xsimd::hadd(vsum);
-        sum_sq += xsimd::hadd(vsq);
-        finite += n;
     }
 };
 
