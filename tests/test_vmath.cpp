@@ -1,12 +1,17 @@
 // The vector kernels of core/vmath.cpp (issue 8) against plain double-precision loops: every length
-// from 0 to 40 (the partial last vector of each kernel), NaN and infinities where the ops meet them.
+// from 0 to 40 (the partial last vector of each kernel), NaN and infinities where the ops meet them,
+// and compute_stats (core/trace.cpp) on its parallel path.
 #include <doctest/doctest.h>
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "random.hpp"
+#include "trace.hpp"
 #include "vmath.hpp"
 
 using namespace attnscope;
@@ -174,4 +179,42 @@ TEST_CASE("finite_block_stats refuses a block with a NaN or an infinity anywhere
             CHECK_FALSE(vmath::finite_block_stats(y.data(), y.size(), l, h, s, q));
             CHECK((l == 1.0f && h == 2.0f && s == 3.0 && q == 4.0));  // untouched
         }
+}
+
+TEST_CASE("compute_stats on the parallel path equals a double loop and does not depend on the threads") {
+    // 5 chunks of 64K values and a partial one, plus a scalar tail: the team path of compute_stats.
+    Array a = make_array({5 * 65536 + 40000 + 77});
+    Rng rng(3, 9);
+    for (float& v : a) v = -1.0f + 4.0f * rng.normal();
+    a(70000) = std::numeric_limits<float>::quiet_NaN();
+    a(300001) = kInf;
+    a(a.size() - 1) = -kInf;
+    double sum = 0, sq = 0;
+    float lo = kInf, hi = -kInf;
+    std::size_t finite = 0;
+    for (float v : a)
+        if (std::isfinite(v)) {
+            sum += v;
+            sq += double(v) * v;
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+            ++finite;
+        }
+    const double mean = sum / double(finite);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const Stats one = compute_stats(a);
+    omp_set_num_threads(2);
+    const Stats two = compute_stats(a);
+    omp_set_num_threads(saved);
+    for (const Stats& s : {one, two}) {
+        CHECK(s.nan_count == 1);
+        CHECK(s.inf_count == 2);
+        CHECK(s.min == lo);
+        CHECK(s.max == hi);
+        CHECK(s.mean == doctest::Approx(mean).epsilon(1e-6));
+        CHECK(s.std == doctest::Approx(std::sqrt(sq / double(finite) - mean * mean)).epsilon(1e-5));
+    }
+    CHECK(one.mean == two.mean);  // the same chunks, merged in the same order
+    CHECK(one.std == two.std);
 }
