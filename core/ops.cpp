@@ -13,7 +13,7 @@
 
 #include <omp.h>
 
-#include <xsimd/xsimd.hpp>
+#include "vmath.hpp"
 
 namespace attnscope {
 
@@ -59,6 +59,17 @@ void copy_floats(const float* src, float* dst, std::size_t n) {
     {
         const auto [begin, end] = share(n, omp_get_thread_num(), omp_get_num_threads());
         if (end > begin) std::memcpy(dst + begin, src + begin, (end - begin) * sizeof(float));
+    }
+}
+
+// f(begin, end) over [0, n) cut into one part per thread (one part for small n).
+template <typename F>
+void for_spans(std::size_t n, F f) {
+    const int threads = threads_for(n);
+#pragma omp parallel num_threads(threads)
+    {
+        const auto [begin, end] = share(n, omp_get_thread_num(), omp_get_num_threads());
+        if (end > begin) f(begin, end);
     }
 }
 
@@ -357,9 +368,7 @@ Tensor scale(const Tensor& x, float s) {
     Tensor y{make_array(shape_of(x.values)), x.axes};
     const float* xd = x.values.data();
     float* yd = y.values.data();
-    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(x.values.size());
-#pragma omp parallel for simd schedule(static) num_threads(threads_for(x.values.size()))
-    for (std::ptrdiff_t i = 0; i < n; ++i) yd[i] = xd[i] * s;
+    for_spans(x.values.size(), [&](std::size_t begin, std::size_t end) { vmath::scale(xd + begin, s, yd + begin, end - begin); });
     return y;
 }
 
@@ -371,40 +380,10 @@ Tensor softmax_last(const Tensor& x) {
     Tensor y{make_array(xs), x.axes};
     const std::size_t n = xs.back();
     if (n == 0) return y;
-    using batch = xsimd::batch<float>;
-    constexpr std::size_t lanes = batch::size;
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(x.values.size() / n);
 #pragma omp parallel for schedule(static) num_threads(threads_for(x.values.size()))
-    for (std::ptrdiff_t r = 0; r < rows; ++r) {
-        const float* in = x.values.data() + r * n;
-        float* out = y.values.data() + r * n;
-        float row_max = in[0];
-        std::size_t m = 0;
-        if (n >= lanes) {  // lane-wise max, then across the lanes (max is exact in any order)
-            batch max_of_lanes = batch::load_unaligned(in);
-            for (m = lanes; m + lanes <= n; m += lanes) max_of_lanes = xsimd::max(max_of_lanes, batch::load_unaligned(in + m));
-            alignas(64) float lane[lanes];
-            max_of_lanes.store_aligned(lane);
-            for (float l : lane) row_max = std::max(row_max, l);
-        }
-        for (; m < n; ++m) row_max = std::max(row_max, in[m]);
-        // A row of -inf (fully masked) or +inf would make x - max NaN; PyTorch gives NaN there too.
-        std::size_t j = 0;
-        batch sum_lanes(0.0f);
-        const batch max_lanes(row_max);
-        for (; j + lanes <= n; j += lanes) {
-            batch e = xsimd::exp(batch::load_unaligned(in + j) - max_lanes);
-            e.store_unaligned(out + j);
-            sum_lanes += e;
-        }
-        float sum = xsimd::hadd(sum_lanes);
-        for (; j < n; ++j) {
-            out[j] = std::exp(in[j] - row_max);
-            sum += out[j];
-        }
-        const float inv = 1.0f / sum;
-        for (j = 0; j < n; ++j) out[j] *= inv;
-    }
+    for (std::ptrdiff_t r = 0; r < rows; ++r)  // max, exp(x - max) and its sum, / sum (core/vmath.cpp)
+        vmath::softmax_row(x.values.data() + r * n, y.values.data() + r * n, n);
     return y;
 }
 
@@ -470,17 +449,8 @@ Tensor sum_last(const Tensor& x) {
     const std::size_t n = xs.back();
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(y.values.size());
 #pragma omp parallel for schedule(static) num_threads(threads_for(x.values.size()))
-    for (std::ptrdiff_t r = 0; r < rows; ++r) {
-        // Four running sums in double, so the adds do not wait on each other; then one.
-        const float* row = x.values.data() + static_cast<std::size_t>(r) * n;
-        double part[4] = {0.0, 0.0, 0.0, 0.0};
-        std::size_t j = 0;
-        for (; j + 4 <= n; j += 4)
-            for (std::size_t l = 0; l < 4; ++l) part[l] += row[j + l];
-        double sum = (part[0] + part[1]) + (part[2] + part[3]);
-        for (; j < n; ++j) sum += row[j];
-        y.values.data()[r] = static_cast<float>(sum);
-    }
+    for (std::ptrdiff_t r = 0; r < rows; ++r)  // accumulated in double (core/vmath.cpp)
+        y.values.data()[r] = static_cast<float>(vmath::sum(x.values.data() + static_cast<std::size_t>(r) * n, n));
     return y;
 }
 
@@ -506,18 +476,11 @@ Tensor layer_norm(const Tensor& x, const Array& weight, const Array& bias, float
                              format_shape(shape_of(*p)) + ", expected [" + std::to_string(n) + "] to match x " +
                              format_shape(xs) + "'s last axis (" + axis_desc(x, xs.size() - 1) + ")");
     Tensor y{make_array(xs), x.axes};
-    const std::size_t rows = n ? x.values.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* in = x.values.data() + r * n;
-        float* out = y.values.data() + r * n;
-        double mean = 0.0, var = 0.0;
-        for (std::size_t j = 0; j < n; ++j) mean += in[j];
-        mean /= static_cast<double>(n);
-        for (std::size_t j = 0; j < n; ++j) var += (in[j] - mean) * (in[j] - mean);
-        const double inv_std = 1.0 / std::sqrt(var / static_cast<double>(n) + eps);  // biased variance, as torch
-        for (std::size_t j = 0; j < n; ++j)
-            out[j] = static_cast<float>((in[j] - mean) * inv_std * weight.data()[j] + bias.data()[j]);
-    }
+    const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(n ? x.values.size() / n : 0);
+    // Per row, in double: mean, biased variance, (x - mean) / sqrt(var + eps) * weight + bias (core/vmath.cpp).
+#pragma omp parallel for schedule(static) num_threads(threads_for(x.values.size()))
+    for (std::ptrdiff_t r = 0; r < rows; ++r)
+        vmath::layer_norm_row(x.values.data() + r * n, weight.data(), bias.data(), eps, y.values.data() + r * n, n);
     return y;
 }
 
@@ -565,8 +528,8 @@ Tensor gelu(const Tensor& x) {
     Tensor y{make_array(shape_of(x.values)), x.axes};
     const float* xd = x.values.data();
     float* yd = y.values.data();
-    for (std::size_t i = 0, n = x.values.size(); i < n; ++i)
-        yd[i] = static_cast<float>(0.5 * xd[i] * (1.0 + std::erf(xd[i] * 0.70710678118654752)));
+    // 0.5 * x * (1 + erf(x / sqrt(2))), 8 lanes at a time with libmvec on AVX2 (core/vmath.cpp).
+    for_spans(x.values.size(), [&](std::size_t begin, std::size_t end) { vmath::gelu(xd + begin, yd + begin, end - begin); });
     return y;
 }
 
@@ -596,7 +559,14 @@ Tensor add(const Tensor& a, const Tensor& b, const std::string& a_name, const st
     const float* ad = a.values.data();
     const float* bd = b.values.data();
     float* yd = y.values.data();
-    for (std::size_t i = 0; i < n; ++i) yd[i] = ad[i] + bd[i % period];  // b repeats over a's leading axes
+    // b repeats over a's leading axes: each span is cut where b starts over.
+    for_spans(n, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end;) {
+            const std::size_t at = i % period, len = std::min(end - i, period - at);
+            vmath::add(ad + i, bd + at, yd + i, len);
+            i += len;
+        }
+    });
     return y;
 }
 

@@ -1,34 +1,28 @@
 #include "trace.hpp"
 
-#include <atomic>
-#include <mutex>
-#include <optional>
-
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
-
 #include "views.hpp"
+#include "vmath.hpp"
 
 namespace attnscope {
 
 namespace {
 
-constexpr std::size_t kBlock = 1024;  // float lane sums are flushed into doubles this often
+constexpr std::size_t kBlock = 1024;  // values per block: float lane sums, then one double add
+constexpr std::size_t kVmathBlock = 32;  // vmath::finite_block_stats takes whole multiples of this
 
-// Running totals of the finite values seen so far. SIMD lanes hold float partial sums across
-// blocks (so short runs, like the rows of q inside qkv, cost no horizontal adds) and are flushed
-// into the doubles every kBlock values, short enough to keep the float sums accurate.
+// Running totals of the finite values seen so far.
 struct StatsAccumulator {
-    using batch = xsimd::batch<float>;
-    static constexpr float kInf = std::numeric_limits<float>::infinity();
-    batch vlo = batch(kInf), vhi = batch(-kInf), vsum = batch(0.0f), vsq = batch(0.0f);
-    std::size_t pending = 0;  // values in vsum since the last flush
-    float lo = kInf, hi = -kInf;
+    float lo = std::numeric_limits<float>::infinity();
+    float hi = -std::numeric_limits<float>::infinity();
     double sum = 0.0, sum_sq = 0.0;
     std::size_t finite = 0, nan_count = 0, inf_count = 0;
 
@@ -49,52 +43,22 @@ struct StatsAccumulator {
         }
     }
 
-    // n values, whole SIMD batches. x - x is 0 for finite x and NaN otherwise, so one NaN or inf
-    // in `poison` sends the block to the scalar path instead.
+    // A block of whole SIMD batches (core/vmath.cpp: float lanes within the block, short enough to
+    // keep float sums accurate, then one double add per block). A block holding a NaN or an infinity
+    // is counted value by value.
     void add_block(const float* d, std::size_t n) {
-        batch blo(kInf), bhi(-kInf), bsum(0.0f), bsq(0.0f), poison(0.0f);
-        for (std::size_t i = 0; i < n; i += batch::size) {
-            const batch b = batch::load_unaligned(d + i);
-            poison += b - b;
-            blo = xsimd::min(blo, b);
-            bhi = xsimd::max(bhi, b);
-            bsum += b;
-            bsq = xsimd::fma(b, b, bsq);
-        }
-        if (xsimd::any(poison != poison)) {
+        if (vmath::finite_block_stats(d, n, lo, hi, sum, sum_sq))
+            finite += n;
+        else
             add_scalar(d, n);
-            return;
-        }
-        vlo = xsimd::min(vlo, blo);
-        vhi = xsimd::max(vhi, bhi);
-        vsum += bsum;
-        vsq += bsq;
-        finite += n;
-        pending += n;
-        if (pending >= kBlock) flush();
-    }
-
-    void flush() {
-        alignas(64) float lanes[batch::size];
-        vlo.store_aligned(lanes);
-        for (float v : lanes) lo = std::min(lo, v);
-        vhi.store_aligned(lanes);
-        for (float v : lanes) hi = std::max(hi, v);
-        sum += xsimd::hadd(vsum);
-        sum_sq += xsimd::hadd(vsq);
-        vlo = batch(kInf);
-        vhi = batch(-kInf);
-        vsum = vsq = batch(0.0f);
-        pending = 0;
     }
 };
 
 // Adds n values at d of any length: whole SIMD blocks of at most kBlock, then the rest one by one.
 
 void add_run(StatsAccumulator& acc, const float* d, std::size_t n) {
-    constexpr std::size_t lanes = xsimd::batch<float>::size;
     for (std::size_t i = 0; i < n;) {
-        const std::size_t block = std::min(kBlock, (n - i) / lanes * lanes);
+        const std::size_t block = std::min(kBlock, (n - i) / kVmathBlock * kVmathBlock);
         if (block == 0) {
             acc.add_scalar(d + i, n - i);
             break;
@@ -105,10 +69,9 @@ void add_run(StatsAccumulator& acc, const float* d, std::size_t n) {
 }
 
 // Parts merged in their order, so the result does not depend on the number of threads.
-Stats finish(std::vector<StatsAccumulator> parts) {
+Stats finish(const std::vector<StatsAccumulator>& parts) {
     StatsAccumulator acc;
-    for (auto& p : parts) {
-        p.flush();
+    for (const auto& p : parts) {
         acc.lo = std::min(acc.lo, p.lo);
         acc.hi = std::max(acc.hi, p.hi);
         acc.sum += p.sum;
@@ -138,7 +101,9 @@ std::vector<StatsAccumulator> stats_of_runs(const float* d, std::size_t rows, st
     const std::size_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
     std::vector<StatsAccumulator> parts(chunks);
     const std::ptrdiff_t chunk_count = static_cast<std::ptrdiff_t>(chunks);
-#pragma omp parallel for schedule(static) if (chunks > 1)
+    // With two or three chunks one thread often gets most of the work (131K of a [197, 768] step's
+    // 151K values) for the cost of waking the other: the team starts from four chunks (192K+ values).
+#pragma omp parallel for schedule(static) if (chunks >= 4)
     for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
         const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk;
         const std::size_t end = std::min(rows, begin + rows_per_chunk);
@@ -152,7 +117,7 @@ Stats stats_of(const float* d, std::size_t n) {
     auto parts = stats_of_runs(d, whole, kBlock, [](std::size_t r) { return r * kBlock; });
     parts.emplace_back();
     add_run(parts.back(), d + whole * kBlock, n - whole * kBlock);
-    return finish(std::move(parts));
+    return finish(parts);
 }
 
 }  // namespace
