@@ -740,6 +740,10 @@ int run_gui(const GuiOptions& options) {
                 ui.set_status(tr("export failed: ") + error);
         }
         if (bench) {
+            const ImDrawData* dd = ImGui::GetDrawData();
+            int commands = 0;
+            for (int i = 0; i < dd->CmdListsCount; ++i) commands += dd->CmdLists[i]->CmdBuffer.Size;
+            bench->before_finish(dd->TotalVtxCount, commands);
             glFinish();  // the frame's texture uploads and drawing are done
             if (!bench->after_frame(heatmaps.uploads())) {
                 std::printf("%s\n", bench->result().c_str());
