@@ -32,6 +32,7 @@
 #include "logic/file_browser.hpp"
 #include "logic/i18n.hpp"
 #include "logic/settings.hpp"
+#include "occlusion.hpp"
 #include "panels/panels.hpp"
 #include "ui_state.hpp"
 
@@ -715,6 +716,7 @@ int run_gui(const GuiOptions& options) {
         ImGui::NewFrame();
         DrawFrame(shown, vit.get(), ui);
         ImGui::Render();
+        DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
         heatmaps.flush();
         pictures.flush();
 
