@@ -24,6 +24,7 @@
 #include "bench_gui.hpp"
 #include "engine_runner.hpp"
 #include "fonts.hpp"
+#include "frame_pacer.hpp"
 #include "gfx/heatmap_renderer.hpp"
 #include "gfx/png.hpp"
 #include "gfx/rgb_textures.hpp"
@@ -525,6 +526,8 @@ int run_gui(const GuiOptions& options) {
     io.IniFilename = nullptr;  // read here, written by SaveLayout when ImGui asks (WantSaveIniSettings)
     std::error_code ini_error;
     if (keep_layout && std::filesystem::exists(ini_path, ini_error)) ImGui::LoadIniSettingsFromDisk(ini_path.c_str());
+    FramePacer pacer;  // the live app draws only when something can have changed
+    if (!shot) pacer.install(window);  // before ImGui's backend, which chains to these callbacks
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     glfwSetDropCallback(window, OnDrop);  // the ImGui backend does not install one
     if (open_file && !shot) {
@@ -591,7 +594,8 @@ int run_gui(const GuiOptions& options) {
     int frame = 0;
     const double t0 = glfwGetTime();
     while (!glfwWindowShouldClose(window) && !ui.quit_requested && !g_stop) {
-        glfwPollEvents();
+        if (shot) glfwPollEvents();
+        else if (!pacer.wait(glfwGetTime() - t0) && g_dropped.empty()) continue;  // nothing changed: no frame
         // A window resized to a sliver (1x1) or minimized: draw nothing until it grows again, so
         // ImGui does not push every panel into a 1x1 display and lose the layout.
         if (!shot) {
@@ -714,6 +718,7 @@ int run_gui(const GuiOptions& options) {
             io.DeltaTime = 1.0f / 60.0f;
         }
         ImGui::NewFrame();
+        ui.animating = false;
         DrawFrame(shown, vit.get(), ui);
         ImGui::Render();
         DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
@@ -767,6 +772,7 @@ int run_gui(const GuiOptions& options) {
         pictures.collect();
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         glfwSwapBuffers(window);
+        if (!shot) pacer.frame_done(ui);
     }
 
     // Shutdown in reverse.

@@ -141,6 +141,7 @@ struct UiState {
 
     // ---- frame-loop requests
     bool quit_requested = false;
+    bool animating = false;             // a panel animates by itself: the frame loop draws the next frame too
     bool export_requested = false;      // write the inspector's heatmap to export_dialog.target
     ui::ExportDialog export_dialog;     // File > Export heatmap as PNG
     std::string status;                 // one line in the menu bar (export written, settings error)
