@@ -25,6 +25,7 @@
 #include "engine_runner.hpp"
 #include "fonts.hpp"
 #include "frame_pacer.hpp"
+#include "gfx/cached_drawing.hpp"
 #include "gfx/heatmap_renderer.hpp"
 #include "gfx/png.hpp"
 #include "gfx/rgb_textures.hpp"
@@ -566,6 +567,8 @@ int run_gui(const GuiOptions& options) {
     ui.heatmaps = &heatmaps;
     gfx::RgbTextures pictures;
     ui.pictures = &pictures;
+    gfx::CachedDrawings drawings;
+    ui.drawings = &drawings;
     if (!settings_message.empty()) ui.set_status(settings_message);
 
     // --screenshot renders into an offscreen framebuffer of exactly the requested size.
@@ -724,6 +727,7 @@ int run_gui(const GuiOptions& options) {
         DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
         heatmaps.flush();
         pictures.flush();
+        drawings.flush();
 
         int fb_w = width, fb_h = height;
         if (!shot) glfwGetFramebufferSize(window, &fb_w, &fb_h);
@@ -770,6 +774,7 @@ int run_gui(const GuiOptions& options) {
         }
         heatmaps.collect();
         pictures.collect();
+        drawings.collect();
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         glfwSwapBuffers(window);
         if (!shot) pacer.frame_done(ui);
@@ -788,6 +793,8 @@ int run_gui(const GuiOptions& options) {
     heatmaps.shutdown();
     ui.pictures = nullptr;
     pictures.shutdown();
+    ui.drawings = nullptr;
+    drawings.shutdown();
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
