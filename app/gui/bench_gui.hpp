@@ -44,7 +44,7 @@ private:
     double wall_start_ = 0.0, cpu_start_ = 0.0, process_cpu_start_ = 0.0;
     double wall_issued_ = 0.0, cpu_issued_ = 0.0;
     int vertices_ = 0, draw_commands_ = 0;
-    double first_frame_ms_ = 0.0;
+    double first_frame_ms_ = 0.0, first_frame_cpu_ms_ = 0.0;
     std::size_t uploads_before_ = 0, switch_uploads_ = 0;
     Samples steps_, heads_, idle_;
     int idle_vertices_ = 0, idle_draw_commands_ = 0;
