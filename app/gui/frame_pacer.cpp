@@ -37,7 +37,7 @@ bool Moving(const UiState& ui, double now) {
     for (bool down : io.KeysDown) held = held || down;
     const bool step_animation = ui.animate && now - ui.step_changed_at < 0.8;  // the shape view's 0.7 s
     const bool working = ui.engine_busy || ui.vit_loading || !ui.loading_path.empty();
-    return held || step_animation || working || ui.stepper.playing || ui.animating;
+    return held || step_animation || working || ui.stepper.playing || ui.animating || ui.scroll_to_selection;
 }
 
 }  // namespace

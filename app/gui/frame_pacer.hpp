@@ -5,7 +5,8 @@
 //   - for a few frames after any input event (mouse, keys, scroll, resize, expose, focus), so
 //     ImGui settles (hover, popups, auto-sized windows, requests the panels leave for the loop);
 //   - continuously while something moves: playback, the axis animation after a step change, a
-//     worker run (progress bar), a mouse button or key held, an active widget (text cursor, drag);
+//     worker run (progress bar), a mouse button or key held, an active widget (text cursor, drag),
+//     the pipeline list scrolling to the selected step, a panel that says it animates (ui.animating);
 //   - once at each deadline (the status line disappearing, ImGui saving the window layout).
 // --screenshot and --bench-gui never wait: every frame they ask for is drawn.
 #pragma once
