@@ -73,14 +73,15 @@ void CachedDrawings::draw(ImDrawList* target, const std::string& slot, const std
 }
 
 void CachedDrawings::flush() {
-    GLint last_fbo = 0;
+    GLint last_draw_fbo = 0, last_read_fbo = 0;
     GLfloat last_clear[4] = {};
     bool saved = false;
     for (auto& [slot, p] : pieces_) {
         Piece& piece = *p;
         if (!piece.list || !piece.texture) continue;
         if (!saved) {
-            glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &last_fbo);
+            glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &last_draw_fbo);
+            glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &last_read_fbo);
             glGetFloatv(GL_COLOR_CLEAR_VALUE, last_clear);
             saved = true;
         }
@@ -121,7 +122,8 @@ void CachedDrawings::flush() {
         piece.list.reset();
     }
     if (saved) {
-        glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(last_fbo));
+        glBindFramebuffer(GL_DRAW_FRAMEBUFFER, static_cast<GLuint>(last_draw_fbo));
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(last_read_fbo));
         glClearColor(last_clear[0], last_clear[1], last_clear[2], last_clear[3]);
     }
 }
