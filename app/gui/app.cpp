@@ -24,6 +24,8 @@
 #include "bench_gui.hpp"
 #include "engine_runner.hpp"
 #include "fonts.hpp"
+#include "frame_pacer.hpp"
+#include "gfx/cached_drawing.hpp"
 #include "gfx/heatmap_renderer.hpp"
 #include "gfx/png.hpp"
 #include "gfx/rgb_textures.hpp"
@@ -32,6 +34,7 @@
 #include "logic/file_browser.hpp"
 #include "logic/i18n.hpp"
 #include "logic/settings.hpp"
+#include "occlusion.hpp"
 #include "panels/panels.hpp"
 #include "ui_state.hpp"
 
@@ -525,6 +528,8 @@ int run_gui(const GuiOptions& options) {
     io.IniFilename = nullptr;  // read here, written by SaveLayout when ImGui asks (WantSaveIniSettings)
     std::error_code ini_error;
     if (keep_layout && std::filesystem::exists(ini_path, ini_error)) ImGui::LoadIniSettingsFromDisk(ini_path.c_str());
+    FramePacer pacer;  // the live app draws only when something can have changed
+    if (!shot) pacer.install(window);  // before ImGui's backend, which chains to these callbacks
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     glfwSetDropCallback(window, OnDrop);  // the ImGui backend does not install one
     if (open_file && !shot) {
@@ -563,6 +568,8 @@ int run_gui(const GuiOptions& options) {
     ui.heatmaps = &heatmaps;
     gfx::RgbTextures pictures;
     ui.pictures = &pictures;
+    gfx::CachedDrawings drawings;
+    ui.drawings = &drawings;
     if (!settings_message.empty()) ui.set_status(settings_message);
 
     // --screenshot renders into an offscreen framebuffer of exactly the requested size.
@@ -591,7 +598,8 @@ int run_gui(const GuiOptions& options) {
     int frame = 0;
     const double t0 = glfwGetTime();
     while (!glfwWindowShouldClose(window) && !ui.quit_requested && !g_stop) {
-        glfwPollEvents();
+        if (shot) glfwPollEvents();
+        else if (!pacer.wait(glfwGetTime() - t0) && g_dropped.empty()) continue;  // nothing changed: no frame
         // A window resized to a sliver (1x1) or minimized: draw nothing until it grows again, so
         // ImGui does not push every panel into a 1x1 display and lose the layout.
         if (!shot) {
@@ -714,10 +722,13 @@ int run_gui(const GuiOptions& options) {
             io.DeltaTime = 1.0f / 60.0f;
         }
         ImGui::NewFrame();
+        ui.animating = false;
         DrawFrame(shown, vit.get(), ui);
         ImGui::Render();
+        DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
         heatmaps.flush();
         pictures.flush();
+        drawings.flush();
 
         int fb_w = width, fb_h = height;
         if (!shot) glfwGetFramebufferSize(window, &fb_w, &fb_h);
@@ -741,6 +752,10 @@ int run_gui(const GuiOptions& options) {
                 ui.set_status(tr("export failed: ") + error);
         }
         if (bench) {
+            const ImDrawData* dd = ImGui::GetDrawData();
+            int commands = 0;
+            for (int i = 0; i < dd->CmdListsCount; ++i) commands += dd->CmdLists[i]->CmdBuffer.Size;
+            bench->before_finish(dd->TotalVtxCount, commands);
             glFinish();  // the frame's texture uploads and drawing are done
             if (!bench->after_frame(heatmaps.uploads())) {
                 std::printf("%s\n", bench->result().c_str());
@@ -760,8 +775,10 @@ int run_gui(const GuiOptions& options) {
         }
         heatmaps.collect();
         pictures.collect();
+        drawings.collect();
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         glfwSwapBuffers(window);
+        if (!shot) pacer.frame_done(ui);
     }
 
     // Shutdown in reverse.
@@ -777,6 +794,8 @@ int run_gui(const GuiOptions& options) {
     heatmaps.shutdown();
     ui.pictures = nullptr;
     pictures.shutdown();
+    ui.drawings = nullptr;
+    drawings.shutdown();
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();

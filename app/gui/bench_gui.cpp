@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -17,7 +19,7 @@ namespace attnscope {
 
 namespace {
 
-constexpr int kSettleFrames = 5, kSwitches = 16, kIdleFrames = 30;
+constexpr int kSettleFrames = 5;
 
 double clock_ms(clockid_t id) {
     timespec t{};
@@ -45,7 +47,13 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-GuiBench::GuiBench() = default;
+GuiBench::GuiBench() {
+    // ATTNSCOPE_BENCH_GUI_FRAMES=N (N switches of each kind and N idle frames) or S,I (for profilers)
+    if (const char* n = std::getenv("ATTNSCOPE_BENCH_GUI_FRAMES"); n && std::atoi(n) > 0) {
+        switches_ = idle_frames_ = std::atoi(n);
+        if (const char* comma = std::strchr(n, ','); comma && std::atoi(comma + 1) > 2) idle_frames_ = std::atoi(comma + 1);
+    }
+}
 
 void GuiBench::before_frame(const Trace& trace, UiState& ui) {
     ui.animate = false;
@@ -81,13 +89,30 @@ void GuiBench::before_frame(const Trace& trace, UiState& ui) {
     wall_start_ = clock_ms(CLOCK_MONOTONIC);
     cpu_start_ = clock_ms(CLOCK_THREAD_CPUTIME_ID);
     process_cpu_start_ = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+    wall_issued_ = wall_start_;
+    cpu_issued_ = cpu_start_;
+}
+
+void GuiBench::before_finish(int vertices, int draw_commands) {
+    wall_issued_ = clock_ms(CLOCK_MONOTONIC);
+    cpu_issued_ = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    vertices_ = vertices;
+    draw_commands_ = draw_commands;
 }
 
 bool GuiBench::after_frame(std::size_t uploads) {
-    const double wall = clock_ms(CLOCK_MONOTONIC) - wall_start_;
+    const double wall_end = clock_ms(CLOCK_MONOTONIC);
+    auto record = [&](Samples& s) {
+        s.wall_ms.push_back(wall_end - wall_start_);
+        s.cpu_ms.push_back(cpu_issued_ - cpu_start_);
+        s.finish_ms.push_back(wall_end - wall_issued_);
+        s.thread_cpu_ms.push_back(clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu_start_);
+        s.process_cpu_ms.push_back(clock_ms(CLOCK_PROCESS_CPUTIME_ID) - process_cpu_start_);
+    };
     switch (phase_) {
     case Phase::First:
         first_frame_ms_ = ms_since_process_start();
+        first_frame_cpu_ms_ = clock_ms(CLOCK_PROCESS_CPUTIME_ID);  // every thread, since the process started
         phase_ = Phase::Settle;
         frame_ = 0;
         return true;
@@ -100,8 +125,8 @@ bool GuiBench::after_frame(std::size_t uploads) {
         return true;
     case Phase::Steps:
     case Phase::Heads: {
-        (phase_ == Phase::Steps ? step_ms_ : head_ms_).push_back(wall);
-        if (++frame_ >= kSwitches) {
+        record(phase_ == Phase::Steps ? steps_ : heads_);
+        if (++frame_ >= switches_) {
             phase_ = phase_ == Phase::Steps ? Phase::Heads : Phase::Idle;
             frame_ = 0;
         }
@@ -110,17 +135,17 @@ bool GuiBench::after_frame(std::size_t uploads) {
     }
     case Phase::Idle:
         if (frame_ > 1) {  // the first frames after the last switch may still settle
-            idle_ms_.push_back(wall);
-            idle_cpu_ms_.push_back(clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu_start_);
-            idle_process_cpu_ms_.push_back(clock_ms(CLOCK_PROCESS_CPUTIME_ID) - process_cpu_start_);
+            record(idle_);
+            idle_vertices_ = vertices_;
+            idle_draw_commands_ = draw_commands_;
         }
-        if (++frame_ >= kIdleFrames) phase_ = flash_ ? Phase::MapPans : Phase::Done;
+        if (++frame_ >= idle_frames_) phase_ = flash_ ? Phase::MapPans : Phase::Done;
         if (phase_ == Phase::MapPans) frame_ = 0;
         return phase_ != Phase::Done;
     case Phase::MapPans:
     case Phase::MapHeads:
-        (phase_ == Phase::MapPans ? map_pan_ms_ : map_head_ms_).push_back(wall);
-        if (++frame_ >= kSwitches) {
+        (phase_ == Phase::MapPans ? map_pan_ms_ : map_head_ms_).push_back(wall_end - wall_start_);
+        if (++frame_ >= switches_) {
             phase_ = phase_ == Phase::MapPans ? Phase::MapHeads : Phase::Done;
             frame_ = 0;
         }
@@ -132,17 +157,30 @@ bool GuiBench::after_frame(std::size_t uploads) {
 }
 
 std::string GuiBench::result() const {
-    std::vector<double> switches = step_ms_;
-    switches.insert(switches.end(), head_ms_.begin(), head_ms_.end());
+    auto joined = [&](std::vector<double> Samples::*field) {
+        std::vector<double> v = steps_.*field;
+        v.insert(v.end(), (heads_.*field).begin(), (heads_.*field).end());
+        return v;
+    };
+    const std::vector<double> switches = joined(&Samples::wall_ms);
     nlohmann::json j{{"first_frame_ms", first_frame_ms_},
-                          {"switch_ms", median(switches)},
-                          {"step_switch_ms", median(step_ms_)},
-                          {"head_switch_ms", median(head_ms_)},
-                          {"switch_max_ms", switches.empty() ? 0.0 : *std::max_element(switches.begin(), switches.end())},
-                          {"switch_uploads", switch_uploads_},
-                          {"idle_frame_ms", median(idle_ms_)},
-                          {"idle_frame_cpu_ms", median(idle_cpu_ms_)},
-                          {"idle_frame_process_cpu_ms", median(idle_process_cpu_ms_)}};
+                     {"first_frame_process_cpu_ms", first_frame_cpu_ms_},
+                     {"switch_ms", median(switches)},
+                     {"step_switch_ms", median(steps_.wall_ms)},
+                     {"head_switch_ms", median(heads_.wall_ms)},
+                     {"switch_max_ms", switches.empty() ? 0.0 : *std::max_element(switches.begin(), switches.end())},
+                     {"switch_cpu_ms", median(joined(&Samples::cpu_ms))},
+                     {"switch_finish_ms", median(joined(&Samples::finish_ms))},
+                     {"switch_process_cpu_ms", median(joined(&Samples::process_cpu_ms))},
+                     {"switch_uploads", switch_uploads_},
+                     {"idle_frame", "drawn"},
+                     {"idle_frame_ms", median(idle_.wall_ms)},
+                     {"idle_frame_cpu_ms", median(idle_.thread_cpu_ms)},
+                     {"idle_frame_issue_cpu_ms", median(idle_.cpu_ms)},
+                     {"idle_frame_finish_ms", median(idle_.finish_ms)},
+                     {"idle_frame_process_cpu_ms", median(idle_.process_cpu_ms)},
+                     {"idle_frame_vertices", idle_vertices_},
+                     {"idle_frame_draw_commands", idle_draw_commands_}};
     if (!map_pan_ms_.empty()) {  // flash: the Attention map panel (every tile computed within the frame)
         j["map_pan_frame_ms"] = median(map_pan_ms_);
         j["map_pan_frame_max_ms"] = *std::max_element(map_pan_ms_.begin(), map_pan_ms_.end());

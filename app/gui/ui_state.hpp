@@ -27,6 +27,7 @@
 namespace attnscope::gfx {
 class HeatmapRenderer;
 class RgbTextures;
+class CachedDrawings;
 }
 
 namespace attnscope {
@@ -145,6 +146,7 @@ struct UiState {
 
     // ---- frame-loop requests
     bool quit_requested = false;
+    bool animating = false;             // a panel animates by itself: the frame loop draws the next frame too
     bool export_requested = false;      // write the inspector's heatmap to export_dialog.target
     ui::ExportDialog export_dialog;     // File > Export heatmap as PNG
     std::string status;                 // one line in the menu bar (export written, settings error)
@@ -159,6 +161,7 @@ struct UiState {
 
     gfx::HeatmapRenderer* heatmaps = nullptr;  // owned by the frame loop
     gfx::RgbTextures* pictures = nullptr;      // owned by the frame loop (the Image panel's textures)
+    gfx::CachedDrawings* drawings = nullptr;   // owned by the frame loop (pieces drawn once: the row-sum plot)
     std::string gl_info;                // GL_VERSION / GL_RENDERER for Help > About
     std::string settings_path;          // "" in --screenshot mode (nothing is read or written)
 

@@ -6,6 +6,7 @@
 #include "logic/i18n.hpp"
 
 #include <atomic>
+#include <string_view>
 #include <unordered_map>
 
 namespace attnscope::ui {
@@ -25,9 +26,11 @@ const Entry kChinese[] = {
 };
 // clang-format on
 
-const std::unordered_map<std::string, const char*>& chinese_table() {
-    static const std::unordered_map<std::string, const char*> table = [] {
-        std::unordered_map<std::string, const char*> t;
+// Keyed by views of the table's own literals: a lookup builds no std::string (tr() runs for every
+// label of every frame).
+const std::unordered_map<std::string_view, const char*>& chinese_table() {
+    static const std::unordered_map<std::string_view, const char*> table = [] {
+        std::unordered_map<std::string_view, const char*> t;
         for (const Entry& e : kChinese) t.emplace(e.english, e.chinese);
         return t;
     }();

@@ -45,6 +45,7 @@ void DrawValues(ImDrawList* dl, ImVec2 p0, float side, const float* v, std::size
 
 void Animate(UiState& ui, std::size_t* position, std::size_t count, double interval) {
     if (!ui.beyond.playing || !ui.animate || count == 0) return;
+    ui.animating = true;
     if (ui.now - ui.beyond.last_advance >= interval) {
         *position = (*position + 1) % count;
         ui.beyond.last_advance = ui.now;

@@ -125,6 +125,7 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         pending = map.compute_tiles(src, v.batch, v.head, plan, budget < 0 ? -1.0 : std::max(0.0, budget - spent));
         if (pending) plan = ui::plan_viewport(N, map.overview_block(), v.pan_x, v.pan_y, visible, visible, side, side, false);
     }
+    if (pending || !map.overview_done()) ui.animating = true;  // more bands or tiles to compute next frame
     char key[192];
     std::snprintf(key, sizeof key, "%llu/%zu/%zu/%d/%zu:%zu/%zu:%zu/%zu/%zu",
                   static_cast<unsigned long long>(ui.trace_generation), v.batch, v.head, plan.exact ? 1 : 0, plan.r0,
