@@ -124,13 +124,43 @@ Stats stats_of(const float* d, std::size_t n) {
 
 Stats compute_stats(const Array& values) { return stats_of(values.data(), values.size()); }
 
-Stats compute_stats(const TensorView& x) {
+namespace {
+
+// The same elements as x in the longest contiguous runs: stats do not depend on the order of the
+// values, so the axes are sorted by stride and neighbours that lie back to back are merged. q of
+// qkv [B, h, N, c] (strides N*3C, c, 3C, 1) becomes [B, N, C] with runs of C = h*c values.
+TensorView longest_runs(const TensorView& x) {
+    std::vector<std::size_t> order;
+    for (std::size_t a = 0; a < x.shape.size(); ++a)
+        if (x.shape[a] != 1) order.push_back(a);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return x.strides[i] > x.strides[j]; });
+    TensorView y = x;
+    y.shape.clear();
+    y.strides.clear();
+    for (std::size_t a : order) {
+        if (!y.shape.empty() && y.strides.back() == x.strides[a] * static_cast<std::ptrdiff_t>(x.shape[a])) {
+            y.shape.back() *= x.shape[a];  // the previous axis steps over exactly this one: one axis
+            y.strides.back() = x.strides[a];
+        } else {
+            y.shape.push_back(x.shape[a]);
+            y.strides.push_back(x.strides[a]);
+        }
+    }
+    y.axes.assign(y.shape.size(), "");
+    return y;
+}
+
+}  // namespace
+
+Stats compute_stats(const TensorView& view) {
+    if (view.shape.empty() || element_count(view.shape) == 0 || is_contiguous(view))
+        return stats_of(view.data(), element_count(view.shape));
+    const TensorView x = longest_runs(view);
     const std::size_t rank = x.shape.size();
-    if (rank == 0 || is_contiguous(x)) return stats_of(x.data(), element_count(x.shape));
     if (x.strides[rank - 1] != 1) return compute_stats(gather(x).values);
-    // Runs of the last axis (q, k and v: rows of c values inside qkv's rows of 3C).
-    const std::size_t run = x.shape[rank - 1], rows = element_count(x.shape) / std::max<std::size_t>(run, 1);
-    return finish(stats_of_runs(x.data(), run ? rows : 0, run, [&](std::size_t r) {
+    // Runs of the last axis (q, k and v: rows of C values inside qkv's rows of 3C).
+    const std::size_t run = x.shape[rank - 1], rows = element_count(x.shape) / run;
+    return finish(stats_of_runs(x.data(), rows, run, [&](std::size_t r) {
         std::ptrdiff_t offset = 0;
         for (std::size_t a = rank - 1; a-- > 0;) {
             offset += x.strides[a] * static_cast<std::ptrdiff_t>(r % x.shape[a]);

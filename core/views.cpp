@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include <omp.h>
+
 #include "torch_layout.hpp"
 
 namespace attnscope {
@@ -124,20 +126,34 @@ Tensor gather(const TensorView& x) {
     }
     const std::size_t inner = x.shape[rank - 1], rows = count / inner;
     const std::ptrdiff_t inner_stride = x.strides[rank - 1];
-    const std::ptrdiff_t row_count = static_cast<std::ptrdiff_t>(rows);
-#pragma omp parallel for schedule(static) if (count >= (std::size_t(1) << 15))
-    for (std::ptrdiff_t r = 0; r < row_count; ++r) {
-        std::ptrdiff_t offset = 0;  // of row r: its index over the outer axes, times their strides
-        for (std::size_t a = rank - 1, rest = static_cast<std::size_t>(r); a-- > 0;) {
-            offset += x.strides[a] * static_cast<std::ptrdiff_t>(rest % x.shape[a]);
+#pragma omp parallel if (count >= (std::size_t(1) << 15))
+    {
+        // This thread's rows [first, last): the index of row `first` over the outer axes once, then
+        // an odometer (no division per row).
+        const std::size_t parts = static_cast<std::size_t>(omp_get_num_threads());
+        const std::size_t part = static_cast<std::size_t>(omp_get_thread_num());
+        const std::size_t first = rows * part / parts, last = rows * (part + 1) / parts;
+        std::vector<std::size_t> index(rank, 0);
+        std::ptrdiff_t offset = 0;
+        for (std::size_t a = rank - 1, rest = first; a-- > 0;) {
+            index[a] = rest % x.shape[a];
             rest /= x.shape[a];
+            offset += x.strides[a] * static_cast<std::ptrdiff_t>(index[a]);
         }
-        const float* p = src + offset;
-        float* d = dst + static_cast<std::size_t>(r) * inner;
-        if (inner_stride == 1)
-            std::memcpy(d, p, inner * sizeof(float));
-        else
-            for (std::size_t j = 0; j < inner; ++j) d[j] = p[static_cast<std::ptrdiff_t>(j) * inner_stride];
+        for (std::size_t r = first; r < last; ++r) {
+            const float* p = src + offset;
+            float* d = dst + r * inner;
+            if (inner_stride == 1)
+                std::memcpy(d, p, inner * sizeof(float));
+            else
+                for (std::size_t j = 0; j < inner; ++j) d[j] = p[static_cast<std::ptrdiff_t>(j) * inner_stride];
+            for (std::size_t a = rank - 1; a-- > 0;) {  // the next row
+                offset += x.strides[a];
+                if (++index[a] < x.shape[a]) break;
+                offset -= x.strides[a] * static_cast<std::ptrdiff_t>(x.shape[a]);
+                index[a] = 0;
+            }
+        }
     }
     return out;
 }
