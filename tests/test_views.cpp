@@ -114,8 +114,10 @@ TEST_CASE("stats of a strided view equal the stats of its copy") {
     a(1, 2, 0, 3, 7) = std::numeric_limits<float>::quiet_NaN();
     a(0, 4, 1, 2, 3) = std::numeric_limits<float>::infinity();
     const auto t = std::make_shared<const Tensor>(Tensor{a, {}});
-    for (std::size_t part = 0; part < 3; ++part) {
-        const TensorView v = select_view(permute_view(view_of(t), {2, 0, 3, 1, 4}), 0, part);
+    for (std::size_t part = 0; part < 6; ++part) {
+        // q, k, v as the pipeline takes them, then k_t-like transposes (no unit stride last)
+        const TensorView qkv = select_view(permute_view(view_of(t), {2, 0, 3, 1, 4}), 0, part % 3);
+        const TensorView v = part < 3 ? qkv : transpose_view(qkv, 2, 3);
         const Stats s = compute_stats(v), copy = compute_stats(gather(v).values);
         CHECK(s.min == copy.min);
         CHECK(s.max == copy.max);
