@@ -56,7 +56,7 @@ void reset_peak_rss() {
 
 std::uint64_t step_bytes(const std::vector<Step>& steps) {
     std::uint64_t bytes = 0;
-    for (const auto& s : steps) bytes += s.tensor().values.size() * sizeof(float);
+    for (const auto& s : steps) bytes += element_count(s.shape()) * sizeof(float);  // views not gathered
     return bytes;
 }
 
@@ -117,7 +117,34 @@ void keep_freed_memory() {
 nlohmann::json bench_attention(const AttentionConfig& cfg, std::size_t repeat) {
     const AttentionWeights weights = default_weights(cfg);
     const Tensor input = default_input(cfg);
-    nlohmann::json j = time_and_measure(repeat, [&] { return run_attention(cfg, weights, input); });
+    // Where the time goes: wall time from one recorded step to the next (the op, its stats and the
+    // recording), and from the last step to the end (the checks), per timed run.
+    std::vector<std::string> names;
+    std::vector<std::vector<double>> step_ms;
+    RunHooks hooks;
+    Clock::time_point last;
+    std::vector<double> this_run;
+    hooks.progress = [&](std::size_t, std::size_t) {
+        const auto now = Clock::now();
+        this_run.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+        last = now;
+    };
+    nlohmann::json j = time_and_measure(repeat, [&] {
+        this_run.clear();
+        last = Clock::now();
+        Trace t = run_attention(cfg, weights, input, hooks);
+        this_run.push_back(ms_since(last));
+        if (names.empty()) {
+            for (const Step& s : t.steps) names.push_back(s.name);
+            names.push_back("checks");
+        }
+        if (step_ms.size() < this_run.size()) step_ms.resize(this_run.size());
+        for (std::size_t i = 0; i < this_run.size(); ++i) step_ms[i].push_back(this_run[i]);
+        return t;
+    });
+    nlohmann::json steps = nlohmann::json::object();
+    for (std::size_t i = 0; i < names.size() && i < step_ms.size(); ++i) steps[names[i]] = median(step_ms[i]);
+    j["step_ms"] = steps;
     const double B = cfg.batch, N = cfg.tokens, C = cfg.dim;
     const double gflop = (2.0 * B * N * C * 4.0 * C + 4.0 * B * N * N * C) * 1e-9;  // qkv + proj, q@k^T + attn@v
     j["gflop"] = gflop;

@@ -93,6 +93,17 @@ for key in ["1_197_768_12", "8_197_768_12", "1_1025_1024_16"]:
     gf = o["gflop"] / (ours * 1e-3)
     print("%-16s %7.2f ms %7.2f ms %7.2f ms %6.2fx %9.0f %8.0f%% %7.2fx" % (
         key.replace("_", ","), t1, t2, ours, ours / min(t1, t2), gf, 100 * gf / rate2, o["memory_ratio"]))
+print("where attnscope's time goes (median ms from one recorded step to the next: the op, its stats, the recording):")
+gemm_steps = ["qkv", "scores", "context", "out"]
+for key in ["1_197_768_12", "8_197_768_12", "1_1025_1024_16"]:
+    steps = runs("ours_" + key)[-1].get("step_ms", {})
+    if not steps:
+        continue
+    total = sum(steps.values())
+    top = sorted(steps.items(), key=lambda kv: -kv[1])[:8]
+    gemm = sum(steps.get(n, 0.0) for n in gemm_steps)
+    print("  %-15s %s; the four sgemm steps (qkv, scores, context, out) %.0f%% of %.2f ms" % (
+        key.replace("_", ","), ", ".join("%s %.2f" % kv for kv in top), 100 * gemm / total, total))
 print("ratio = attnscope / PyTorch's best (1 or 2 threads); target <= 0.8. 'of sgemm' = layer GFLOP/s over the\n"
       f"{threads}-thread 1024^3 sgemm rate; target > 60%. memory = peak RSS growth of one recorded run over the\n"
       "bytes of every tensor the user can look at; target <= 1.1.")

@@ -10,6 +10,7 @@
 
 #include "io.hpp"
 #include "run_attnscope.hpp"
+#include "trace.hpp"
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -160,4 +161,10 @@ TEST_CASE("bench --json prints the median time of the recorded forward") {
     CHECK(j["median_ms"].get<double>() > 0.0);
     CHECK(j["repeat"] == 3);
     CHECK(j["config"]["tokens"] == 8);
+    // where the time goes: one entry per recorded step plus the checks, in milliseconds
+    const auto& steps = j["step_ms"];
+    CHECK(steps.size() == attention_step_names().size() + 1);
+    for (const auto& name : attention_step_names()) CHECK(steps.contains(name));
+    CHECK(steps["qkv"].get<double>() >= 0.0);
+    CHECK(steps.contains("checks"));
 }
