@@ -26,13 +26,19 @@ CASES = [
 ]
 
 
-def masked_steps(m, x, causal, valid):
-    B, N, C = x.shape
+def keep_mask(B, N, causal, valid):
+    """[B, N, N'] True where query i may see key j: causal (j <= i) and/or key padding (j < valid[b])."""
     keep = torch.ones(B, N, N, dtype=torch.bool)
     if causal:
         keep &= torch.ones(N, N).tril().bool()
     if valid is not None:
         keep &= (torch.arange(N)[None, :] < torch.tensor(valid)[:, None])[:, None, :]
+    return keep
+
+
+def masked_steps(m, x, causal, valid):
+    B, N, C = x.shape
+    keep = keep_mask(B, N, causal, valid)
     qkv = m.qkv(x).reshape(B, N, 3, m.num_heads, C // m.num_heads).permute(2, 0, 3, 1, 4)
     q, k, v = qkv.unbind(0)
     attn = (q @ k.transpose(-2, -1)) * m.scale

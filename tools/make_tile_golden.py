@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import ViTAttention, write_safetensors  # noqa: E402
+from make_mask_golden import keep_mask  # noqa: E402
 
 CASES = [
     # name, B, N, C, h, causal, valid_tokens (None: all valid), scaled, overview block
@@ -29,11 +30,7 @@ CASES = [
 
 def attention_map(m, x, causal, valid):
     B, N, C = x.shape
-    keep = torch.ones(B, N, N, dtype=torch.bool)
-    if causal:
-        keep &= torch.ones(N, N).tril().bool()
-    if valid is not None:
-        keep &= (torch.arange(N)[None, :] < torch.tensor(valid)[:, None])[:, None, :]
+    keep = keep_mask(B, N, causal, valid)
     qkv = m.qkv(x).reshape(B, N, 3, m.num_heads, C // m.num_heads).permute(2, 0, 3, 1, 4)
     q, k, v = qkv.unbind(0)
     attn = (q @ k.transpose(-2, -1)) * m.scale
