@@ -55,7 +55,6 @@ struct StatsAccumulator {
 };
 
 // Adds n values at d of any length: whole SIMD blocks of at most kBlock, then the rest one by one.
-
 void add_run(StatsAccumulator& acc, const float* d, std::size_t n) {
     for (std::size_t i = 0; i < n;) {
         const std::size_t block = std::min(kBlock, (n - i) / kVmathBlock * kVmathBlock);
@@ -120,12 +119,6 @@ Stats stats_of(const float* d, std::size_t n) {
     return finish(parts);
 }
 
-}  // namespace
-
-Stats compute_stats(const Array& values) { return stats_of(values.data(), values.size()); }
-
-namespace {
-
 // The same elements as x in the longest contiguous runs: stats do not depend on the order of the
 // values, so the axes are sorted by stride and neighbours that lie back to back are merged. q of
 // qkv [B, h, N, c] (strides N*3C, c, 3C, 1) becomes [B, N, C] with runs of C = h*c values.
@@ -151,6 +144,8 @@ TensorView longest_runs(const TensorView& x) {
 }
 
 }  // namespace
+
+Stats compute_stats(const Array& values) { return stats_of(values.data(), values.size()); }
 
 Stats compute_stats(const TensorView& view) {
     if (view.shape.empty() || element_count(view.shape) == 0 || is_contiguous(view))
