@@ -147,6 +147,8 @@ TensorView longest_runs(const TensorView& x) {
 
 Stats compute_stats(const Array& values) { return stats_of(values.data(), values.size()); }
 
+Stats compute_stats(const float* values, std::size_t count) { return stats_of(values, count); }
+
 Stats compute_stats(const TensorView& view) {
     if (view.shape.empty() || element_count(view.shape) == 0 || is_contiguous(view))
         return stats_of(view.data(), element_count(view.shape));

@@ -28,6 +28,7 @@ struct Stats {
 };
 
 Stats compute_stats(const Array& values);
+Stats compute_stats(const float* values, std::size_t count);
 Stats compute_stats(const TensorView& values);  // without gathering the view
 
 // An operand as written in the PyTorch line, with its shape (TensorSensor-style annotation).

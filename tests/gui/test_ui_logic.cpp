@@ -104,6 +104,41 @@ TEST_CASE("extract_slice counts NaN and Inf and keeps min/max finite") {
     CHECK(sl.max == 4.0f);
 }
 
+TEST_CASE("extract_slice of a strided 2-D slice: values, NaN and Inf counts and finite min/max as a plain loop gives") {
+    Array a = iota({3, 70, 50});  // the slice [1, :, :] has rows of 50 and is read with a column stride too
+    a(1, 10, 7) = std::numeric_limits<float>::quiet_NaN();
+    a(1, 69, 49) = -std::numeric_limits<float>::infinity();
+    a(1, 0, 0) = std::numeric_limits<float>::infinity();
+    for (int swap = 0; swap < 2; ++swap) {
+        SliceSpec spec = normalized(default_slice({3, 70, 50}), {3, 70, 50});
+        spec.index[0] = 1;
+        if (swap) std::swap(spec.row_axis, spec.col_axis);
+        const Slice2D sl = extract_slice(a, spec);
+        std::size_t nan = 0, inf = 0;
+        float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+        for (std::size_t r = 0; r < sl.rows; ++r)
+            for (std::size_t c = 0; c < sl.cols; ++c) {
+                const float v = swap ? a(1, c, r) : a(1, r, c);
+                if (std::isnan(v)) {
+                    ++nan;
+                    CHECK(std::isnan(sl.at(r, c)));
+                    continue;
+                }
+                CHECK(sl.at(r, c) == v);
+                if (std::isinf(v)) {
+                    ++inf;
+                } else {
+                    lo = std::min(lo, v);
+                    hi = std::max(hi, v);
+                }
+            }
+        CHECK(sl.nan_count == nan);
+        CHECK(sl.inf_count == inf);
+        CHECK(sl.min == lo);
+        CHECK(sl.max == hi);
+    }
+}
+
 TEST_CASE("an empty tensor gives an empty slice") {
     const Array a = make_array({2, 0, 3});
     const Slice2D sl = extract_slice(a, normalized(default_slice({2, 0, 3}), {2, 0, 3}));

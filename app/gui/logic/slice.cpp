@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
+
+#include "trace.hpp"
 
 namespace attnscope::ui {
 
@@ -68,28 +71,20 @@ Slice2D extract_slice(const float* data, const Shape& shape, const SliceSpec& sp
     const std::ptrdiff_t rs = spec.row_axis >= 0 ? strides[static_cast<std::size_t>(spec.row_axis)] : 0;
     const std::ptrdiff_t cs = spec.col_axis >= 0 ? strides[static_cast<std::size_t>(spec.col_axis)] : 0;
     out.values.resize(out.rows * out.cols);
-    bool any_finite = false;
-    float lo = 0.0f, hi = 0.0f;
     for (std::size_t r = 0; r < out.rows; ++r) {
         const float* row = data + base + static_cast<std::ptrdiff_t>(r) * rs;
-        for (std::size_t c = 0; c < out.cols; ++c) {
-            const float v = row[static_cast<std::ptrdiff_t>(c) * cs];
-            out.values[r * out.cols + c] = v;
-            if (std::isnan(v)) {
-                ++out.nan_count;
-            } else if (std::isinf(v)) {
-                ++out.inf_count;
-            } else if (!any_finite) {
-                lo = hi = v;
-                any_finite = true;
-            } else {
-                lo = std::min(lo, v);
-                hi = std::max(hi, v);
-            }
-        }
+        float* dst = out.values.data() + r * out.cols;
+        if (cs == 1)
+            std::memcpy(dst, row, out.cols * sizeof(float));
+        else
+            for (std::size_t c = 0; c < out.cols; ++c) dst[c] = row[static_cast<std::ptrdiff_t>(c) * cs];
     }
-    out.min = lo;
-    out.max = hi;
+    // min and max over the finite values (0 when there are none), NaN and inf counts: the engine's stats
+    const Stats stats = compute_stats(out.values.data(), out.values.size());
+    out.min = stats.min;
+    out.max = stats.max;
+    out.nan_count = stats.nan_count;
+    out.inf_count = stats.inf_count;
     return out;
 }
 
