@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "io.hpp"
 #include "memory_budget.hpp"
+#include "tensor_source.hpp"
 
 namespace attnscope::fuzz {
 
@@ -31,6 +33,22 @@ inline std::string write_temp(const std::uint8_t* data, std::size_t size, const 
     if (size && std::fwrite(data, 1, size, f) != size) std::abort();
     std::fclose(f);
     return path;
+}
+
+// The input as a tensor file with this suffix: open it, list it and load every tensor it lists.
+// Readers may refuse it (FileError); anything else (a crash, a sanitizer report) is a bug.
+inline void open_and_load_all(const std::uint8_t* data, std::size_t size, const char* suffix) {
+    init_budget();
+    try {
+        const TensorSource source = TensorSource::open(write_temp(data, size, suffix));
+        for (const TensorInfo& t : source.tensors()) {
+            try {
+                (void)source.load(t.name);
+            } catch (const FileError&) {
+            }
+        }
+    } catch (const FileError&) {
+    }
 }
 
 }  // namespace attnscope::fuzz
