@@ -8,10 +8,10 @@
 #
 # OpenBLAS kernel: both attnscope and PyTorch use Debian's OpenBLAS 0.3.21 (DYNAMIC_ARCH). Its CPU
 # detection does not know recent Xeons (e.g. family 6 model 207) and falls back to the generic
-# "Prescott" kernels (about 5x slower sgemm). attnscope then restarts itself with the Haswell
-# kernels (app/main.cpp; the AVX-512 SkylakeX kernels of 0.3.21 fail a golden test), so on such a
-# CPU this script sets OPENBLAS_CORETYPE=Haswell for both sides, for these commands only;
-# OPENBLAS_L2_SIZE is unset.
+# "Prescott" kernels (about 5x slower sgemm). attnscope then restarts itself with the kernels
+# OpenBLAS would pick on a CPU it knew (core/blas_kernels.cpp: SkylakeX with AVX-512, else Haswell).
+# This script asks attnscope which kernels it runs on and sets OPENBLAS_CORETYPE to those for both
+# sides, for these commands only; OPENBLAS_L2_SIZE is unset.
 # OMP_WAIT_POLICY=passive for both sides too (attnscope and PyTorch both use libgomp): on a busy
 # machine, threads that spin while waiting take the cores from the threads doing the work.
 # Tests and CI keep the environment as it is.
@@ -25,17 +25,15 @@ py=/usr/bin/python3
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-core_env=(env -u OPENBLAS_L2_SIZE -u OPENBLAS_CORETYPE OMP_WAIT_POLICY=passive)
-detected=$("${core_env[@]}" ATTNSCOPE_BLAS_CHOSEN=1 "$exe" bench --sgemm --repeat 1 | $py -c 'import json,sys; print(json.load(sys.stdin)["openblas_core"])')
-if [ "$detected" = Prescott ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
-  core_env=(env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell OMP_WAIT_POLICY=passive)
-fi
+detected=$(env -u OPENBLAS_L2_SIZE -u OPENBLAS_CORETYPE ATTNSCOPE_BLAS_CHOSEN=1 "$exe" bench --sgemm --repeat 1 | $py -c 'import json,sys; print(json.load(sys.stdin)["openblas_core"])')
+chosen=$(env -u OPENBLAS_L2_SIZE -u OPENBLAS_CORETYPE "$exe" bench --sgemm --repeat 1 | $py -c 'import json,sys; print(json.load(sys.stdin)["openblas_core"])')
+core_env=(env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE="$chosen" OMP_WAIT_POLICY=passive)
 
 echo "== attnscope performance, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
      "(family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' '))," \
      "$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo no AVX-512), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "PyTorch $($py -c 'import torch; print(torch.__version__)') eager; OpenBLAS detected core: $detected; benchmarks run with: ${core_env[*]:1}"
+echo "PyTorch $($py -c 'import torch; print(torch.__version__)') eager; OpenBLAS detects: $detected; attnscope chooses: $chosen; benchmarks run with: ${core_env[*]:1}"
 
 sgemm=$("${core_env[@]}" "$exe" bench --sgemm)
 echo "$sgemm" > "$tmp/sgemm.json"

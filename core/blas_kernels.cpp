@@ -8,14 +8,30 @@
 
 namespace attnscope {
 
+namespace {
+
+// The kernels OpenBLAS 0.3.21's own detection gives a CPU it knows with these features.
+const char* kernels_for_this_cpu() {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+    return nullptr;
+}
+
+}  // namespace
+
 void prefer_known_blas_kernels(char** argv) {
     if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("ATTNSCOPE_BLAS_CHOSEN")) return;
     if (std::strcmp(openblas_get_corename(), "Prescott") != 0) return;
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
-    setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+    const char* kernels = kernels_for_this_cpu();
+    if (!kernels) return;
+    setenv("OPENBLAS_CORETYPE", kernels, 1);
     setenv("ATTNSCOPE_BLAS_CHOSEN", "1", 1);  // never loop
     execv("/proc/self/exe", argv);            // returns only on failure: go on with the slow kernels
 }
+
+const char* blas_kernels_name() { return openblas_get_corename(); }
 
 }  // namespace attnscope

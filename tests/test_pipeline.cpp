@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "blas_kernels.hpp"
 #include "checks.hpp"
 #include "random.hpp"
 #include "io.hpp"
@@ -65,6 +66,14 @@ GoldenCase run_golden(const fs::path& dir) {
     return g;
 }
 
+// PyTorch's tensor of a step. The ill-conditioned large case also has the steps PyTorch computes
+// on particular OpenBLAS kernels (<step>.<kernels>.npy, tools/make_golden.py): its scores reach
+// ~4000, where the kernels' summation order moves context by 2.3e-4, for PyTorch as for us.
+Array expected_step(const fs::path& dir, const std::string& step) {
+    const fs::path same_kernels = dir / (step + "." + blas_kernels_name() + ".npy");
+    return read_npy((fs::exists(same_kernels) ? same_kernels : dir / (step + ".npy")).string());
+}
+
 std::vector<fs::path> golden_dirs() {
     std::vector<fs::path> dirs;
     for (const auto& e : fs::directory_iterator(kGolden))
@@ -84,7 +93,7 @@ TEST_CASE("golden: every step of every case equals PyTorch's ViTAttention within
         for (const Step& step : g.trace.steps) {
             CAPTURE(dir.filename().string());
             CAPTURE(step.name);
-            const Array torch = read_npy((dir / (step.name + ".npy")).string());
+            const Array torch = expected_step(dir, step.name);
             REQUIRE(step.shape() == shape_of(torch));
             double worst = 0;
             CHECK(count_mismatches(step.tensor().values, torch, &worst) == 0);

@@ -8,9 +8,11 @@ Each case folder holds the input x (input.npy), the weights under timm's names
 reference's ViTAttention (../shared/seed), and meta.json with the config. The module's own
 forward() output is checked against the step-by-step recomputation before anything is written.
 """
+import ctypes
 import json
 import os
 import struct
+import subprocess
 import sys
 
 import numpy as np
@@ -94,8 +96,23 @@ CASES = [
     ("large_b1_n12_c32_h2", 1, 12, 32, 2, False, 6.0, 4.0),
 ]
 
+# The large case is ill-conditioned: its scores reach ~4000, so float32 rounding inside sgemm (1e-3
+# there) depends on the order in which OpenBLAS's kernels sum, and softmax amplifies it: PyTorch on
+# the AVX-512 "SkylakeX" kernels differs from PyTorch on the Haswell kernels by 2.3e-4 in context.
+# So that case also gets the steps PyTorch computes on each of these kernels, as <step>.<core>.npy;
+# the test compares with the file of the kernels it runs on.
+KERNEL_VARIANTS = ["SkylakeX"]
+VARIANT_STEPS = ["scores", "scaled", "attn", "attn_drop", "context", "context_t", "merged", "out", "out_drop"]
 
-def make_case(out_dir, name, B, N, C, h, qkv_bias, x_scale, w_scale, seed):
+
+def openblas_core():
+    """The kernels of the OpenBLAS that torch runs on (Debian's torch links libblas.so.3)."""
+    lib = ctypes.CDLL("libblas.so.3")
+    lib.openblas_get_corename.restype = ctypes.c_char_p
+    return lib.openblas_get_corename().decode()
+
+
+def make_case(out_dir, name, B, N, C, h, qkv_bias, x_scale, w_scale, seed, variant=None):
     torch.manual_seed(seed)
     m = ViTAttention(C, num_heads=h, qkv_bias=qkv_bias).eval()
     with torch.no_grad():
@@ -113,6 +130,13 @@ def make_case(out_dir, name, B, N, C, h, qkv_bias, x_scale, w_scale, seed):
 
     case_dir = os.path.join(out_dir, name)
     os.makedirs(case_dir, exist_ok=True)
+    if variant:
+        core = openblas_core()
+        assert core == variant, f"asked for OpenBLAS's {variant} kernels, torch runs on {core}"
+        for step in VARIANT_STEPS:
+            np.save(os.path.join(case_dir, f"{step}.{variant}.npy"),
+                    np.ascontiguousarray(s[step].detach().numpy().astype("<f4")))
+        return m
     weights = {"qkv.weight": m.qkv.weight}
     if qkv_bias:
         weights["qkv.bias"] = m.qkv.bias
@@ -134,6 +158,11 @@ def make_case(out_dir, name, B, N, C, h, qkv_bias, x_scale, w_scale, seed):
 
 
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--variant":  # the child run of write_variants()
+        torch.set_num_threads(1)
+        i = next(i for i, c in enumerate(CASES) if c[0].startswith("large"))
+        make_case(sys.argv[3], *CASES[i], seed=1000 + i, variant=sys.argv[2])
+        return
     out_dir = sys.argv[1] if len(sys.argv) > 1 else "tests/data/golden"
     torch.set_num_threads(1)
     for i, case in enumerate(CASES):
@@ -148,6 +177,19 @@ def main():
             ckpt["cls_token"] = torch.zeros(1, 1, case[3])
             write_safetensors(os.path.join(out_dir, case[0], "checkpoint_blocks.safetensors"), ckpt)
     print("wrote", len(CASES), "cases to", out_dir)
+    write_variants(out_dir)
+
+
+def write_variants(out_dir):
+    """The large case once more in a child process per kernel (OpenBLAS picks them when loaded)."""
+    flags = open("/proc/cpuinfo").read().split()
+    for core in KERNEL_VARIANTS:
+        if core == "SkylakeX" and not all(f in flags for f in ("avx512f", "avx512bw", "avx512dq", "avx512vl")):
+            print(f"skipped the {core} variant: this CPU lacks AVX-512 (the committed files stay)")
+            continue
+        env = dict(os.environ, OPENBLAS_CORETYPE=core)
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--variant", core, out_dir], env=env, check=True)
+        print("wrote the large case's steps on the", core, "kernels")
 
 
 if __name__ == "__main__":
