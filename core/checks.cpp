@@ -51,10 +51,15 @@ std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::
 
 RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float drop_p, double tolerance,
                            const std::vector<std::size_t>* valid_tokens) {
+    return check_row_sums(probs.name, sum_last(probs.tensor()), deviation_expected, drop_p, tolerance, valid_tokens);
+}
+
+RowSumCheck check_row_sums(std::string step, Tensor sums, bool deviation_expected, float drop_p, double tolerance,
+                           const std::vector<std::size_t>* valid_tokens) {
     RowSumCheck r;
-    r.step = probs.name;
+    r.step = std::move(step);
     r.tolerance = tolerance;
-    r.sums = sum_last(probs.tensor());  // [B, h, N]
+    r.sums = std::move(sums);  // [B, h, N]
     const Shape s = r.sums.values.shape().size() == 3 ? shape_of(r.sums.values) : Shape{1, 1, r.sums.values.size()};
     const std::size_t heads = s[0] * s[1], rows_per_head = s[2];
     r.rows = 0;

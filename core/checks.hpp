@@ -29,6 +29,9 @@ std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::
 // padding queries are discarded downstream; see core/beyond.hpp for the masking convention).
 RowSumCheck check_row_sums(const Step& probs, bool deviation_expected, float drop_p, double tolerance = 1e-5,
                            const std::vector<std::size_t>* valid_tokens = nullptr);
+// The same check from sums [B, h, N] already taken (core/fused.hpp) of the step named `step`.
+RowSumCheck check_row_sums(std::string step, Tensor sums, bool deviation_expected, float drop_p,
+                           double tolerance = 1e-5, const std::vector<std::size_t>* valid_tokens = nullptr);
 
 // The -inf a mask step writes on purpose are not reported (NaN there still is).
 NonFiniteCheck find_first_nonfinite(const std::vector<Step>& steps);

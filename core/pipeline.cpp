@@ -13,10 +13,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "beyond.hpp"
 #include "checks.hpp"
+#include "fused.hpp"
 #include "ops.hpp"
 #include "random.hpp"
 #include "recorder.hpp"
@@ -105,15 +107,18 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
     Array keep;
     if (cfg.masked()) keep = attention_keep_mask(cfg);
+    std::optional<Tensor> attn_row_sums;
     const Step& context = record_standard_attention(rec, cfg, qkv, cfg.masked() ? &keep : nullptr,
-                                                    mask_code(cfg), mask_note(cfg));
+                                                    mask_code(cfg), mask_note(cfg), &attn_row_sums);
     record_output_steps(rec, cfg, w, context);
 
     // Checks over the recorded steps.
     trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg));
     const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
     const auto* valid = cfg.valid_tokens.empty() ? nullptr : &cfg.valid_tokens;
-    trace.checks.row_sums.push_back(check_row_sums(trace.at("attn"), false, 0.0f, 1e-5, valid));
+    trace.checks.row_sums.push_back(attn_row_sums
+                                        ? check_row_sums("attn", std::move(*attn_row_sums), false, 0.0f, 1e-5, valid)
+                                        : check_row_sums(trace.at("attn"), false, 0.0f, 1e-5, valid));
     if (attn_dropping || hooks.edit) {
         trace.checks.row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop, 1e-5, valid));
     } else {  // the identity: attn_drop holds attn's values, so its rows sum as attn's do
@@ -184,7 +189,8 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
 }
 
 const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg, const QkvSteps& qkv,
-                                      const Array* keep, const std::string& mask_code, const std::string& mask_note) {
+                                      const Array* keep, const std::string& mask_code, const std::string& mask_note,
+                                      std::optional<Tensor>* attn_row_sums) {
     const std::size_t B = cfg.batch, N = cfg.tokens, h = cfg.heads, c = cfg.head_dim();
     const float scale_factor = attention_scale(cfg);  // self.scale (1 with --no-scale)
     const Step &q = qkv.q, &k = qkv.k, &v = qkv.v;
@@ -197,21 +203,28 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
 
     // q @ k.transpose(-2, -1)                                                 [B, h, N, N']
     layout = TorchLayout::contiguous({B, h, N, N});
-    const Step& scores = rec.add(
-        {"scores", "matmul", "q @ k.transpose(-2, -1)", "b h n c, b h c m -> b h n m", {"q", "k_t"},
-         "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed"},
-        matmul(q.view(), k_t.view(), {"B", "h", "N", "N'"}, "q", "k_t"), layout, false);
+    Tensor scores_values = matmul(q.view(), k_t.view(), {"B", "h", "N", "N'"}, "q", "k_t");
+    // With nothing between them (no mask, no hook that edits a step), * self.scale and the softmax
+    // run as one pass over the rows that also takes the three steps' stats and attn's row sums
+    // (core/fused.hpp); the same values as scale() and softmax_last() one after the other.
+    std::optional<ScaledSoftmax> chain;
+    if (!keep && !rec.edits_steps()) chain = scaled_softmax(scores_values, scale_factor);
+    StepText scores_text{"scores", "matmul", "q @ k.transpose(-2, -1)", "b h n c, b h c m -> b h n m", {"q", "k_t"},
+                         "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed"};
+    const Step& scores = chain ? rec.add_measured(std::move(scores_text), std::move(scores_values), layout, chain->scores_stats)
+                               : rec.add(std::move(scores_text), std::move(scores_values), layout, false);
 
     // * self.scale                                                            [B, h, N, N']
     char scale_text[96];
     std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x c^-0.5 = %zu^-0.5 = %.6g)", c, scale_factor);
     if (!cfg.scaled) std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x 1: scale off)");
-    const Step& scaled = rec.add({"scaled", "scale", cfg.scaled ? "* self.scale" : "* 1  # scale off (--no-scale)",
-                                  scale_text, {"scores"},
-                                  cfg.scaled ? "new contiguous tensor"
-                                             : "new contiguous tensor; the scale is switched off (--no-scale), so the "
-                                               "scores reach softmax unscaled and grow like sqrt(c)"},
-                                 scale(scores.tensor(), scale_factor), layout, false);
+    StepText scaled_text{"scaled", "scale", cfg.scaled ? "* self.scale" : "* 1  # scale off (--no-scale)",
+                         scale_text, {"scores"},
+                         cfg.scaled ? "new contiguous tensor"
+                                    : "new contiguous tensor; the scale is switched off (--no-scale), so the "
+                                      "scores reach softmax unscaled and grow like sqrt(c)"};
+    const Step& scaled = chain ? rec.add_measured(std::move(scaled_text), std::move(chain->scaled), layout, chain->scaled_stats)
+                               : rec.add(std::move(scaled_text), scale(scores.tensor(), scale_factor), layout, false);
 
     // attn.masked_fill(~keep, float("-inf"))                                   [B, h, N, N']
     const Step* logits = &scaled;
@@ -221,10 +234,11 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
                           mask_fill(scaled.tensor(), *keep), layout, false);
 
     // attn.softmax(dim=-1)                                                    [B, h, N, N']
-    const Step& attn = rec.add(
-        {"attn", "softmax", "attn.softmax(dim=-1)", "b h n m -> b h n m  (softmax over m)", {logits->name},
-         "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys"},
-        softmax_last(logits->tensor()), layout, false);
+    StepText attn_text{"attn", "softmax", "attn.softmax(dim=-1)", "b h n m -> b h n m  (softmax over m)", {logits->name},
+                       "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys"};
+    const Step& attn = chain ? rec.add_measured(std::move(attn_text), std::move(chain->attn), layout, chain->attn_stats)
+                             : rec.add(std::move(attn_text), softmax_last(logits->tensor()), layout, false);
+    if (chain && attn_row_sums) *attn_row_sums = std::move(chain->attn_row_sums);
 
     // self.attn_drop(attn)                                                    [B, h, N, N']
     Rng attn_rng(cfg.seed, kAttnDrop);

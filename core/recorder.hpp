@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,7 +39,14 @@ public:
                     const Step* same_values = nullptr) {
         Step step = describe(std::move(text), layout, is_view);
         step.set_tensor(std::move(tensor));
-        return push(std::move(step), same_values);
+        return push(std::move(step), same_values ? &same_values->stats : nullptr);
+    }
+
+    // A step whose stats the op that made it already took (core/fused.hpp), unless a hook edits it.
+    const Step& add_measured(StepText text, Tensor tensor, const TorchLayout& layout, const Stats& stats) {
+        Step step = describe(std::move(text), layout, false);
+        step.set_tensor(std::move(tensor));
+        return push(std::move(step), &stats);
     }
 
     // A step whose values stay in another step's storage (reshape, permute, unbind, transpose,
@@ -47,10 +55,12 @@ public:
                          const Step* same_values = nullptr) {
         Step step = describe(std::move(text), layout, is_view);
         step.set_view(std::move(view));
-        return push(std::move(step), same_values);
+        return push(std::move(step), same_values ? &same_values->stats : nullptr);
     }
 
     Trace& trace() { return trace_; }
+    // A hook (the bug zoo) may change a step's values after the op: the next op must read them.
+    bool edits_steps() const { return static_cast<bool>(hooks_.edit); }
 
 private:
     Step describe(StepText text, const TorchLayout& layout, bool is_view) {
@@ -71,12 +81,13 @@ private:
         return step;
     }
 
-    const Step& push(Step step, const Step* same_values) {
+    // known: the stats of step's values, already taken (by the op, or as another step's).
+    const Step& push(Step step, const Stats* known) {
         if (hooks_.edit) {  // the bug zoo: the step may hold other values now
             hooks_.edit(trace_, step);
-            same_values = nullptr;
+            known = nullptr;
         }
-        step.stats = same_values ? same_values->stats : compute_stats(step.view());
+        step.stats = known ? *known : compute_stats(step.view());
         trace_.steps.push_back(std::move(step));
         if (hooks_.progress) hooks_.progress(trace_.steps.size(), trace_.steps.capacity());
         return trace_.steps.back();
@@ -105,8 +116,10 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
 // k_t, scores, scaled, [masked], attn, attn_drop, context: the textbook attention.
 // keep [B, N, N'] (1 keep, 0 mask) or null: with a mask, a `masked` step (-inf where keep is 0)
 // sits between scaled and attn; mask_code is its PyTorch line, mask_note its note.
+// attn_row_sums (or null) receives attn's row sums [B, h, N] when the op that made attn took them.
 const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg, const QkvSteps& qkv,
-                                      const Array* keep, const std::string& mask_code, const std::string& mask_note);
+                                      const Array* keep, const std::string& mask_code, const std::string& mask_note,
+                                      std::optional<Tensor>* attn_row_sums = nullptr);
 
 // context_t, merged, out, out_drop from context [B, h, N, c].
 void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& context);

@@ -19,86 +19,21 @@ namespace {
 constexpr std::size_t kBlock = 1024;  // values per block: float lane sums, then one double add
 constexpr std::size_t kVmathBlock = 32;  // vmath::finite_block_stats takes whole multiples of this
 
-// Running totals of the finite values seen so far.
-struct StatsAccumulator {
-    float lo = std::numeric_limits<float>::infinity();
-    float hi = -std::numeric_limits<float>::infinity();
-    double sum = 0.0, sum_sq = 0.0;
-    std::size_t finite = 0, nan_count = 0, inf_count = 0;
-
-    void add_scalar(const float* d, std::size_t n) {
-        for (std::size_t i = 0; i < n; ++i) {
-            const float v = d[i];
-            if (std::isnan(v)) {
-                ++nan_count;
-            } else if (std::isinf(v)) {
-                ++inf_count;
-            } else {
-                lo = std::min(lo, v);
-                hi = std::max(hi, v);
-                sum += v;
-                sum_sq += static_cast<double>(v) * v;
-                ++finite;
-            }
-        }
-    }
-
-    // A block of whole SIMD batches (core/vmath.cpp: float lanes within the block, short enough to
-    // keep float sums accurate, then one double add per block). A block holding a NaN or an infinity
-    // is counted value by value.
-    void add_block(const float* d, std::size_t n) {
-        if (vmath::finite_block_stats(d, n, lo, hi, sum, sum_sq))
-            finite += n;
-        else
-            add_scalar(d, n);
-    }
-};
-
-// Adds n values at d of any length: whole SIMD blocks of at most kBlock, then the rest one by one.
-void add_run(StatsAccumulator& acc, const float* d, std::size_t n) {
-    for (std::size_t i = 0; i < n;) {
-        const std::size_t block = std::min(kBlock, (n - i) / kVmathBlock * kVmathBlock);
-        if (block == 0) {
-            acc.add_scalar(d + i, n - i);
-            break;
-        }
-        acc.add_block(d + i, block);
-        i += block;
-    }
-}
-
 // Parts merged in their order, so the result does not depend on the number of threads.
-Stats finish(const std::vector<StatsAccumulator>& parts) {
-    StatsAccumulator acc;
-    for (const auto& p : parts) {
-        acc.lo = std::min(acc.lo, p.lo);
-        acc.hi = std::max(acc.hi, p.hi);
-        acc.sum += p.sum;
-        acc.sum_sq += p.sum_sq;
-        acc.finite += p.finite;
-        acc.nan_count += p.nan_count;
-        acc.inf_count += p.inf_count;
-    }
-    Stats s;
-    s.nan_count = acc.nan_count;
-    s.inf_count = acc.inf_count;
-    if (acc.finite) {
-        s.min = acc.lo;
-        s.max = acc.hi;
-        s.mean = acc.sum / static_cast<double>(acc.finite);
-        s.std = std::sqrt(std::max(0.0, acc.sum_sq / static_cast<double>(acc.finite) - s.mean * s.mean));
-    }
-    return s;
+Stats finish(const std::vector<StatsTotals>& parts) {
+    StatsTotals all;
+    for (const auto& p : parts) all.merge(p);
+    return all.stats();
 }
 
 // rows runs of `run` contiguous values; run r starts at d + offset_of(r). Both cores: each chunk
 // of about kChunk values gets its own totals (the same cuts for any number of threads).
 template <typename OffsetOf>
-std::vector<StatsAccumulator> stats_of_runs(const float* d, std::size_t rows, std::size_t run, OffsetOf offset_of) {
+std::vector<StatsTotals> stats_of_runs(const float* d, std::size_t rows, std::size_t run, OffsetOf offset_of) {
     constexpr std::size_t kChunk = 64 * kBlock;
     const std::size_t rows_per_chunk = std::max<std::size_t>(1, kChunk / std::max<std::size_t>(run, 1));
     const std::size_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
-    std::vector<StatsAccumulator> parts(chunks);
+    std::vector<StatsTotals> parts(chunks);
     const std::ptrdiff_t chunk_count = static_cast<std::ptrdiff_t>(chunks);
     // With two or three chunks one thread often gets most of the work (131K of a [197, 768] step's
     // 151K values) for the cost of waking the other: the team starts from four chunks (192K+ values).
@@ -106,7 +41,7 @@ std::vector<StatsAccumulator> stats_of_runs(const float* d, std::size_t rows, st
     for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
         const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk;
         const std::size_t end = std::min(rows, begin + rows_per_chunk);
-        for (std::size_t r = begin; r < end; ++r) add_run(parts[static_cast<std::size_t>(c)], d + offset_of(r), run);
+        for (std::size_t r = begin; r < end; ++r) parts[static_cast<std::size_t>(c)].add(d + offset_of(r), run);
     }
     return parts;
 }
@@ -115,7 +50,7 @@ Stats stats_of(const float* d, std::size_t n) {
     const std::size_t whole = n / kBlock;
     auto parts = stats_of_runs(d, whole, kBlock, [](std::size_t r) { return r * kBlock; });
     parts.emplace_back();
-    add_run(parts.back(), d + whole * kBlock, n - whole * kBlock);
+    parts.back().add(d + whole * kBlock, n - whole * kBlock);
     return finish(parts);
 }
 
@@ -144,6 +79,64 @@ TensorView longest_runs(const TensorView& x) {
 }
 
 }  // namespace
+
+void StatsTotals::add_scalar(const float* d, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = d[i];
+        if (std::isnan(v)) {
+            ++nan_count_;
+        } else if (std::isinf(v)) {
+            ++inf_count_;
+        } else {
+            lo_ = std::min(lo_, v);
+            hi_ = std::max(hi_, v);
+            sum_ += v;
+            sum_sq_ += static_cast<double>(v) * v;
+            ++finite_;
+        }
+    }
+}
+
+// Whole SIMD blocks of at most kBlock values (core/vmath.cpp: float lanes within the block, short
+// enough to keep float sums accurate, then one double add per block), then the rest one by one. A
+// block holding a NaN or an infinity is counted value by value.
+void StatsTotals::add(const float* d, std::size_t n) {
+    for (std::size_t i = 0; i < n;) {
+        const std::size_t block = std::min(kBlock, (n - i) / kVmathBlock * kVmathBlock);
+        if (block == 0) {
+            add_scalar(d + i, n - i);
+            break;
+        }
+        if (vmath::finite_block_stats(d + i, block, lo_, hi_, sum_, sum_sq_))
+            finite_ += block;
+        else
+            add_scalar(d + i, block);
+        i += block;
+    }
+}
+
+void StatsTotals::merge(const StatsTotals& o) {
+    lo_ = std::min(lo_, o.lo_);
+    hi_ = std::max(hi_, o.hi_);
+    sum_ += o.sum_;
+    sum_sq_ += o.sum_sq_;
+    finite_ += o.finite_;
+    nan_count_ += o.nan_count_;
+    inf_count_ += o.inf_count_;
+}
+
+Stats StatsTotals::stats() const {
+    Stats s;
+    s.nan_count = nan_count_;
+    s.inf_count = inf_count_;
+    if (finite_) {
+        s.min = lo_;
+        s.max = hi_;
+        s.mean = sum_ / static_cast<double>(finite_);
+        s.std = std::sqrt(std::max(0.0, sum_sq_ / static_cast<double>(finite_) - s.mean * s.mean));
+    }
+    return s;
+}
 
 Stats compute_stats(const Array& values) { return stats_of(values.data(), values.size()); }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,23 @@ struct Stats {
 
 Stats compute_stats(const Array& values);
 Stats compute_stats(const float* values, std::size_t count);
+
+// Stats gathered piece by piece, for an op that sees its output a row at a time (core/fused.hpp):
+// add() runs of values, merge() partial totals in a fixed order (then the result does not depend on
+// the number of threads), stats() at the end.
+class StatsTotals {
+public:
+    void add(const float* values, std::size_t count);
+    void merge(const StatsTotals& other);
+    Stats stats() const;
+
+private:
+    void add_scalar(const float* d, std::size_t n);
+    float lo_ = std::numeric_limits<float>::infinity();
+    float hi_ = -std::numeric_limits<float>::infinity();
+    double sum_ = 0.0, sum_sq_ = 0.0;
+    std::size_t finite_ = 0, nan_count_ = 0, inf_count_ = 0;
+};
 Stats compute_stats(const TensorView& values);  // without gathering the view
 
 // An operand as written in the PyTorch line, with its shape (TensorSensor-style annotation).

@@ -1,0 +1,57 @@
+#include "fused.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "vmath.hpp"
+
+namespace attnscope {
+
+ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
+    const Shape xs = shape_of(scores.values);
+    if (xs.empty()) throw ShapeError("softmax: input is a scalar; it needs at least one axis");
+    const std::size_t n = xs.back();
+    Axes row_axes = scores.axes;
+    if (!row_axes.empty()) row_axes.pop_back();
+    ScaledSoftmax r{Tensor{make_array(xs), scores.axes}, Tensor{make_array(xs), scores.axes},
+                    Tensor{make_array(Shape(xs.begin(), xs.end() - 1)), row_axes}, {}, {}, {}};
+    const std::size_t rows = n ? scores.values.size() / n : 0;
+
+    // Rows in chunks of about 64K values, each chunk with its own totals, merged in chunk order: the
+    // same stats for any number of threads.
+    const std::size_t rows_per_chunk = std::max<std::size_t>(1, (std::size_t(1) << 16) / std::max<std::size_t>(n, 1));
+    const std::size_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    struct Totals {
+        StatsTotals scores, scaled, attn;
+    };
+    std::vector<Totals> parts(chunks);
+    const float* in = scores.values.data();
+    float *scaled = r.scaled.values.data(), *attn = r.attn.values.data(), *sums = r.attn_row_sums.values.data();
+    const std::ptrdiff_t chunk_count = static_cast<std::ptrdiff_t>(chunks);
+#pragma omp parallel for schedule(static) if (chunks >= 2 && rows * n >= (std::size_t(1) << 15))
+    for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
+        Totals& t = parts[static_cast<std::size_t>(c)];
+        const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk, end = std::min(rows, begin + rows_per_chunk);
+        for (std::size_t row = begin; row < end; ++row) {
+            const std::size_t at = row * n;
+            vmath::scale(in + at, scale, scaled + at, n);     // * self.scale
+            vmath::softmax_row(scaled + at, attn + at, n);    // .softmax(dim=-1)
+            sums[row] = static_cast<float>(vmath::sum(attn + at, n));
+            t.scores.add(in + at, n);
+            t.scaled.add(scaled + at, n);
+            t.attn.add(attn + at, n);
+        }
+    }
+    StatsTotals scores_all, scaled_all, attn_all;
+    for (const Totals& t : parts) {
+        scores_all.merge(t.scores);
+        scaled_all.merge(t.scaled);
+        attn_all.merge(t.attn);
+    }
+    r.scores_stats = scores_all.stats();
+    r.scaled_stats = scaled_all.stats();
+    r.attn_stats = attn_all.stats();
+    return r;
+}
+
+}  // namespace attnscope
