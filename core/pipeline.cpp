@@ -146,11 +146,14 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
 
     // self.qkv(x)                                                             [B, N, 3C]
     TorchLayout layout = TorchLayout::contiguous({B, N, 3 * C});
-    const Step& qkv = rec.add(
+    Tensor qkv_values = linear(input.tensor(), w.qkv_weight, w.qkv_bias ? &*w.qkv_bias : nullptr, "3C", "qkv.weight");
+    std::vector<Stats> qkv_part_stats;  // of q, k and v: the three column blocks of qkv's rows
+    const Stats qkv_stats = compute_stats_by_column_blocks(qkv_values.values.data(), B * N, 3, C, qkv_part_stats);
+    const Step& qkv = rec.add_measured(
         {"qkv", "linear", "self.qkv(x)", "b n C, (three h c) C -> b n (three h c)", {x_name},
          std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
          {{"self.qkv.weight", shape_of(w.qkv_weight)}}},
-        linear(input.tensor(), w.qkv_weight, w.qkv_bias ? &*w.qkv_bias : nullptr, "3C", "qkv.weight"), layout, false);
+        std::move(qkv_values), layout, qkv_stats);
 
     // .reshape(B, N, 3, self.num_heads, C // self.num_heads)               [B, N, 3, h, c]
     layout = {{B, N, 3, h, c}, *torch_view_strides(layout, {B, N, 3, h, c})};
@@ -173,18 +176,18 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
     layout = torch_select(layout, 0);
     const std::string unbind_note =
         "view, no copy: unbind(0) picks one slice of the first axis; still not contiguous" + strides_note(layout);
-    const Step& q = rec.add_view({"q", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 0)",
-                             {"qkv_heads"}, unbind_note},
-                            select_view(qkv_heads.view(), 0, 0), layout, true);
+    const Step& q = rec.add_view_measured({"q", "unbind", "q, k, v = qkv.unbind(0)",
+                                           "three b h n c -> b h n c  (three = 0)", {"qkv_heads"}, unbind_note},
+                                          select_view(qkv_heads.view(), 0, 0), layout, true, qkv_part_stats[0]);
     // Keys and values are indexed by the attended-to token: that axis is labelled N'.
     TensorView k_values = select_view(qkv_heads.view(), 0, 1), v_values = select_view(qkv_heads.view(), 0, 2);
     k_values.axes = v_values.axes = {"B", "h", "N'", "c"};
-    const Step& k = rec.add_view({"k", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 1)",
-                             {"qkv_heads"}, unbind_note},
-                            std::move(k_values), layout, true);
-    const Step& v = rec.add_view({"v", "unbind", "q, k, v = qkv.unbind(0)", "three b h n c -> b h n c  (three = 2)",
-                             {"qkv_heads"}, unbind_note},
-                            std::move(v_values), layout, true);
+    const Step& k = rec.add_view_measured({"k", "unbind", "q, k, v = qkv.unbind(0)",
+                                           "three b h n c -> b h n c  (three = 1)", {"qkv_heads"}, unbind_note},
+                                          std::move(k_values), layout, true, qkv_part_stats[1]);
+    const Step& v = rec.add_view_measured({"v", "unbind", "q, k, v = qkv.unbind(0)",
+                                           "three b h n c -> b h n c  (three = 2)", {"qkv_heads"}, unbind_note},
+                                          std::move(v_values), layout, true, qkv_part_stats[2]);
     return {q, k, v, layout};
 }
 

@@ -58,6 +58,14 @@ public:
         return push(std::move(step), same_values ? &same_values->stats : nullptr);
     }
 
+    // A view whose stats were taken with another step's (q, k and v with qkv's).
+    const Step& add_view_measured(StepText text, TensorView view, const TorchLayout& layout, bool is_view,
+                                  const Stats& stats) {
+        Step step = describe(std::move(text), layout, is_view);
+        step.set_view(std::move(view));
+        return push(std::move(step), &stats);
+    }
+
     Trace& trace() { return trace_; }
     // A hook (the bug zoo) may change a step's values after the op: the next op must read them.
     bool edits_steps() const { return static_cast<bool>(hooks_.edit); }

@@ -142,6 +142,33 @@ Stats compute_stats(const Array& values) { return stats_of(values.data(), values
 
 Stats compute_stats(const float* values, std::size_t count) { return stats_of(values, count); }
 
+Stats compute_stats_by_column_blocks(const float* x, std::size_t rows, std::size_t parts, std::size_t width,
+                                     std::vector<Stats>& per_part) {
+    // Chunks of rows with their own totals per block, merged in chunk order: the same stats for
+    // any number of threads.
+    const std::size_t row_len = parts * width;
+    const std::size_t rows_per_chunk = std::max<std::size_t>(1, 64 * kBlock / std::max<std::size_t>(row_len, 1));
+    const std::size_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    std::vector<StatsTotals> totals(chunks * parts);  // [chunk, part]
+    const std::ptrdiff_t chunk_count = static_cast<std::ptrdiff_t>(chunks);
+#pragma omp parallel for schedule(static) if (chunks >= 4)
+    for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk, end = std::min(rows, begin + rows_per_chunk);
+        for (std::size_t r = begin; r < end; ++r)
+            for (std::size_t p = 0; p < parts; ++p)
+                totals[static_cast<std::size_t>(c) * parts + p].add(x + r * row_len + p * width, width);
+    }
+    StatsTotals whole;
+    per_part.clear();
+    for (std::size_t p = 0; p < parts; ++p) {
+        StatsTotals part;
+        for (std::size_t c = 0; c < chunks; ++c) part.merge(totals[c * parts + p]);
+        per_part.push_back(part.stats());
+        whole.merge(part);
+    }
+    return whole.stats();
+}
+
 Stats compute_stats(const TensorView& view) {
     if (view.shape.empty() || element_count(view.shape) == 0 || is_contiguous(view))
         return stats_of(view.data(), element_count(view.shape));

@@ -48,6 +48,10 @@ private:
     std::size_t finite_ = 0, nan_count_ = 0, inf_count_ = 0;
 };
 Stats compute_stats(const TensorView& values);  // without gathering the view
+// Stats of x [rows, parts * width] (row-major) and of each of its column blocks [rows, width], in
+// one pass: qkv [B*N, 3C] and its q, k and v. Returns x's; per_part gets the blocks', in order.
+Stats compute_stats_by_column_blocks(const float* x, std::size_t rows, std::size_t parts, std::size_t width,
+                                     std::vector<Stats>& per_part);
 
 // An operand as written in the PyTorch line, with its shape (TensorSensor-style annotation).
 struct Operand {

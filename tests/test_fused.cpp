@@ -1,5 +1,6 @@
 // The fused * self.scale + softmax pass (core/fused.hpp, issue 8) gives the values of the separate
-// ops, and stats and row sums that agree with a plain double loop over the values. Against PyTorch
+// ops, and stats and row sums that agree with a plain double loop over the values; so do the stats
+// of qkv and its q, k and v taken in one pass (core/trace.hpp). Against PyTorch
 // the fused path is checked by the golden tests (test_pipeline: no mask, no hook, so it runs there).
 #include <doctest/doctest.h>
 
@@ -142,4 +143,25 @@ TEST_CASE("a run through the fused pass records what the step-by-step path recor
     CHECK(fa.rows == sa.rows);
     CHECK(fa.max_error == sa.max_error);
     CHECK(fa.explanation == sa.explanation);
+}
+
+TEST_CASE("the stats of qkv and of its q k and v blocks come from one pass") {
+    xt::random::seed(21);
+    const std::size_t rows = 300, width = 40;  // several chunks of rows
+    Array x = xt::random::randn<float>({rows, 3 * width});
+    x(7, width + 3) = std::numeric_limits<float>::quiet_NaN();  // in k
+    x(9, 2 * width) = -std::numeric_limits<float>::infinity();  // in v
+    std::vector<Stats> parts;
+    const Stats whole = compute_stats_by_column_blocks(x.data(), rows, 3, width, parts);
+    check_stats(whole, x);
+    REQUIRE(parts.size() == 3);
+    for (std::size_t p = 0; p < 3; ++p) {
+        CAPTURE(p);
+        Array block = Array::from_shape({rows, width});
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t j = 0; j < width; ++j) block(r, j) = x(r, p * width + j);
+        check_stats(parts[p], block);
+    }
+    CHECK(parts[1].nan_count == 1);
+    CHECK(parts[2].inf_count == 1);
 }
