@@ -89,13 +89,26 @@ Trace run_attention(const AttentionConfig& cfg, const AttentionWeights& w, const
     return trace;
 }
 
+Trace run_attention(const AttentionConfig& cfg, const AttentionWeights& w, std::shared_ptr<const Tensor> x_in,
+                    const RunHooks& hooks) {
+    Trace trace;
+    record_attention(trace, cfg, w, std::move(x_in), hooks);
+    return trace;
+}
+
 void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x_in,
                       const RunHooks& hooks) {
-    check_run_inputs(cfg, w, x_in);
+    record_attention(trace, cfg, w, std::make_shared<const Tensor>(Tensor{x_in.values, {"B", "N", "C"}}), hooks);
+}
+
+void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionWeights& w,
+                      std::shared_ptr<const Tensor> x_in, const RunHooks& hooks) {
+    check_run_inputs(cfg, w, *x_in);
     if (cfg.path != AttentionPath::standard) {  // core/beyond.hpp
-        trace = run_beyond(cfg, w, x_in, hooks);
+        trace = run_beyond(cfg, w, *x_in, hooks);
         return;
     }
+    if (x_in->axes != Axes{"B", "N", "C"}) x_in = std::make_shared<const Tensor>(Tensor{x_in->values, {"B", "N", "C"}});
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim;
     trace.config = cfg;
     Recorder rec(trace, hooks, attention_step_names().size() + cfg.masked());
@@ -103,7 +116,7 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
     // x                                                                       [B, N, C]
     const TorchLayout layout = TorchLayout::contiguous({B, N, C});
     const Step& input = rec.add({"input", "input", "x", "b n C", {}, "the input tensor, contiguous"},
-                                Tensor{x_in.values, {"B", "N", "C"}}, layout, false);
+                                std::move(x_in), layout, false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
     Array keep;
     if (cfg.masked()) keep = attention_keep_mask(cfg);

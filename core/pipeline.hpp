@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -59,6 +60,13 @@ Trace run_attention(const AttentionConfig& config, const AttentionWeights& weigh
 // keeps the steps recorded before it.
 void record_attention(Trace& trace, const AttentionConfig& config, const AttentionWeights& weights,
                       const Tensor& input, const RunHooks& hooks = {});
+
+// The same with the input shared, not copied: the input step holds x itself (labelled B, N, C; a
+// tensor with other labels is copied once). The ViT hands each block's norm1 over this way.
+Trace run_attention(const AttentionConfig& config, const AttentionWeights& weights,
+                    std::shared_ptr<const Tensor> input, const RunHooks& hooks = {});
+void record_attention(Trace& trace, const AttentionConfig& config, const AttentionWeights& weights,
+                      std::shared_ptr<const Tensor> input, const RunHooks& hooks = {});
 
 // Convenience: seeded default weights and input.
 Trace run_attention(const AttentionConfig& config, const RunHooks& hooks = {});

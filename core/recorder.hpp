@@ -37,6 +37,11 @@ public:
     // same_values: a layout step holds the same multiset of values as that step: reuse its stats.
     const Step& add(StepText text, Tensor tensor, const TorchLayout& layout, bool is_view,
                     const Step* same_values = nullptr) {
+        return add(std::move(text), std::make_shared<const Tensor>(std::move(tensor)), layout, is_view, same_values);
+    }
+    // The same with values shared with their owner (the input: the caller's tensor, not a copy).
+    const Step& add(StepText text, std::shared_ptr<const Tensor> tensor, const TorchLayout& layout, bool is_view,
+                    const Step* same_values = nullptr) {
         Step step = describe(std::move(text), layout, is_view);
         step.set_tensor(std::move(tensor));
         return push(std::move(step), same_values ? &same_values->stats : nullptr);

@@ -287,7 +287,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
         layer_norm(x, w.norm1_weight, w.norm1_bias, kLayerNormEps, "norm1.weight"));
 
     // self.attn(x): the 17 recorded steps of the single-layer pipeline        [B, N, D]
-    blk.attention = run_attention(cfg.attention(B), w.attn, norm1.tensor(), progress.nested());
+    blk.attention = run_attention(cfg.attention(B), w.attn, contiguous(norm1.view()), progress.nested());  // shares norm1's values
     progress.advance(blk.attention.steps.size());
     const Step& attn_out = record(
         steps, progress,

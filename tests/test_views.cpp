@@ -159,6 +159,22 @@ TEST_CASE("the recorded layout steps share storage and copy nothing until read")
     CHECK(t.checks.row_sum("attn_drop")->ok());
 }
 
+TEST_CASE("the input step holds the caller's shared tensor and a plain tensor is copied once") {
+    AttentionConfig cfg;
+    cfg.batch = 1, cfg.tokens = 5, cfg.dim = 16, cfg.heads = 2;
+    const auto x = std::make_shared<const Tensor>(default_input(cfg));
+    const Trace shared = run_attention(cfg, default_weights(cfg), x);
+    CHECK(&shared.at("input").tensor() == x.get());
+    const Trace copied = run_attention(cfg, default_weights(cfg), *x);
+    CHECK(&copied.at("input").tensor() != x.get());
+    CHECK(same_values(copied.at("input").tensor().values, x->values));
+    CHECK(copied.at("out").tensor().values == shared.at("out").tensor().values);
+    // Other labels than B, N, C: the step gets a relabelled copy.
+    const auto other = std::make_shared<const Tensor>(Tensor{x->values, {"b", "t", "d"}});
+    const Trace relabelled = run_attention(cfg, default_weights(cfg), other);
+    CHECK(relabelled.at("input").tensor().axes == Axes{"B", "N", "C"});
+}
+
 TEST_CASE("two threads reading the same view get one gathered tensor") {
     AttentionConfig cfg;
     cfg.batch = 1;

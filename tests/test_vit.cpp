@@ -226,6 +226,18 @@ TEST_CASE("the trace records the embedding, every block's steps and attention, a
               .values);
 }
 
+TEST_CASE("each block's attention records norm1's values as its input without a copy") {
+    const VitModel model = fresh_vit_model(VitConfig{}, 1);
+    const VitTrace t = run_vit(model, random_tensor({1, 3, 64, 64}, {"B", "3", "H", "W"}, 5));
+    for (const auto& blk : t.blocks) {
+        const Step* norm1 = nullptr;
+        for (const Step& s : blk.steps)
+            if (s.name == "norm1") norm1 = &s;
+        REQUIRE(norm1);
+        CHECK(&blk.attention.at("input").tensor() == &norm1->tensor());
+    }
+}
+
 TEST_CASE("run_vit reports progress over every step and can be cancelled") {
     const VitModel model = fresh_vit_model(VitConfig{}, 1);
     const Tensor x = random_tensor({1, 3, 64, 64}, {"B", "3", "H", "W"}, 13);
