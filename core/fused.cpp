@@ -7,15 +7,31 @@
 
 namespace attnscope {
 
+namespace {
+
+// The stats of x * s from those of x, for 0 < s <= 1: no product overflows and none of x's NaN or
+// infinities changes kind, and fl(x * s) keeps the order of x, so min and max are exact.
+Stats scaled_stats_of(const Stats& x, float s) {
+    Stats y = x;
+    y.min = x.min * s;
+    y.max = x.max * s;
+    y.mean = x.mean * s;
+    y.std = x.std * s;
+    return y;
+}
+
+}  // namespace
+
 ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
     const Shape xs = shape_of(scores.values);
     if (xs.empty()) throw ShapeError("softmax: input is a scalar; it needs at least one axis");
     const std::size_t n = xs.back();
     Axes row_axes = scores.axes;
     if (!row_axes.empty()) row_axes.pop_back();
-    ScaledSoftmax r{Tensor{make_array(xs), scores.axes}, Tensor{make_array(xs), scores.axes},
-                    Tensor{make_array(Shape(xs.begin(), xs.end() - 1)), row_axes}, {}, {}, {}};
+    ScaledSoftmax r{Tensor{make_array(xs), scores.axes}, Tensor{make_array(Shape(xs.begin(), xs.end() - 1)), row_axes},
+                    {}, {}, {}};
     const std::size_t rows = n ? scores.values.size() / n : 0;
+    const bool derive_scaled = scale > 0.0f && scale <= 1.0f;
 
     // Rows in chunks of about 64K values, each chunk with its own totals, merged in chunk order: the
     // same stats for any number of threads.
@@ -26,19 +42,20 @@ ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
     };
     std::vector<Totals> parts(chunks);
     const float* in = scores.values.data();
-    float *scaled = r.scaled.values.data(), *attn = r.attn.values.data(), *sums = r.attn_row_sums.values.data();
+    float *attn = r.attn.values.data(), *sums = r.attn_row_sums.values.data();
     const std::ptrdiff_t chunk_count = static_cast<std::ptrdiff_t>(chunks);
 #pragma omp parallel for schedule(static) if (chunks >= 2 && rows * n >= (std::size_t(1) << 15))
     for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
         Totals& t = parts[static_cast<std::size_t>(c)];
+        std::vector<float> scaled(n);  // one row of scaled, in L1
         const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk, end = std::min(rows, begin + rows_per_chunk);
         for (std::size_t row = begin; row < end; ++row) {
             const std::size_t at = row * n;
-            vmath::scale(in + at, scale, scaled + at, n);     // * self.scale
-            vmath::softmax_row(scaled + at, attn + at, n);    // .softmax(dim=-1)
+            vmath::scale(in + at, scale, scaled.data(), n);        // * self.scale
+            vmath::softmax_row(scaled.data(), attn + at, n);       // .softmax(dim=-1)
             sums[row] = static_cast<float>(vmath::sum(attn + at, n));
             t.scores.add(in + at, n);
-            t.scaled.add(scaled + at, n);
+            if (!derive_scaled) t.scaled.add(scaled.data(), n);
             t.attn.add(attn + at, n);
         }
     }
@@ -49,7 +66,7 @@ ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
         attn_all.merge(t.attn);
     }
     r.scores_stats = scores_all.stats();
-    r.scaled_stats = scaled_all.stats();
+    r.scaled_stats = derive_scaled ? scaled_stats_of(r.scores_stats, scale) : scaled_all.stats();
     r.attn_stats = attn_all.stats();
     return r;
 }

@@ -222,7 +222,8 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     Tensor scores_values = matmul(q.view(), k_t.view(), {"B", "h", "N", "N'"}, "q", "k_t");
     // With nothing between them (no mask, no hook that edits a step), * self.scale and the softmax
     // run as one pass over the rows that also takes the three steps' stats and attn's row sums
-    // (core/fused.hpp); the same values as scale() and softmax_last() one after the other.
+    // (core/fused.hpp); the same values as scale() and softmax_last() one after the other, and
+    // scaled is then a lazy step (computed on its first read, like a view is gathered).
     std::optional<ScaledSoftmax> chain;
     if (!keep && !rec.edits_steps()) chain = scaled_softmax(scores_values, scale_factor);
     StepText scores_text{"scores", "matmul", "q @ k.transpose(-2, -1)", "b h n c, b h c m -> b h n m", {"q", "k_t"},
@@ -239,7 +240,9 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
                          cfg.scaled ? "new contiguous tensor"
                                     : "new contiguous tensor; the scale is switched off (--no-scale), so the "
                                       "scores reach softmax unscaled and grow like sqrt(c)"};
-    const Step& scaled = chain ? rec.add_measured(std::move(scaled_text), std::move(chain->scaled), layout, chain->scaled_stats)
+    // After the fused pass scaled is computed when someone reads it: the values scale() gives now.
+    auto scale_scores = [scores_values = scores.view().base, scale_factor] { return scale(*scores_values, scale_factor); };
+    const Step& scaled = chain ? rec.add_lazy(std::move(scaled_text), scores.shape(), scale_scores, layout, chain->scaled_stats)
                                : rec.add(std::move(scaled_text), scale(scores.tensor(), scale_factor), layout, false);
 
     // attn.masked_fill(~keep, float("-inf"))                                   [B, h, N, N']

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -61,6 +62,14 @@ public:
         Step step = describe(std::move(text), layout, is_view);
         step.set_view(std::move(view));
         return push(std::move(step), same_values ? &same_values->stats : nullptr);
+    }
+
+    // A step computed on its first read (Step::set_lazy), with the stats its op already took.
+    const Step& add_lazy(StepText text, Shape shape, std::function<Tensor()> make, const TorchLayout& layout,
+                         const Stats& stats) {
+        Step step = describe(std::move(text), layout, false);
+        step.set_lazy(std::move(shape), std::move(make));
+        return push(std::move(step), &stats);
     }
 
     // A view whose stats were taken with another step's (q, k and v with qkv's).

@@ -215,8 +215,10 @@ const StepDifference* Trace::difference(std::string_view step) const {
 
 struct Step::Values {
     std::once_flag gathered;
-    std::shared_ptr<const Tensor> own;  // set at once, or by the first tensor() of a view
+    std::shared_ptr<const Tensor> own;  // set at once, or by the first tensor() of a view or lazy step
     std::optional<TensorView> view;
+    std::function<Tensor()> make;  // a lazy step's op
+    Shape lazy_shape;
     std::atomic<bool> has_own{false};
 };
 
@@ -224,7 +226,7 @@ const Tensor& Step::tensor() const {
     if (!values_) throw std::logic_error("step '" + name + "' holds no values");
     Values& v = *values_;
     std::call_once(v.gathered, [&v] {
-        if (!v.own) v.own = attnscope::contiguous(*v.view);
+        if (!v.own) v.own = v.view ? attnscope::contiguous(*v.view) : std::make_shared<const Tensor>(v.make());
         v.has_own = true;
     });
     return *v.own;
@@ -232,12 +234,15 @@ const Tensor& Step::tensor() const {
 
 TensorView Step::view() const {
     if (!values_) throw std::logic_error("step '" + name + "' holds no values");
-    return values_->view ? *values_->view : view_of(values_->own);
+    if (values_->view) return *values_->view;
+    if (values_->make) tensor();  // a lazy step has no storage to view before it is computed
+    return view_of(values_->own);
 }
 
 Shape Step::shape() const {
     if (!values_) return {};
-    return values_->view ? values_->view->shape : shape_of(values_->own->values);
+    if (values_->view) return values_->view->shape;
+    return values_->make ? values_->lazy_shape : shape_of(values_->own->values);
 }
 
 void Step::set_tensor(std::shared_ptr<const Tensor> values) {
@@ -251,6 +256,12 @@ void Step::set_tensor(Tensor values) { set_tensor(std::make_shared<const Tensor>
 void Step::set_view(TensorView view) {
     values_ = std::make_shared<Values>();
     values_->view = std::move(view);
+}
+
+void Step::set_lazy(Shape shape, std::function<Tensor()> make) {
+    values_ = std::make_shared<Values>();
+    values_->make = std::move(make);
+    values_->lazy_shape = std::move(shape);
 }
 
 bool Step::holds_values() const { return values_ && values_->has_own.load(); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -88,7 +89,11 @@ struct Step {
     void set_tensor(Tensor values);
     void set_tensor(std::shared_ptr<const Tensor> values);
     void set_view(TensorView view);
-    bool holds_values() const;  // false: a view not read yet (it costs no memory of its own)
+    // A step computed from another step's values on its first read (scaled = scores * self.scale,
+    // core/pipeline.cpp): no memory of its own until someone looks at it. make() must return a
+    // tensor of `shape`; it runs once, under the same once-only guard as a view's gathering.
+    void set_lazy(Shape shape, std::function<Tensor()> make);
+    bool holds_values() const;  // false: a view or lazy step not read yet (it costs no memory of its own)
 
 private:
     struct Values;

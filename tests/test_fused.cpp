@@ -78,17 +78,20 @@ TEST_CASE("the fused pass equals scale then softmax_last then sum_last value for
     for (const Shape& shape : {Shape{2, 12, 197, 197}, Shape{1, 3, 5, 64}}) {
         CAPTURE(shape.back());
         const Tensor scores = random_scores(shape, 40.0f, 3);
-        const float s = 0.125f;
-        const ScaledSoftmax r = scaled_softmax(scores, s);
-        const Tensor scaled = scale(scores, s), attn = softmax_last(scaled);
-        CHECK(r.scaled.values == scaled.values);
-        CHECK(r.attn.values == attn.values);
-        CHECK(r.attn_row_sums.values == sum_last(attn).values);
-        CHECK(r.attn.axes == scores.axes);
-        CHECK(r.attn_row_sums.axes == Axes{"B", "h", "N"});
-        check_stats(r.scores_stats, scores.values);
-        check_stats(r.scaled_stats, scaled.values);
-        check_stats(r.attn_stats, attn.values);
+        // self.scale (its stats derived from the scores'), 1 (--no-scale), and a scale above 1
+        // (its stats taken from the scaled rows themselves).
+        for (const float s : {0.125f, 1.0f, 3.0f}) {
+            CAPTURE(s);
+            const ScaledSoftmax r = scaled_softmax(scores, s);
+            const Tensor scaled = scale(scores, s), attn = softmax_last(scaled);
+            CHECK(r.attn.values == attn.values);
+            CHECK(r.attn_row_sums.values == sum_last(attn).values);
+            CHECK(r.attn.axes == scores.axes);
+            CHECK(r.attn_row_sums.axes == Axes{"B", "h", "N"});
+            check_stats(r.scores_stats, scores.values);
+            check_stats(r.scaled_stats, scaled.values);
+            check_stats(r.attn_stats, attn.values);
+        }
     }
 }
 
@@ -102,6 +105,19 @@ TEST_CASE("the fused pass gives the same stats on one thread and on two") {
     CHECK(one.scaled_stats.std == two.scaled_stats.std);
 }
 
+TEST_CASE("after the fused pass scaled is computed on its first read") {
+    AttentionConfig cfg;
+    cfg.batch = 1, cfg.tokens = 20, cfg.dim = 32, cfg.heads = 2;
+    const Trace t = run_attention(cfg);
+    const Step& scaled = t.at("scaled");
+    CHECK_FALSE(scaled.holds_values());
+    CHECK(scaled.shape() == Shape{1, 2, 20, 20});
+    CHECK(scaled.tensor().values == scale(t.at("scores").tensor(), attention_scale(cfg)).values);
+    CHECK(scaled.holds_values());
+    CHECK(scaled.tensor().axes == t.at("scores").tensor().axes);
+    CHECK(scaled.view().base.get() == &scaled.tensor());
+}
+
 TEST_CASE("the fused pass counts NaN and Inf in the scores and what softmax makes of them") {
     Tensor scores = random_scores({1, 2, 4, 40}, 1.0f, 9);
     scores.values(0, 0, 1, 7) = std::numeric_limits<float>::quiet_NaN();
@@ -110,6 +126,7 @@ TEST_CASE("the fused pass counts NaN and Inf in the scores and what softmax make
     check_stats(r.scores_stats, scores.values);
     check_stats(r.scaled_stats, scale(scores, 0.5f).values);
     check_stats(r.attn_stats, r.attn.values);
+    check_stats(scaled_softmax(scores, 2.0f).scaled_stats, scale(scores, 2.0f).values);
     CHECK(r.scores_stats.nan_count == 1);
     CHECK(r.scores_stats.inf_count == 1);
     CHECK(r.attn_stats.nan_count == 80);  // both poisoned rows are NaN after softmax

@@ -175,7 +175,7 @@ TEST_CASE("the input step holds the caller's shared tensor and a plain tensor is
     CHECK(relabelled.at("input").tensor().axes == Axes{"B", "N", "C"});
 }
 
-TEST_CASE("two threads reading the same view get one gathered tensor") {
+TEST_CASE("two threads reading the same view or lazy step get one tensor") {
     AttentionConfig cfg;
     cfg.batch = 1;
     cfg.tokens = 64;
@@ -190,4 +190,12 @@ TEST_CASE("two threads reading the same view get one gathered tensor") {
     b.join();
     CHECK(seen[0] == seen[1]);
     CHECK(t.at("q").holds_values());
+    // The same for a lazy step (scaled after the fused scale + softmax pass).
+    const Step lazy_copy = t.at("scaled");
+    REQUIRE_FALSE(lazy_copy.holds_values());
+    std::thread c([&] { seen[0] = &t.at("scaled").tensor(); });
+    std::thread d([&] { seen[1] = lazy_copy.view().base.get(); });
+    c.join();
+    d.join();
+    CHECK(seen[0] == seen[1]);
 }
