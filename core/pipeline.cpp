@@ -241,9 +241,11 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
                                     : "new contiguous tensor; the scale is switched off (--no-scale), so the "
                                       "scores reach softmax unscaled and grow like sqrt(c)"};
     // After the fused pass scaled is computed when someone reads it: the values scale() gives now.
-    auto scale_scores = [scores_values = scores.view().base, scale_factor] { return scale(*scores_values, scale_factor); };
-    const Step& scaled = chain ? rec.add_lazy(std::move(scaled_text), scores.shape(), scale_scores, layout, chain->scaled_stats)
-                               : rec.add(std::move(scaled_text), scale(scores.tensor(), scale_factor), layout, false);
+    const Step& scaled =
+        chain ? rec.add_lazy(std::move(scaled_text), scores.shape(),
+                             [scores_values = scores.view().base, scale_factor] { return scale(*scores_values, scale_factor); },
+                             layout, chain->scaled_stats)
+              : rec.add(std::move(scaled_text), scale(scores.tensor(), scale_factor), layout, false);
 
     // attn.masked_fill(~keep, float("-inf"))                                   [B, h, N, N']
     const Step* logits = &scaled;
