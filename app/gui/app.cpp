@@ -726,6 +726,7 @@ int run_gui(const GuiOptions& options) {
         DrawFrame(shown, vit.get(), ui);
         ImGui::Render();
         DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
+        if (SkippedWindowUncovered()) ui.animating = true;  // Heads skipped its grid, and Follow went away
         heatmaps.flush();
         pictures.flush();
         drawings.flush();

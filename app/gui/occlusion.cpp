@@ -38,8 +38,38 @@ bool Covers(const ImGuiWindow* front, const ImGuiWindow* back) {
 
 }  // namespace
 
+namespace {
+
+// The windows covered at the end of the last frame, and those that skipped their work this frame.
+std::vector<ImGuiID> g_covered_last_frame, g_skipped;
+
+bool Listed(const std::vector<ImGuiID>& ids, ImGuiID id) {
+    for (ImGuiID i : ids)
+        if (i == id) return true;
+    return false;
+}
+
+}  // namespace
+
+bool SkipCoveredWindow() {
+    const ImGuiWindow* w = GImGui->CurrentWindow;
+    if (!w || !Listed(g_covered_last_frame, w->ID)) return false;
+    g_skipped.push_back(w->ID);
+    return true;
+}
+
+bool SkippedWindowUncovered() {
+    bool uncovered = false;
+    for (ImGuiID id : g_skipped) uncovered = uncovered || !Listed(g_covered_last_frame, id);
+    g_skipped.clear();
+    return uncovered;
+}
+
 int DropCoveredWindows(ImDrawData* draw_data) {
-    if (!draw_data || draw_data->CmdListsCount == 0) return 0;
+    if (!draw_data || draw_data->CmdListsCount == 0) {
+        g_covered_last_frame.clear();
+        return 0;
+    }
     const ImVector<ImGuiWindow*>& windows = GImGui->Windows;  // display order, back to front
     std::vector<const ImGuiWindow*> covered;
     for (int i = 0; i < windows.Size; ++i) {
@@ -53,6 +83,8 @@ int DropCoveredWindows(ImDrawData* draw_data) {
             }
         }
     }
+    g_covered_last_frame.clear();
+    for (const ImGuiWindow* c : covered) g_covered_last_frame.push_back(c->ID);
     if (covered.empty()) return 0;
     // Every draw list of a covered window: its own and its child windows' (tables, scrolling regions).
     std::vector<const ImDrawList*> dropped;

@@ -14,4 +14,13 @@ namespace attnscope {
 // vertex and index totals. Returns how many draw lists were removed.
 int DropCoveredWindows(ImDrawData* draw_data);
 
+// Inside Begin()/End(): DropCoveredWindows() found the current window completely covered at the
+// end of the last frame. A panel can then skip its work (the Heads grid its slices and texture
+// uploads: nothing of it is on screen); the call notes that it did.
+bool SkipCoveredWindow();
+
+// After DropCoveredWindows(): a window skipped its work this frame but is no longer covered (the
+// window in front was closed or moved), so one more frame must be drawn.
+bool SkippedWindowUncovered();
+
 }  // namespace attnscope

@@ -9,6 +9,7 @@
 
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
+#include "occlusion.hpp"
 #include "logic/slice.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
@@ -18,7 +19,8 @@ namespace attnscope {
 void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.heads) return;
     PlaceWindow(1130, 22, 470, 548);
-    if (!ImGui::Begin(ui::window_title(tr("Heads"), "Heads").c_str(), &ui.panels.heads)) {
+    // Collapsed, or behind Follow (they share a place, like tabs): no slices, no texture uploads.
+    if (!ImGui::Begin(ui::window_title(tr("Heads"), "Heads").c_str(), &ui.panels.heads) || SkipCoveredWindow()) {
         ImGui::End();
         return;
     }
