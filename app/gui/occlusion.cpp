@@ -36,10 +36,6 @@ bool Covers(const ImGuiWindow* front, const ImGuiWindow* back) {
     return same || inside_x || inside_y;
 }
 
-}  // namespace
-
-namespace {
-
 // The windows covered at the end of the last frame, and those that skipped their work this frame.
 std::vector<ImGuiID> g_covered_last_frame, g_skipped;
 
