@@ -110,7 +110,7 @@ void require_grad_shape(const Tensor& grad_y, const Shape& expected, const char*
 
 // ---- linear ---------------------------------------------------------------------------------
 Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std::string& out_axis,
-              const std::string& weight_name) {
+              const std::string& weight_name, const PackedWeight* packed) {
     const Shape xs = shape_of(x.values);
     const Shape ws = shape_of(weight);
     if (xs.empty()) throw ShapeError("linear: input is a scalar; it needs at least one axis");
@@ -133,7 +133,9 @@ Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std
     float* yd = y.values.data();
     // y = bias, then y += x @ W^T (beta = 1), the order torch's addmm uses; without a bias, beta = 0.
     // Both cores: each thread writes its own slab of output features y[:, j0:j1] = x @ W[j0:j1]^T.
-    if (rows && out && in) {
+    if (rows && out && in && rows <= kPackedLinearMaxRows && packed_from(packed, weight)) {
+        packed_linear(x.values.data(), rows, *packed, bias ? bias->data() : nullptr, yd, threads_for(rows * out * in / 64));
+    } else if (rows && out && in) {
         const int R = blas_int(rows, "linear"), O = blas_int(out, "linear"), I = blas_int(in, "linear");
         const int threads = threads_for(rows * out * in / 64);
         SerialBlas serial;

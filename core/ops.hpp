@@ -8,13 +8,16 @@
 #include <vector>
 
 #include "random.hpp"
+#include "packed_linear.hpp"
 #include "tensor.hpp"
 
 namespace attnscope {
 
 // y = x @ weight^T + bias over the last axis.   x [..., in], weight [out, in], bias [out] -> [..., out]
+// With `packed` (pack_weight(weight), core/packed_linear) and at most kPackedLinearMaxRows rows, the
+// AVX-512 kernel computes it; else OpenBLAS.
 Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std::string& out_axis,
-              const std::string& weight_name = "weight");
+              const std::string& weight_name = "weight", const PackedWeight* packed = nullptr);
 // Backward of linear: grad_x = grad_y @ weight, grad_weight = grad_y^T @ x (summed over every
 // leading axis), grad_bias = grad_y summed over every leading axis.
 //   grad_y [..., out] -> grad_x [..., in], grad_weight [out, in], grad_bias [out]

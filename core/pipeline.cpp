@@ -67,7 +67,13 @@ AttentionWeights default_weights(const AttentionConfig& cfg) {
     const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(C)));
     w.proj_weight = uniform_array({C, C}, bound, cfg.seed, kProjWeight);
     w.proj_bias = uniform_array({C}, bound, cfg.seed, kProjBias);
+    pack_weights(w);
     return w;
+}
+
+void pack_weights(AttentionWeights& w) {
+    w.qkv_packed = pack_weight(w.qkv_weight);
+    w.proj_packed = pack_weight(w.proj_weight);
 }
 
 Tensor seeded_normal_bnc(const AttentionConfig& cfg, Stream stream) {
@@ -159,7 +165,8 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
 
     // self.qkv(x)                                                             [B, N, 3C]
     TorchLayout layout = TorchLayout::contiguous({B, N, 3 * C});
-    Tensor qkv_values = linear(input.tensor(), w.qkv_weight, w.qkv_bias ? &*w.qkv_bias : nullptr, "3C", "qkv.weight");
+    Tensor qkv_values = linear(input.tensor(), w.qkv_weight, w.qkv_bias ? &*w.qkv_bias : nullptr, "3C", "qkv.weight",
+                                w.qkv_packed.get());
     std::vector<Stats> qkv_part_stats;  // of q, k and v: the three column blocks of qkv's rows
     const Stats qkv_stats = compute_stats_by_column_blocks(qkv_values.values.data(), B * N, 3, C, qkv_part_stats);
     const Step& qkv = rec.add_measured(
@@ -306,7 +313,7 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
     const Step& out = rec.add({"out", "linear", "self.proj(x)", "b n C, D C -> b n D", {"merged"},
                                "new contiguous tensor: nn.Linear writes x @ W^T + b",
                                {{"self.proj.weight", shape_of(w.proj_weight)}}},
-                              linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight"), layout, false);
+                              linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight", w.proj_packed.get()), layout, false);
 
     // self.proj_drop(x)                                                       [B, N, C]
     Rng proj_rng(cfg.seed, kProjDrop);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "config.hpp"
+#include "packed_linear.hpp"
 #include "trace.hpp"
 
 namespace attnscope {
@@ -27,7 +28,14 @@ struct AttentionWeights {
     std::optional<Array> qkv_bias;   // [3C], absent when qkv_bias=False
     Array proj_weight;               // [C, C]
     Array proj_bias;                 // [C]
+    // qkv_weight and proj_weight laid out for the AVX-512 kernel (pack_weights, core/packed_linear);
+    // empty, or packed from other storage: linear uses OpenBLAS.
+    std::shared_ptr<const PackedWeight> qkv_packed, proj_packed;
 };
+
+// Packs qkv_weight and proj_weight for the AVX-512 kernel, once the weights are final (they are
+// never changed in place afterwards: a copy has new storage and falls back to OpenBLAS).
+void pack_weights(AttentionWeights& w);
 
 // The reference's initialisation, derived from config.seed (same numbers on every machine):
 // qkv.weight Xavier-uniform, qkv.bias zeros, proj weight and bias uniform(+-1/sqrt(C)).

@@ -66,6 +66,7 @@ struct VitBlockWeights {
     Array norm2_weight, norm2_bias;  // [D]
     Array fc1_weight, fc1_bias;      // [M, D], [M]
     Array fc2_weight, fc2_bias;      // [D, M], [D]
+    std::shared_ptr<const PackedWeight> fc1_packed, fc2_packed;  // pack_weights (core/packed_linear)
 };
 
 struct VitWeights {
@@ -76,7 +77,12 @@ struct VitWeights {
     std::vector<VitBlockWeights> blocks;
     Array norm_weight, norm_bias;  // [D]
     Array head_weight, head_bias;  // [K, D], [K]
+    std::shared_ptr<const PackedWeight> patch_packed;  // pack_weights (core/packed_linear)
 };
+
+// Packs every linear's weight that runs over many rows (patch_embed, qkv, proj, fc1, fc2; not the
+// head, which sees one row per image) for the AVX-512 kernel, once the weights are final.
+void pack_weights(VitWeights& w);
 
 struct VitModel {
     VitConfig config;

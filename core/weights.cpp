@@ -50,6 +50,7 @@ AttentionWeights load_attention_weights(const std::string& path, std::optional<s
     const std::size_t C = dim ? *dim : w.qkv_weight.shape()[1];
     const std::string problem = check_attention_weights(w, C);
     if (!problem.empty()) throw FileError(path + ": " + prefix + problem);
+    pack_weights(w);
     return w;
 }
 
@@ -130,6 +131,7 @@ SourceWeights load_attention_weights(const TensorSource& source, std::optional<s
     const std::size_t C = dim ? *dim : w.qkv_weight.shape()[1];
     const std::string problem = check_attention_weights(w, C);
     if (!problem.empty()) throw FileError(path + ": " + problem + where);
+    pack_weights(w);
     return found;
 }
 

@@ -1,0 +1,221 @@
+#include "packed_linear.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include <omp.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ATTNSCOPE_AVX512 1
+#else
+#define ATTNSCOPE_AVX512 0
+#endif
+
+namespace attnscope {
+
+namespace {
+
+constexpr std::size_t kPanel = 32;       // output features per panel: two 16-float vectors
+constexpr std::size_t kMinIn = 64;       // below this many input features OpenBLAS is as fast
+constexpr std::size_t kDepth = 768;      // input features per pass: a panel's slice is 96 KB (L2)
+constexpr std::size_t kRowChunk = 336;   // rows per pass: their interleaved x (1 MB at kDepth) stays in L2
+
+// [begin, end) of part `part` of `parts` near-equal parts of n.
+std::pair<std::size_t, std::size_t> part_of(std::size_t n, std::size_t part, std::size_t parts) {
+    return {n * part / parts, n * (part + 1) / parts};
+}
+
+}  // namespace
+
+bool packed_linear_available() {
+#if ATTNSCOPE_AVX512
+    static const bool ok = __builtin_cpu_supports("avx512f") && !std::getenv("ATTNSCOPE_NO_AVX512");
+    return ok;
+#else
+    return false;
+#endif
+}
+
+std::shared_ptr<const PackedWeight> pack_weight(const Array& weight) {
+    if (!packed_linear_available() || weight.dimension() != 2 || weight.shape()[1] < kMinIn || weight.shape()[0] == 0)
+        return nullptr;
+    auto packed = std::make_shared<PackedWeight>();
+    const std::size_t out = weight.shape()[0], in = weight.shape()[1];
+    const std::size_t panels = (out + kPanel - 1) / kPanel;
+    packed->out = out;
+    packed->in = in;
+    packed->source = weight.data();
+    packed->panels.assign(panels * in * kPanel, 0.0f);
+    // panels[p, k, j] = W[32p + j, k]
+    for (std::size_t o = 0; o < out; ++o) {
+        const float* row = weight.data() + o * in;
+        float* dst = packed->panels.data() + (o / kPanel) * in * kPanel + o % kPanel;
+        for (std::size_t k = 0; k < in; ++k) dst[k * kPanel] = row[k];
+    }
+    return packed;
+}
+
+bool packed_from(const PackedWeight* packed, const Array& weight) {
+    return packed && weight.dimension() == 2 && packed->source == weight.data() && packed->out == weight.shape()[0] &&
+           packed->in == weight.shape()[1];
+}
+
+#if ATTNSCOPE_AVX512
+namespace {
+
+#define AVX512 __attribute__((target("avx512f")))
+
+constexpr int kTileRows = 14;  // 14 rows x 32 features: 28 accumulators + 2 weight vectors of 32 registers
+
+// One register tile over `depth` input features:
+//   y[r, 0:32] = init[r, 0:32] + sum_k xs[k, r] * ws[k, 0:32]        for r < Rows
+// xs: [depth, Rows] (this tile's rows of x, interleaved), ws: [depth, 32] (a panel's slice).
+// init rows are ld_init apart (0: one row for all, the bias). While it runs, the tile prefetches
+// `prefetch_lines` cache lines from `prefetch` into L2: a share of the next panel's slice.
+template <int Rows>
+AVX512 void tile(const float* xs, const float* ws, std::size_t depth, const float* init, std::size_t ld_init, float* y,
+                 std::size_t ld_y, const float* prefetch, std::size_t prefetch_lines) {
+    __m512 lo[Rows], hi[Rows];
+    for (int r = 0; r < Rows; ++r) {
+        lo[r] = _mm512_loadu_ps(init + r * ld_init);
+        hi[r] = _mm512_loadu_ps(init + r * ld_init + 16);
+    }
+    std::size_t k = 0;
+    for (; k < std::min(prefetch_lines, depth); ++k) {
+        _mm_prefetch(reinterpret_cast<const char*>(prefetch + k * 16), _MM_HINT_T1);
+        const __m512 w_lo = _mm512_loadu_ps(ws + k * kPanel), w_hi = _mm512_loadu_ps(ws + k * kPanel + 16);
+        for (int r = 0; r < Rows; ++r) {
+            const __m512 x = _mm512_set1_ps(xs[k * Rows + r]);
+            lo[r] = _mm512_fmadd_ps(x, w_lo, lo[r]);
+            hi[r] = _mm512_fmadd_ps(x, w_hi, hi[r]);
+        }
+    }
+    for (; k < depth; ++k) {
+        const __m512 w_lo = _mm512_loadu_ps(ws + k * kPanel), w_hi = _mm512_loadu_ps(ws + k * kPanel + 16);
+        for (int r = 0; r < Rows; ++r) {
+            const __m512 x = _mm512_set1_ps(xs[k * Rows + r]);
+            lo[r] = _mm512_fmadd_ps(x, w_lo, lo[r]);
+            hi[r] = _mm512_fmadd_ps(x, w_hi, hi[r]);
+        }
+    }
+    for (int r = 0; r < Rows; ++r) {
+        _mm512_storeu_ps(y + r * ld_y, lo[r]);
+        _mm512_storeu_ps(y + r * ld_y + 16, hi[r]);
+    }
+}
+
+using TileFn = void (*)(const float*, const float*, std::size_t, const float*, std::size_t, float*, std::size_t,
+                        const float*, std::size_t);
+
+template <int... Rows>
+constexpr std::array<TileFn, sizeof...(Rows) + 1> tiles_for(std::integer_sequence<int, Rows...>) {
+    return {nullptr, &tile<Rows + 1>...};
+}
+// kTiles[r]: the tile of r rows (1 <= r <= kTileRows).
+constexpr auto kTiles = tiles_for(std::make_integer_sequence<int, kTileRows>{});
+
+// A block of consecutive rows that one register tile covers.
+struct RowBlock {
+    std::size_t first, rows;
+};
+
+// Rows cut into chunks of at most kRowChunk, each chunk into near-equal blocks of at most kTileRows
+// (197 rows: 15 blocks of 13-14, not 14 of 14 and one of 1). chunk_ends[c]: one past chunk c's last block.
+void plan_rows(std::size_t rows, std::vector<RowBlock>& blocks, std::vector<std::size_t>& chunk_ends) {
+    const std::size_t chunks = (rows + kRowChunk - 1) / kRowChunk;
+    for (std::size_t c = 0; c < chunks; ++c) {
+        const auto [r0, r1] = part_of(rows, c, chunks);
+        const std::size_t n = (r1 - r0 + kTileRows - 1) / kTileRows;
+        for (std::size_t b = 0; b < n; ++b) {
+            const auto [b0, b1] = part_of(r1 - r0, b, n);
+            blocks.push_back({r0 + b0, b1 - b0});
+        }
+        chunk_ends.push_back(blocks.size());
+    }
+}
+
+}  // namespace
+
+void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, const float* bias, float* y, int threads) {
+    const std::size_t in = w.in, out = w.out, panels = (out + kPanel - 1) / kPanel;
+    if (rows == 0) return;
+    std::vector<RowBlock> blocks;
+    std::vector<std::size_t> chunk_ends;
+    plan_rows(rows, blocks, chunk_ends);
+
+    // x [rows, in] -> xs: each block's rows interleaved, [in, block rows], at offset first * in.
+    thread_local std::vector<float> xs_buffer;
+    if (xs_buffer.size() < rows * in) xs_buffer.resize(rows * in);
+    float* xs = xs_buffer.data();
+    // The bias, zero-padded to whole panels: the tiles' first init row.
+    std::vector<float> bias_padded(panels * kPanel, 0.0f);
+    if (bias) std::copy(bias, bias + out, bias_padded.begin());
+
+#pragma omp parallel num_threads(std::max(1, std::min<int>(threads, static_cast<int>(panels))))
+    {
+        const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
+        const std::size_t n = static_cast<std::size_t>(omp_get_num_threads());
+        for (std::size_t b = t; b < blocks.size(); b += n) {
+            const RowBlock blk = blocks[b];
+            const float* src = x + blk.first * in;
+            float* dst = xs + blk.first * in;
+            for (std::size_t k = 0; k < in; ++k)
+                for (std::size_t r = 0; r < blk.rows; ++r) *dst++ = src[r * in + k];
+        }
+#pragma omp barrier
+        // Each thread owns the output features of its panels: y[:, 32 p0 : 32 p1].
+        const auto [p0, p1] = part_of(panels, t, n);
+        alignas(64) float partial[kTileRows * kPanel];  // the last panel's tile when out % 32 != 0
+        std::size_t first_block = 0;
+        for (const std::size_t end_block : chunk_ends) {
+            const std::size_t chunk_blocks = end_block - first_block;
+            for (std::size_t k0 = 0; k0 < in; k0 += kDepth) {
+                const std::size_t depth = std::min(kDepth, in - k0);
+                const std::size_t lines = depth * kPanel / 16;  // of the next panel's slice
+                const std::size_t lines_per_tile = (lines + chunk_blocks - 1) / chunk_blocks;
+                for (std::size_t p = p0; p < p1; ++p) {
+                    const float* ws = w.panels.data() + (p * in + k0) * kPanel;
+                    const float* next = p + 1 < p1 ? ws + in * kPanel : nullptr;
+                    const std::size_t cols = std::min(kPanel, out - p * kPanel);
+                    for (std::size_t b = first_block; b < end_block; ++b) {
+                        const RowBlock blk = blocks[b];
+                        const std::size_t i = b - first_block;
+                        const std::size_t prefetch_lines =
+                            next ? std::min(lines_per_tile, lines - std::min(lines, i * lines_per_tile)) : 0;
+                        const float* prefetch = next ? next + i * lines_per_tile * 16 : nullptr;
+                        const float* xs_block = xs + blk.first * in + k0 * blk.rows;
+                        float* y_block = y + blk.first * out + p * kPanel;
+                        if (cols == kPanel) {
+                            const bool first = k0 == 0;
+                            kTiles[blk.rows](xs_block, ws, depth, first ? bias_padded.data() + p * kPanel : y_block,
+                                             first ? 0 : out, y_block, out, prefetch, prefetch_lines);
+                            continue;
+                        }
+                        // A partial panel: the tile works on `partial`, then its first `cols` columns go to y.
+                        if (k0 == 0)
+                            for (std::size_t r = 0; r < blk.rows; ++r)
+                                std::copy_n(bias_padded.data() + p * kPanel, kPanel, partial + r * kPanel);
+                        else
+                            for (std::size_t r = 0; r < blk.rows; ++r)
+                                std::copy_n(y_block + r * out, cols, partial + r * kPanel);
+                        kTiles[blk.rows](xs_block, ws, depth, partial, kPanel, partial, kPanel, prefetch, prefetch_lines);
+                        for (std::size_t r = 0; r < blk.rows; ++r) std::copy_n(partial + r * kPanel, cols, y_block + r * out);
+                    }
+                }
+            }
+            first_block = end_block;
+        }
+    }
+}
+#else
+void packed_linear(const float*, std::size_t, const PackedWeight&, const float*, float*, int) {
+    throw std::logic_error("packed_linear: this build has no AVX-512 kernel (pack_weight returns nullptr here)");
+}
+#endif
+
+}  // namespace attnscope

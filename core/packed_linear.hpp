@@ -1,0 +1,46 @@
+#pragma once
+// y = x @ W^T + b with the weight laid out once, ahead of time, for an AVX-512 kernel.
+//
+// Why not OpenBLAS here: sgemm packs its operands into blocks on every call. At a ViT's shapes
+// (197 tokens, weights of 0.6-9 MB) the weight is the large operand and comes from memory, so every
+// forward pays for reading and rewriting all the weights (about 20% of sgemm's time, measured with
+// perf), and OpenBLAS 0.3.21 has no API to keep a packed copy. PackedWeight is that copy, built when
+// the weights are made or loaded; packed_linear reads it with a 14x32 register tile.
+//
+// Layout of PackedWeight::panels: [ceil(out/32), in, 32]: panel p holds the output features
+// [32p, 32p+32) of every input feature k contiguously, zero beyond `out`.
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "tensor.hpp"
+
+namespace attnscope {
+
+struct PackedWeight {
+    std::size_t out = 0, in = 0;
+    const float* source = nullptr;  // the [out, in] weight it was packed from (checked at each use)
+    std::vector<float> panels;      // [ceil(out/32), in, 32]
+};
+
+// True when the CPU and OS run AVX-512F and ATTNSCOPE_NO_AVX512 is not set in the environment.
+bool packed_linear_available();
+
+// The weight [out, in] packed for packed_linear, or nullptr where that does not pay: without
+// AVX-512, or for a weight under 64 input features (the ops keep OpenBLAS there).
+std::shared_ptr<const PackedWeight> pack_weight(const Array& weight);
+
+// True when `packed` was packed from this very weight (same storage, same shape).
+bool packed_from(const PackedWeight* packed, const Array& weight);
+
+// Up to this many rows the kernel beats OpenBLAS; beyond, OpenBLAS's packing of the weight is spread
+// over enough rows and its sgemm is faster (measured at [rows, 768] x [2304, 768]^T, 2 threads:
+// 197 rows 300 against 256 GFLOP/s, 394 rows 297 against 283, 788 rows 296 against 308).
+constexpr std::size_t kPackedLinearMaxRows = 512;
+
+// y [rows, out] = x [rows, in] @ W^T (+ bias [out]) on `threads` threads; x and y row-major.
+// Each output is bias + sum over k in increasing order, in float with FMA.
+void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, const float* bias, float* y, int threads);
+
+}  // namespace attnscope
