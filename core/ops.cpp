@@ -323,10 +323,20 @@ Tensor matmul(const TensorView& a, const TensorView& b, const Axes& out_axes, co
     // Both cores: the (b, h) products are independent; each runs single-threaded on one core.
     const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(batches);
     const int threads = batches > 1 ? threads_for(batches * n * m * k / 64) : 1;
+    // Both operands row-major and a width of whole tiles (attn @ v at c = 64): the AVX-512 tile reads
+    // them in place, which beats sgemm's packing at these sizes; else sgemm.
+    const bool in_place = A.trans == CblasNoTrans && Bop.trans == CblasNoTrans && m % kInPlaceMatmulWidth == 0 &&
+                          packed_linear_available();
     SerialBlas serial;
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::ptrdiff_t i = 0; i < count; ++i) {
         const std::size_t item = static_cast<std::size_t>(i);
+        if (in_place) {
+            in_place_matmul(A.view.data() + batch_offset(A.view, item), static_cast<std::size_t>(A.ld),
+                            Bop.view.data() + batch_offset(Bop.view, item), static_cast<std::size_t>(Bop.ld), n, k, m,
+                            y.values.data() + item * n * m);
+            continue;
+        }
         cblas_sgemm(CblasRowMajor, A.trans, Bop.trans, N, M, K, 1.0f, A.view.data() + batch_offset(A.view, item),
                     A.ld, Bop.view.data() + batch_offset(Bop.view, item), Bop.ld, 0.0f, y.values.data() + item * n * m,
                     M);

@@ -73,13 +73,16 @@ namespace {
 constexpr int kTileRows = 14;  // 14 rows x 32 features: 28 accumulators + 2 weight vectors of 32 registers
 
 // One register tile over `depth` input features:
-//   y[r, 0:32] = init[r, 0:32] + sum_k xs[k, r] * ws[k, 0:32]        for r < Rows
-// xs: [depth, Rows] (this tile's rows of x, interleaved), ws: [depth, 32] (a panel's slice).
-// init rows are ld_init apart (0: one row for all, the bias). While it runs, the tile prefetches
-// `prefetch_lines` cache lines from `prefetch` into L2: a share of the next panel's slice.
-template <int Rows>
-AVX512 void tile(const float* xs, const float* ws, std::size_t depth, const float* init, std::size_t ld_init, float* y,
-                 std::size_t ld_y, const float* prefetch, std::size_t prefetch_lines) {
+//   y[r, 0:32] = init[r, 0:32] + sum_k x(r, k) * ws[k * ld_w + 0:32]        for r < Rows
+// Interleaved: x(r, k) = xs[k * Rows + r] (this tile's rows of x packed together); else
+// x(r, k) = xs[r * ld_x + k] (rows read in place). ws: a panel's slice, rows ld_w apart (32 when
+// packed). init rows are ld_init apart (0: one row for all, the bias). While it runs, the tile
+// prefetches `prefetch_lines` cache lines from `prefetch` into L2: a share of the next panel's slice.
+template <int Rows, bool Interleaved>
+AVX512 void tile(const float* xs, std::size_t ld_x, const float* ws, std::size_t ld_w, std::size_t depth,
+                 const float* init, std::size_t ld_init, float* y, std::size_t ld_y, const float* prefetch,
+                 std::size_t prefetch_lines) {
+    const auto x = [&](int r, std::size_t k) { return Interleaved ? xs[k * Rows + r] : xs[r * ld_x + k]; };
     __m512 lo[Rows], hi[Rows];
     for (int r = 0; r < Rows; ++r) {
         lo[r] = _mm512_loadu_ps(init + r * ld_init);
@@ -88,19 +91,19 @@ AVX512 void tile(const float* xs, const float* ws, std::size_t depth, const floa
     std::size_t k = 0;
     for (; k < std::min(prefetch_lines, depth); ++k) {
         _mm_prefetch(reinterpret_cast<const char*>(prefetch + k * 16), _MM_HINT_T1);
-        const __m512 w_lo = _mm512_loadu_ps(ws + k * kPanel), w_hi = _mm512_loadu_ps(ws + k * kPanel + 16);
+        const __m512 w_lo = _mm512_loadu_ps(ws + k * ld_w), w_hi = _mm512_loadu_ps(ws + k * ld_w + 16);
         for (int r = 0; r < Rows; ++r) {
-            const __m512 x = _mm512_set1_ps(xs[k * Rows + r]);
-            lo[r] = _mm512_fmadd_ps(x, w_lo, lo[r]);
-            hi[r] = _mm512_fmadd_ps(x, w_hi, hi[r]);
+            const __m512 xv = _mm512_set1_ps(x(r, k));
+            lo[r] = _mm512_fmadd_ps(xv, w_lo, lo[r]);
+            hi[r] = _mm512_fmadd_ps(xv, w_hi, hi[r]);
         }
     }
     for (; k < depth; ++k) {
-        const __m512 w_lo = _mm512_loadu_ps(ws + k * kPanel), w_hi = _mm512_loadu_ps(ws + k * kPanel + 16);
+        const __m512 w_lo = _mm512_loadu_ps(ws + k * ld_w), w_hi = _mm512_loadu_ps(ws + k * ld_w + 16);
         for (int r = 0; r < Rows; ++r) {
-            const __m512 x = _mm512_set1_ps(xs[k * Rows + r]);
-            lo[r] = _mm512_fmadd_ps(x, w_lo, lo[r]);
-            hi[r] = _mm512_fmadd_ps(x, w_hi, hi[r]);
+            const __m512 xv = _mm512_set1_ps(x(r, k));
+            lo[r] = _mm512_fmadd_ps(xv, w_lo, lo[r]);
+            hi[r] = _mm512_fmadd_ps(xv, w_hi, hi[r]);
         }
     }
     for (int r = 0; r < Rows; ++r) {
@@ -109,15 +112,16 @@ AVX512 void tile(const float* xs, const float* ws, std::size_t depth, const floa
     }
 }
 
-using TileFn = void (*)(const float*, const float*, std::size_t, const float*, std::size_t, float*, std::size_t,
-                        const float*, std::size_t);
+using TileFn = void (*)(const float*, std::size_t, const float*, std::size_t, std::size_t, const float*, std::size_t,
+                        float*, std::size_t, const float*, std::size_t);
 
-template <int... Rows>
+template <bool Interleaved, int... Rows>
 constexpr std::array<TileFn, sizeof...(Rows) + 1> tiles_for(std::integer_sequence<int, Rows...>) {
-    return {nullptr, &tile<Rows + 1>...};
+    return {nullptr, &tile<Rows + 1, Interleaved>...};
 }
-// kTiles[r]: the tile of r rows (1 <= r <= kTileRows).
-constexpr auto kTiles = tiles_for(std::make_integer_sequence<int, kTileRows>{});
+// kTiles[r]: the tile of r rows (1 <= r <= kTileRows) over packed x; kInPlaceTiles[r]: over x's rows.
+constexpr auto kTiles = tiles_for<true>(std::make_integer_sequence<int, kTileRows>{});
+constexpr auto kInPlaceTiles = tiles_for<false>(std::make_integer_sequence<int, kTileRows>{});
 
 // A block of consecutive rows that one register tile covers.
 struct RowBlock {
@@ -192,8 +196,9 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
                         float* y_block = y + blk.first * out + p * kPanel;
                         if (cols == kPanel) {
                             const bool first = k0 == 0;
-                            kTiles[blk.rows](xs_block, ws, depth, first ? bias_padded.data() + p * kPanel : y_block,
-                                             first ? 0 : out, y_block, out, prefetch, prefetch_lines);
+                            kTiles[blk.rows](xs_block, 0, ws, kPanel, depth,
+                                             first ? bias_padded.data() + p * kPanel : y_block, first ? 0 : out,
+                                             y_block, out, prefetch, prefetch_lines);
                             continue;
                         }
                         // A partial panel: the tile works on `partial`, then its first `cols` columns go to y.
@@ -203,7 +208,8 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
                         else
                             for (std::size_t r = 0; r < blk.rows; ++r)
                                 std::copy_n(y_block + r * out, cols, partial + r * kPanel);
-                        kTiles[blk.rows](xs_block, ws, depth, partial, kPanel, partial, kPanel, prefetch, prefetch_lines);
+                        kTiles[blk.rows](xs_block, 0, ws, kPanel, depth, partial, kPanel, partial, kPanel, prefetch,
+                                         prefetch_lines);
                         for (std::size_t r = 0; r < blk.rows; ++r) std::copy_n(partial + r * kPanel, cols, y_block + r * out);
                     }
                 }
@@ -212,7 +218,31 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
         }
     }
 }
+void in_place_matmul(const float* a, std::size_t ld_a, const float* b, std::size_t ld_b, std::size_t n, std::size_t k,
+                     std::size_t m, float* y) {
+    if (m % kPanel != 0) throw std::logic_error("in_place_matmul: m must be a multiple of 32");
+    alignas(64) static const float zeros[kPanel] = {};
+    // b's rows side by side first (k * m floats, 50 KB for v at N = 197, c = 64): read in place, a
+    // strided v puts every row of the sum on another page.
+    thread_local std::vector<float> b_rows;
+    if (ld_b != m) {
+        if (b_rows.size() < k * m) b_rows.resize(k * m);
+        for (std::size_t i = 0; i < k; ++i) std::copy_n(b + i * ld_b, m, b_rows.data() + i * m);
+        b = b_rows.data();
+    }
+    const std::size_t blocks = (n + kTileRows - 1) / kTileRows;
+    for (std::size_t bl = 0; bl < blocks; ++bl) {
+        const auto [r0, r1] = part_of(n, bl, blocks);
+        for (std::size_t p = 0; p < m / kPanel; ++p)
+            kInPlaceTiles[r1 - r0](a + r0 * ld_a, ld_a, b + p * kPanel, m, k, zeros, 0, y + r0 * m + p * kPanel, m,
+                                   nullptr, 0);
+    }
+}
 #else
+void in_place_matmul(const float*, std::size_t, const float*, std::size_t, std::size_t, std::size_t, std::size_t,
+                     float*) {
+    throw std::logic_error("in_place_matmul: this build has no AVX-512 kernel");
+}
 void packed_linear(const float*, std::size_t, const PackedWeight&, const float*, float*, int) {
     throw std::logic_error("packed_linear: this build has no AVX-512 kernel (pack_weight returns nullptr here)");
 }

@@ -43,4 +43,12 @@ constexpr std::size_t kPackedLinearMaxRows = 512;
 // Each output is bias + sum over k in increasing order, in float with FMA.
 void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, const float* bias, float* y, int threads);
 
+// y [n, m] = a [n, k] @ b [k, m] on the calling thread, with the same register tile reading both
+// operands where they are (a's rows ld_a apart, b's rows ld_b apart, unit column strides): no
+// packing, for the small per-head products such as attn @ v, whose v is a strided window into qkv.
+// m must be a multiple of 32 (the tile's width); needs packed_linear_available().
+constexpr std::size_t kInPlaceMatmulWidth = 32;
+void in_place_matmul(const float* a, std::size_t ld_a, const float* b, std::size_t ld_b, std::size_t n, std::size_t k,
+                     std::size_t m, float* y);
+
 }  // namespace attnscope

@@ -1,7 +1,8 @@
 // The AVX-512 linear kernel (core/packed_linear, issue 8) against PyTorch: tools/make_linear_golden.py
 // computes F.linear on inputs whose float32 result is exact in any summation order, so the kernel
 // must give it exactly, at shapes that reach every edge of its blocking. Rounding with real weights
-// is covered by the ViT golden cases (test_vit), which run through the same kernel.
+// is covered by the ViT golden cases (test_vit), which run through the same kernel. The same tile
+// reading attn @ v's operands in place is checked the same way.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -58,6 +59,7 @@ TEST_CASE("packed linear gives PyTorch's exact F.linear at every edge of its blo
     for (const auto& entry : fs::directory_iterator(kLinear)) {
         std::ifstream meta_in(entry.path() / "meta.json");
         const nlohmann::json meta = nlohmann::json::parse(meta_in);
+        if (!meta.contains("rows")) continue;  // the matmul case, below
         const std::size_t rows = meta["rows"], in = meta["in"], out = meta["out"];
         const bool bias = meta["bias"];
         CAPTURE(entry.path().filename().string());
@@ -81,6 +83,39 @@ TEST_CASE("packed linear gives PyTorch's exact F.linear at every edge of its blo
         ++cases;
     }
     CHECK(cases == 3);
+}
+
+TEST_CASE("the in-place tile gives PyTorch's exact matmul with b a window of wider rows, as v in qkv") {
+    const fs::path dir = kLinear / "matmul_2x3_n20_k45_m64";
+    std::ifstream meta_in(dir / "meta.json");
+    const nlohmann::json meta = nlohmann::json::parse(meta_in);
+    const std::size_t n = meta["n"], k = meta["k"], m = meta["m"], width = meta["width"], first = meta["first"];
+    REQUIRE(meta["batch"] == nlohmann::json{2, 3});
+    REQUIRE(meta["torch_f32_error"].get<double>() == 0.0);
+    const Array expected = read_npy((dir / "y.npy").string());
+    REQUIRE(shape_of(expected) == Shape{2, 3, n, m});
+    // The formulas of tools/make_linear_golden.py (matmul_inputs).
+    Array a = make_array({2, 3, n, k}), whole = make_array({2, 3, k, width});
+    for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<float>(static_cast<long>(i * 37 % 255) - 127) / 128.0f;
+    for (std::size_t j = 0; j < whole.size(); ++j)
+        whole.data()[j] = static_cast<float>(static_cast<long>(j * 53 % 209) - 104) / 256.0f;
+    if (!packed_linear_available()) {
+        MESSAGE("no AVX-512 on this CPU: matmul runs on OpenBLAS only, nothing to check here");
+        return;
+    }
+    // b read where it is: rows `width` apart, from column `first` (the kernel copies them together).
+    Array y = make_array({2, 3, n, m});
+    for (std::size_t item = 0; item < 6; ++item)
+        in_place_matmul(a.data() + item * n * k, k, whole.data() + item * k * width + first, width, n, k, m,
+                        y.data() + item * n * m);
+    CHECK(mismatches(y, expected) == 0);
+    // Through the op, with b contiguous (read without the copy).
+    Array b = make_array({2, 3, k, m});
+    for (std::size_t item = 0; item < 6; ++item)
+        for (std::size_t r = 0; r < k; ++r)
+            std::copy_n(whole.data() + (item * k + r) * width + first, m, b.data() + (item * k + r) * m);
+    const Tensor y_op = matmul(Tensor{a, {"B", "h", "N", "N'"}}, Tensor{b, {"B", "h", "N'", "c"}}, {"B", "h", "N", "c"});
+    CHECK(mismatches(y_op.values, expected) == 0);
 }
 
 TEST_CASE("a packed weight is used only for the storage it was packed from") {

@@ -12,6 +12,10 @@ the kernel's layout (a wrong row, column, panel or pass) changes it. Rounding wi
 covered by the ViT golden cases (tests/data/vit), which run through the same kernel.
 Each case holds y.npy: F.linear(x, W, b) in float64, stored as float32, and meta.json.
 
+The case matmul_2x3_n20_k45_m64 is torch.matmul(a, b) of the same kind of exact values, a
+[2, 3, 20, 45] and b [2, 3, 45, 64] = columns 64:128 of a [2, 3, 45, 192] tensor (rows 192 apart, as
+v sits in qkv), for the in-place tile of attn @ v (core/packed_linear: in_place_matmul).
+
 The shapes reach every edge of the kernel: rows not a multiple of its 14-row tile, more rows than
 one 336-row pass, more than 768 input features (two passes over k), output features not a multiple
 of its 32-wide panel, no bias.
@@ -43,6 +47,18 @@ def inputs(rows, inp, out):
     return x, w, b
 
 
+MATMUL = ("matmul_2x3_n20_k45_m64", (2, 3), 20, 45, 64, 192, 64)  # name, batch, n, k, m, b's row length, b's first column
+
+
+def matmul_inputs(batch, n, k, width):
+    """a [*batch, n, k] and the whole [*batch, k, width] that b is a window of, exact in float32."""
+    i = np.arange(int(np.prod(batch)) * n * k, dtype=np.int64).reshape(*batch, n, k)
+    j = np.arange(int(np.prod(batch)) * k * width, dtype=np.int64).reshape(*batch, k, width)
+    a = ((i * 37 % 255) - 127).astype(np.float64) / 128.0
+    b = ((j * 53 % 209) - 104).astype(np.float64) / 256.0
+    return a, b
+
+
 def main(out_dir):
     for name, rows, inp, out, bias in CASES:
         x, w, b = (torch.from_numpy(a) for a in inputs(rows, inp, out))
@@ -57,6 +73,20 @@ def main(out_dir):
             json.dump({"rows": rows, "in": inp, "out": out, "bias": bias, "torch_f32_error": err,
                        "torch": torch.__version__}, f, indent=1)
         print(f"{name}: torch float32 error {err:.3g}, |y| max {exact.abs().max().item():.3g}")
+
+    name, batch, n, k, m, width, first = MATMUL
+    a, whole = (torch.from_numpy(v) for v in matmul_inputs(batch, n, k, width))
+    b = whole[..., first:first + m]
+    exact = torch.matmul(a, b)
+    err = (torch.matmul(a.float(), b.float()).double() - exact).abs().max().item()
+    assert err == 0, f"{name}: float32 is not exact ({err})"
+    d = os.path.join(out_dir, name)
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, "y.npy"), exact.float().numpy())
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"batch": list(batch), "n": n, "k": k, "m": m, "width": width, "first": first,
+                   "torch_f32_error": err, "torch": torch.__version__}, f, indent=1)
+    print(f"{name}: torch float32 error {err:.3g}, |y| max {exact.abs().max().item():.3g}")
 
 
 if __name__ == "__main__":
