@@ -24,6 +24,7 @@ constexpr std::size_t kPanel = 32;       // output features per panel: two 16-fl
 constexpr std::size_t kMinIn = 64;       // below this many input features OpenBLAS is as fast
 constexpr std::size_t kDepth = 768;      // input features per pass: a panel's slice is 96 KB (L2)
 constexpr std::size_t kRowChunk = 336;   // rows per pass: their interleaved x (1 MB at kDepth) stays in L2
+constexpr std::size_t kGroup = 4;        // panels a thread takes at a time
 
 // [begin, end) of part `part` of `parts` near-equal parts of n.
 std::pair<std::size_t, std::size_t> part_of(std::size_t n, std::size_t part, std::size_t parts) {
@@ -172,8 +173,7 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
                 for (std::size_t r = 0; r < blk.rows; ++r) *dst++ = src[r * in + k];
         }
 #pragma omp barrier
-        // Each thread owns the output features of its panels: y[:, 32 p0 : 32 p1].
-        const auto [p0, p1] = part_of(panels, t, n);
+        const std::size_t groups = (panels + kGroup - 1) / kGroup;
         alignas(64) float partial[kTileRows * kPanel];  // the last panel's tile when out % 32 != 0
         std::size_t first_block = 0;
         for (const std::size_t end_block : chunk_ends) {
@@ -182,35 +182,42 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
                 const std::size_t depth = std::min(kDepth, in - k0);
                 const std::size_t lines = depth * kPanel / 16;  // of the next panel's slice
                 const std::size_t lines_per_tile = (lines + chunk_blocks - 1) / chunk_blocks;
-                for (std::size_t p = p0; p < p1; ++p) {
-                    const float* ws = w.panels.data() + (p * in + k0) * kPanel;
-                    const float* next = p + 1 < p1 ? ws + in * kPanel : nullptr;
-                    const std::size_t cols = std::min(kPanel, out - p * kPanel);
-                    for (std::size_t b = first_block; b < end_block; ++b) {
-                        const RowBlock blk = blocks[b];
-                        const std::size_t i = b - first_block;
-                        const std::size_t prefetch_lines =
-                            next ? std::min(lines_per_tile, lines - std::min(lines, i * lines_per_tile)) : 0;
-                        const float* prefetch = next ? next + i * lines_per_tile * 16 : nullptr;
-                        const float* xs_block = xs + blk.first * in + k0 * blk.rows;
-                        float* y_block = y + blk.first * out + p * kPanel;
-                        if (cols == kPanel) {
-                            const bool first = k0 == 0;
-                            kTiles[blk.rows](xs_block, 0, ws, kPanel, depth,
-                                             first ? bias_padded.data() + p * kPanel : y_block, first ? 0 : out,
-                                             y_block, out, prefetch, prefetch_lines);
-                            continue;
+                // Panels go to the threads kGroup at a time, as each asks: on a shared machine a core
+                // slowed by another process takes fewer. The loop ends in a barrier: the next pass
+                // adds to the same outputs.
+#pragma omp for schedule(dynamic)
+                for (std::size_t g = 0; g < groups; ++g) {
+                    const std::size_t g0 = g * kGroup, g1 = std::min(panels, g0 + kGroup);
+                    for (std::size_t p = g0; p < g1; ++p) {
+                        const float* ws = w.panels.data() + (p * in + k0) * kPanel;
+                        const float* next = p + 1 < g1 ? ws + in * kPanel : nullptr;
+                        const std::size_t cols = std::min(kPanel, out - p * kPanel);
+                        for (std::size_t b = first_block; b < end_block; ++b) {
+                            const RowBlock blk = blocks[b];
+                            const std::size_t i = b - first_block;
+                            const std::size_t prefetch_lines =
+                                next ? std::min(lines_per_tile, lines - std::min(lines, i * lines_per_tile)) : 0;
+                            const float* prefetch = next ? next + i * lines_per_tile * 16 : nullptr;
+                            const float* xs_block = xs + blk.first * in + k0 * blk.rows;
+                            float* y_block = y + blk.first * out + p * kPanel;
+                            if (cols == kPanel) {
+                                const bool first = k0 == 0;
+                                kTiles[blk.rows](xs_block, 0, ws, kPanel, depth,
+                                                 first ? bias_padded.data() + p * kPanel : y_block, first ? 0 : out,
+                                                 y_block, out, prefetch, prefetch_lines);
+                                continue;
+                            }
+                            // A partial panel: the tile works on `partial`, then its first `cols` columns go to y.
+                            if (k0 == 0)
+                                for (std::size_t r = 0; r < blk.rows; ++r)
+                                    std::copy_n(bias_padded.data() + p * kPanel, kPanel, partial + r * kPanel);
+                            else
+                                for (std::size_t r = 0; r < blk.rows; ++r)
+                                    std::copy_n(y_block + r * out, cols, partial + r * kPanel);
+                            kTiles[blk.rows](xs_block, 0, ws, kPanel, depth, partial, kPanel, partial, kPanel, prefetch,
+                                             prefetch_lines);
+                            for (std::size_t r = 0; r < blk.rows; ++r) std::copy_n(partial + r * kPanel, cols, y_block + r * out);
                         }
-                        // A partial panel: the tile works on `partial`, then its first `cols` columns go to y.
-                        if (k0 == 0)
-                            for (std::size_t r = 0; r < blk.rows; ++r)
-                                std::copy_n(bias_padded.data() + p * kPanel, kPanel, partial + r * kPanel);
-                        else
-                            for (std::size_t r = 0; r < blk.rows; ++r)
-                                std::copy_n(y_block + r * out, cols, partial + r * kPanel);
-                        kTiles[blk.rows](xs_block, 0, ws, kPanel, depth, partial, kPanel, partial, kPanel, prefetch,
-                                         prefetch_lines);
-                        for (std::size_t r = 0; r < blk.rows; ++r) std::copy_n(partial + r * kPanel, cols, y_block + r * out);
                     }
                 }
             }
@@ -218,6 +225,7 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
         }
     }
 }
+
 void in_place_matmul(const float* a, std::size_t ld_a, const float* b, std::size_t ld_b, std::size_t n, std::size_t k,
                      std::size_t m, float* y) {
     if (m % kPanel != 0) throw std::logic_error("in_place_matmul: m must be a multiple of 32");
