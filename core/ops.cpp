@@ -323,8 +323,8 @@ Tensor matmul(const TensorView& a, const TensorView& b, const Axes& out_axes, co
     // Both cores: the (b, h) products are independent; each runs single-threaded on one core.
     const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(batches);
     const int threads = batches > 1 ? threads_for(batches * n * m * k / 64) : 1;
-    // Both operands row-major and a width of whole tiles (attn @ v at c = 64): the AVX-512 tile reads
-    // them in place, which beats sgemm's packing at these sizes; else sgemm.
+    // Both operands row-major and a width of whole tiles (attn @ v at c = 64): the AVX-512 tile, which
+    // reads a in place and b's rows copied side by side, beats sgemm's packing at these sizes.
     const bool in_place = A.trans == CblasNoTrans && Bop.trans == CblasNoTrans && m % kInPlaceMatmulWidth == 0 &&
                           packed_linear_available();
     SerialBlas serial;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "random.hpp"
 #include "packed_linear.hpp"
+#include "random.hpp"
 #include "tensor.hpp"
 
 namespace attnscope {

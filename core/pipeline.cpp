@@ -313,7 +313,9 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
     const Step& out = rec.add({"out", "linear", "self.proj(x)", "b n C, D C -> b n D", {"merged"},
                                "new contiguous tensor: nn.Linear writes x @ W^T + b",
                                {{"self.proj.weight", shape_of(w.proj_weight)}}},
-                              linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight", w.proj_packed.get()), layout, false);
+                              linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight",
+                                     w.proj_packed.get()),
+                              layout, false);
 
     // self.proj_drop(x)                                                       [B, N, C]
     Rng proj_rng(cfg.seed, kProjDrop);
