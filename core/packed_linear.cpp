@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -20,7 +19,7 @@ namespace attnscope {
 
 namespace {
 
-constexpr std::size_t kPanel = 32;       // output features per panel: two 16-float vectors
+constexpr std::size_t kPanel = kInPlaceMatmulWidth;  // output features per panel: two 16-float vectors
 constexpr std::size_t kMinIn = 64;       // below this many input features OpenBLAS is as fast
 constexpr std::size_t kDepth = 768;      // input features per pass: a panel's slice is 96 KB (L2)
 constexpr std::size_t kRowChunk = 336;   // rows per pass: their interleaved x (1 MB at kDepth) stays in L2
