@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
+#include <new>
 #include <stdexcept>
 #include <utility>
 
 #include <omp.h>
+#include <sys/mman.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -31,6 +34,23 @@ std::pair<std::size_t, std::size_t> part_of(std::size_t n, std::size_t part, std
 }
 
 }  // namespace
+
+template <typename T>
+void* HugePageAllocator<T>::allocate_bytes(std::size_t bytes) {
+    constexpr std::size_t kHuge = std::size_t(2) << 20;
+    void* p = nullptr;
+    if (bytes < kHuge) {
+        p = std::malloc(bytes ? bytes : 1);
+    } else if (posix_memalign(&p, kHuge, bytes) != 0) {
+        p = nullptr;
+    }
+    if (!p) throw std::bad_alloc();
+    // Whole 2 MB pages only: the tail stays in 4 KB pages rather than fault in a huge page of which
+    // it uses a part. A hint: without THP every page stays 4 KB.
+    if (bytes >= kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);
+    return p;
+}
+template struct HugePageAllocator<float>;
 
 bool packed_linear_available() {
 #if ATTNSCOPE_AVX512
@@ -159,6 +179,11 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
     // The bias, zero-padded to whole panels: the tiles' first init row.
     std::vector<float> bias_padded(panels * kPanel, 0.0f);
     if (bias) std::copy(bias, bias + out, bias_padded.begin());
+    // One counter of claimed panel groups per pass (row chunk x depth slice).
+    const std::size_t groups = (panels + kGroup - 1) / kGroup;
+    const std::size_t depth_passes = (in + kDepth - 1) / kDepth, passes = chunk_ends.size() * depth_passes;
+    std::vector<std::atomic<std::size_t>> pass_claims(passes);
+    for (auto& c : pass_claims) c.store(0, std::memory_order_relaxed);
 
 #pragma omp parallel num_threads(std::max(1, std::min<int>(threads, static_cast<int>(panels))))
     {
@@ -172,24 +197,39 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
                 for (std::size_t r = 0; r < blk.rows; ++r) *dst++ = src[r * in + k];
         }
 #pragma omp barrier
-        const std::size_t groups = (panels + kGroup - 1) / kGroup;
         alignas(64) float partial[kTileRows * kPanel];  // the last panel's tile when out % 32 != 0
-        std::size_t first_block = 0;
-        for (const std::size_t end_block : chunk_ends) {
+        std::size_t carried = groups;  // a group of this pass claimed in the pass before
+        for (std::size_t pass = 0; pass < passes; ++pass) {
+            const std::size_t chunk = pass / depth_passes, k0 = pass % depth_passes * kDepth;
+            const std::size_t first_block = chunk ? chunk_ends[chunk - 1] : 0, end_block = chunk_ends[chunk];
             const std::size_t chunk_blocks = end_block - first_block;
-            for (std::size_t k0 = 0; k0 < in; k0 += kDepth) {
+            {
                 const std::size_t depth = std::min(kDepth, in - k0);
                 const std::size_t lines = depth * kPanel / 16;  // of the next panel's slice
                 const std::size_t lines_per_tile = (lines + chunk_blocks - 1) / chunk_blocks;
                 // Panels go to the threads kGroup at a time, as each asks: on a shared machine a core
-                // slowed by another process takes fewer. The loop ends in a barrier: the next pass
-                // adds to the same outputs.
-#pragma omp for schedule(dynamic)
-                for (std::size_t g = 0; g < groups; ++g) {
+                // slowed by another process takes fewer. A thread claims its next group as it starts
+                // the last panel of the current one (from the next pass once this one has none left),
+                // so that it can prefetch that group's first panel too. Each pass ends in a barrier:
+                // the next pass adds to the same outputs.
+                std::size_t g = carried < groups ? carried : pass_claims[pass].fetch_add(1);
+                carried = groups;
+                while (g < groups) {
                     const std::size_t g0 = g * kGroup, g1 = std::min(panels, g0 + kGroup);
+                    std::size_t g_next = groups;
                     for (std::size_t p = g0; p < g1; ++p) {
                         const float* ws = w.panels.data() + (p * in + k0) * kPanel;
                         const float* next = p + 1 < g1 ? ws + in * kPanel : nullptr;
+                        if (p + 1 == g1) {
+                            g_next = pass_claims[pass].fetch_add(1);
+                            if (g_next < groups) {
+                                next = w.panels.data() + (g_next * kGroup * in + k0) * kPanel;
+                            } else if (pass + 1 < passes) {
+                                carried = pass_claims[pass + 1].fetch_add(1);
+                                const std::size_t k0_next = (pass + 1) % depth_passes * kDepth;
+                                if (carried < groups) next = w.panels.data() + (carried * kGroup * in + k0_next) * kPanel;
+                            }
+                        }
                         const std::size_t cols = std::min(kPanel, out - p * kPanel);
                         for (std::size_t b = first_block; b < end_block; ++b) {
                             const RowBlock blk = blocks[b];
@@ -218,9 +258,10 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
                             for (std::size_t r = 0; r < blk.rows; ++r) std::copy_n(partial + r * kPanel, cols, y_block + r * out);
                         }
                     }
+                    g = g_next;
                 }
+#pragma omp barrier
             }
-            first_block = end_block;
         }
     }
 }

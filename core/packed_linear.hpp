@@ -11,6 +11,7 @@
 // [32p, 32p+32) of every input feature k contiguously, zero beyond `out`.
 
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -18,10 +19,30 @@
 
 namespace attnscope {
 
+// Storage for the packed weights: blocks of 2 MB and up are 2 MB-aligned and marked for transparent
+// huge pages (madvise), so that streaming a ViT-B's 324 MB of panels through the kernel does not
+// walk the page tables every 4 KB.
+template <typename T>
+struct HugePageAllocator {
+    using value_type = T;
+    HugePageAllocator() = default;
+    template <typename U>
+    HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(allocate_bytes(n * sizeof(T))); }
+    void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+    template <typename U>
+    bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+    template <typename U>
+    bool operator!=(const HugePageAllocator<U>&) const noexcept { return false; }
+
+private:
+    static void* allocate_bytes(std::size_t bytes);
+};
+
 struct PackedWeight {
     std::size_t out = 0, in = 0;
-    const float* source = nullptr;  // the [out, in] weight it was packed from (checked at each use)
-    std::vector<float> panels;      // [ceil(out/32), in, 32]
+    const float* source = nullptr;                        // the [out, in] weight it was packed from (checked at each use)
+    std::vector<float, HugePageAllocator<float>> panels;  // [ceil(out/32), in, 32]
 };
 
 // True when the CPU and OS run AVX-512F and ATTNSCOPE_NO_AVX512 is not set in the environment.
