@@ -199,69 +199,68 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
 #pragma omp barrier
         alignas(64) float partial[kTileRows * kPanel];  // the last panel's tile when out % 32 != 0
         std::size_t carried = groups;  // a group of this pass claimed in the pass before
+        // Panel p's slice of depth pass k0 (k0, k0 + kDepth).
+        const auto slice = [&](std::size_t p, std::size_t k0) { return w.panels.data() + (p * in + k0) * kPanel; };
         for (std::size_t pass = 0; pass < passes; ++pass) {
             const std::size_t chunk = pass / depth_passes, k0 = pass % depth_passes * kDepth;
             const std::size_t first_block = chunk ? chunk_ends[chunk - 1] : 0, end_block = chunk_ends[chunk];
             const std::size_t chunk_blocks = end_block - first_block;
-            {
-                const std::size_t depth = std::min(kDepth, in - k0);
-                const std::size_t lines = depth * kPanel / 16;  // of the next panel's slice
-                const std::size_t lines_per_tile = (lines + chunk_blocks - 1) / chunk_blocks;
-                // Panels go to the threads kGroup at a time, as each asks: on a shared machine a core
-                // slowed by another process takes fewer. A thread claims its next group as it starts
-                // the last panel of the current one (from the next pass once this one has none left),
-                // so that it can prefetch that group's first panel too. Each pass ends in a barrier:
-                // the next pass adds to the same outputs.
-                std::size_t g = carried < groups ? carried : pass_claims[pass].fetch_add(1);
-                carried = groups;
-                while (g < groups) {
-                    const std::size_t g0 = g * kGroup, g1 = std::min(panels, g0 + kGroup);
-                    std::size_t g_next = groups;
-                    for (std::size_t p = g0; p < g1; ++p) {
-                        const float* ws = w.panels.data() + (p * in + k0) * kPanel;
-                        const float* next = p + 1 < g1 ? ws + in * kPanel : nullptr;
-                        if (p + 1 == g1) {
-                            g_next = pass_claims[pass].fetch_add(1);
-                            if (g_next < groups) {
-                                next = w.panels.data() + (g_next * kGroup * in + k0) * kPanel;
-                            } else if (pass + 1 < passes) {
-                                carried = pass_claims[pass + 1].fetch_add(1);
-                                const std::size_t k0_next = (pass + 1) % depth_passes * kDepth;
-                                if (carried < groups) next = w.panels.data() + (carried * kGroup * in + k0_next) * kPanel;
-                            }
-                        }
-                        const std::size_t cols = std::min(kPanel, out - p * kPanel);
-                        for (std::size_t b = first_block; b < end_block; ++b) {
-                            const RowBlock blk = blocks[b];
-                            const std::size_t i = b - first_block;
-                            const std::size_t prefetch_lines =
-                                next ? std::min(lines_per_tile, lines - std::min(lines, i * lines_per_tile)) : 0;
-                            const float* prefetch = next ? next + i * lines_per_tile * 16 : nullptr;
-                            const float* xs_block = xs + blk.first * in + k0 * blk.rows;
-                            float* y_block = y + blk.first * out + p * kPanel;
-                            if (cols == kPanel) {
-                                const bool first = k0 == 0;
-                                kTiles[blk.rows](xs_block, 0, ws, kPanel, depth,
-                                                 first ? bias_padded.data() + p * kPanel : y_block, first ? 0 : out,
-                                                 y_block, out, prefetch, prefetch_lines);
-                                continue;
-                            }
-                            // A partial panel: the tile works on `partial`, then its first `cols` columns go to y.
-                            if (k0 == 0)
-                                for (std::size_t r = 0; r < blk.rows; ++r)
-                                    std::copy_n(bias_padded.data() + p * kPanel, kPanel, partial + r * kPanel);
-                            else
-                                for (std::size_t r = 0; r < blk.rows; ++r)
-                                    std::copy_n(y_block + r * out, cols, partial + r * kPanel);
-                            kTiles[blk.rows](xs_block, 0, ws, kPanel, depth, partial, kPanel, partial, kPanel, prefetch,
-                                             prefetch_lines);
-                            for (std::size_t r = 0; r < blk.rows; ++r) std::copy_n(partial + r * kPanel, cols, y_block + r * out);
+            const std::size_t depth = std::min(kDepth, in - k0);
+            const std::size_t lines = depth * kPanel / 16;  // of the next panel's slice
+            const std::size_t lines_per_tile = (lines + chunk_blocks - 1) / chunk_blocks;
+            // Panels go to the threads kGroup at a time, as each asks: on a shared machine a core
+            // slowed by another process takes fewer. A thread claims its next group as it starts
+            // the last panel of the current one (from the next pass once this one has none left),
+            // so that it can prefetch that group's first panel too. Each pass ends in a barrier:
+            // the next pass adds to the same outputs.
+            std::size_t g = carried < groups ? carried : pass_claims[pass].fetch_add(1);
+            carried = groups;
+            while (g < groups) {
+                const std::size_t g0 = g * kGroup, g1 = std::min(panels, g0 + kGroup);
+                std::size_t g_next = groups;
+                for (std::size_t p = g0; p < g1; ++p) {
+                    const float* ws = slice(p, k0);
+                    const float* next = p + 1 < g1 ? slice(p + 1, k0) : nullptr;
+                    if (p + 1 == g1) {
+                        g_next = pass_claims[pass].fetch_add(1);
+                        if (g_next < groups) {
+                            next = slice(g_next * kGroup, k0);
+                        } else if (pass + 1 < passes) {
+                            carried = pass_claims[pass + 1].fetch_add(1);
+                            if (carried < groups) next = slice(carried * kGroup, (pass + 1) % depth_passes * kDepth);
                         }
                     }
-                    g = g_next;
+                    const std::size_t cols = std::min(kPanel, out - p * kPanel);
+                    for (std::size_t b = first_block; b < end_block; ++b) {
+                        const RowBlock blk = blocks[b];
+                        const std::size_t i = b - first_block;
+                        const std::size_t prefetch_lines =
+                            next ? std::min(lines_per_tile, lines - std::min(lines, i * lines_per_tile)) : 0;
+                        const float* prefetch = next ? next + i * lines_per_tile * 16 : nullptr;
+                        const float* xs_block = xs + blk.first * in + k0 * blk.rows;
+                        float* y_block = y + blk.first * out + p * kPanel;
+                        if (cols == kPanel) {
+                            const bool first = k0 == 0;
+                            kTiles[blk.rows](xs_block, 0, ws, kPanel, depth,
+                                             first ? bias_padded.data() + p * kPanel : y_block, first ? 0 : out,
+                                             y_block, out, prefetch, prefetch_lines);
+                            continue;
+                        }
+                        // A partial panel: the tile works on `partial`, then its first `cols` columns go to y.
+                        if (k0 == 0)
+                            for (std::size_t r = 0; r < blk.rows; ++r)
+                                std::copy_n(bias_padded.data() + p * kPanel, kPanel, partial + r * kPanel);
+                        else
+                            for (std::size_t r = 0; r < blk.rows; ++r)
+                                std::copy_n(y_block + r * out, cols, partial + r * kPanel);
+                        kTiles[blk.rows](xs_block, 0, ws, kPanel, depth, partial, kPanel, partial, kPanel, prefetch,
+                                         prefetch_lines);
+                        for (std::size_t r = 0; r < blk.rows; ++r) std::copy_n(partial + r * kPanel, cols, y_block + r * out);
+                    }
                 }
-#pragma omp barrier
+                g = g_next;
             }
+#pragma omp barrier
         }
     }
 }
