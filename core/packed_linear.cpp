@@ -35,8 +35,7 @@ std::pair<std::size_t, std::size_t> part_of(std::size_t n, std::size_t part, std
 
 }  // namespace
 
-template <typename T>
-void* HugePageAllocator<T>::allocate_bytes(std::size_t bytes) {
+void* allocate_huge_pages(std::size_t bytes) {
     constexpr std::size_t kHuge = std::size_t(2) << 20;
     void* p = nullptr;
     if (bytes < kHuge) {
@@ -50,7 +49,6 @@ void* HugePageAllocator<T>::allocate_bytes(std::size_t bytes) {
     if (bytes >= kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);
     return p;
 }
-template struct HugePageAllocator<float>;
 
 bool packed_linear_available() {
 #if ATTNSCOPE_AVX512

@@ -19,24 +19,24 @@
 
 namespace attnscope {
 
-// Storage for the packed weights: blocks of 2 MB and up are 2 MB-aligned and marked for transparent
-// huge pages (madvise), so that streaming a ViT-B's 324 MB of panels through the kernel does not
-// walk the page tables every 4 KB.
+// `bytes` from malloc; blocks of 2 MB and up 2 MB-aligned, their whole 2 MB pages marked for
+// transparent huge pages (madvise). Freed with std::free; throws std::bad_alloc.
+void* allocate_huge_pages(std::size_t bytes);
+
+// Storage for the packed weights: streaming a ViT-B's 324 MB of panels through the kernel then does
+// not walk the page tables every 4 KB.
 template <typename T>
 struct HugePageAllocator {
     using value_type = T;
     HugePageAllocator() = default;
     template <typename U>
     HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
-    T* allocate(std::size_t n) { return static_cast<T*>(allocate_bytes(n * sizeof(T))); }
+    T* allocate(std::size_t n) { return static_cast<T*>(allocate_huge_pages(n * sizeof(T))); }
     void deallocate(T* p, std::size_t) noexcept { std::free(p); }
     template <typename U>
     bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
     template <typename U>
     bool operator!=(const HugePageAllocator<U>&) const noexcept { return false; }
-
-private:
-    static void* allocate_bytes(std::size_t bytes);
 };
 
 struct PackedWeight {

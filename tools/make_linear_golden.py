@@ -59,6 +59,16 @@ def matmul_inputs(batch, n, k, width):
     return a, b
 
 
+def write_case(out_dir, name, exact, err, fields):
+    """OUT_DIR/NAME/y.npy (exact, stored as float32) and meta.json (fields, the float32 error, torch's version)."""
+    d = os.path.join(out_dir, name)
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, "y.npy"), exact.float().numpy())
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({**fields, "torch_f32_error": err, "torch": torch.__version__}, f, indent=1)
+    print(f"{name}: torch float32 error {err:.3g}, |y| max {exact.abs().max().item():.3g}")
+
+
 def main(out_dir):
     for name, rows, inp, out, bias in CASES:
         x, w, b = (torch.from_numpy(a) for a in inputs(rows, inp, out))
@@ -66,13 +76,7 @@ def main(out_dir):
         f32 = F.linear(x.float(), w.float(), b.float() if bias else None)
         err = (f32.double() - exact).abs().max().item()
         assert err == 0, f"{name}: float32 is not exact ({err}); the formulas no longer fit 24 bits"
-        d = os.path.join(out_dir, name)
-        os.makedirs(d, exist_ok=True)
-        np.save(os.path.join(d, "y.npy"), exact.float().numpy())
-        with open(os.path.join(d, "meta.json"), "w") as f:
-            json.dump({"rows": rows, "in": inp, "out": out, "bias": bias, "torch_f32_error": err,
-                       "torch": torch.__version__}, f, indent=1)
-        print(f"{name}: torch float32 error {err:.3g}, |y| max {exact.abs().max().item():.3g}")
+        write_case(out_dir, name, exact, err, {"rows": rows, "in": inp, "out": out, "bias": bias})
 
     name, batch, n, k, m, width, first = MATMUL
     a, whole = (torch.from_numpy(v) for v in matmul_inputs(batch, n, k, width))
@@ -80,13 +84,8 @@ def main(out_dir):
     exact = torch.matmul(a, b)
     err = (torch.matmul(a.float(), b.float()).double() - exact).abs().max().item()
     assert err == 0, f"{name}: float32 is not exact ({err})"
-    d = os.path.join(out_dir, name)
-    os.makedirs(d, exist_ok=True)
-    np.save(os.path.join(d, "y.npy"), exact.float().numpy())
-    with open(os.path.join(d, "meta.json"), "w") as f:
-        json.dump({"batch": list(batch), "n": n, "k": k, "m": m, "width": width, "first": first,
-                   "torch_f32_error": err, "torch": torch.__version__}, f, indent=1)
-    print(f"{name}: torch float32 error {err:.3g}, |y| max {exact.abs().max().item():.3g}")
+    write_case(out_dir, name, exact, err,
+               {"batch": list(batch), "n": n, "k": k, "m": m, "width": width, "first": first})
 
 
 if __name__ == "__main__":
