@@ -385,7 +385,9 @@ int run_gui(const GuiOptions& options) {
     AttentionConfig config = options.config;
     if (!shot && !options.config_from_user && settings && settings->has_config) config = settings->config;
 
-    // The first trace: synchronous for small configs, so the first frame already shows it.
+    // The first trace: in the worker, so the window, GL and the fonts are set up meanwhile and the
+    // first frame does not wait for it (the panels show "running" until it is done); synchronous
+    // for --screenshot, whose frames must show it.
     EngineRunner runner;
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const VitSnapshot> vit, trained_vit;  // the ViT on screen; the checkpoint's run (patch slider)
@@ -426,8 +428,8 @@ int run_gui(const GuiOptions& options) {
             return 2;
         }
     } else if (ui.config_errors.empty()) {
-        if (!shot && trace_bytes(config) > EngineRunner::kWorkerThresholdBytes) {
-            runner.start(config);  // the panels show "running" until it is done
+        if (options.screenshot_path.empty()) {  // the live app and --bench-gui
+            runner.start(config);
         } else {
             EngineResult r = EngineRunner::run_now(config);
             if (r.trace) {
