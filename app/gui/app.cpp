@@ -385,10 +385,12 @@ int run_gui(const GuiOptions& options) {
     AttentionConfig config = options.config;
     if (!shot && !options.config_from_user && settings && settings->has_config) config = settings->config;
 
-    // The first trace: in the worker, so the window, GL and the fonts are set up meanwhile and the
-    // first frame does not wait for it (the panels show "running" until it is done); synchronous
-    // for --screenshot, whose frames must show it.
+    // The first trace: in the worker, started once the window exists (creating it takes 150-300 ms
+    // of one core, slower with the engine's threads beside it), so GL and the fonts are set up
+    // meanwhile and the first frame does not wait for it (the panels show "running" until it is
+    // done); synchronous for --screenshot, whose frames must show it.
     EngineRunner runner;
+    bool start_first_run = false;
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const VitSnapshot> vit, trained_vit;  // the ViT on screen; the checkpoint's run (patch slider)
     const Trace empty_trace;
@@ -429,7 +431,7 @@ int run_gui(const GuiOptions& options) {
         }
     } else if (ui.config_errors.empty()) {
         if (options.screenshot_path.empty()) {  // the live app and --bench-gui
-            runner.start(config);
+            start_first_run = true;
         } else {
             EngineResult r = EngineRunner::run_now(config);
             if (r.trace) {
@@ -510,6 +512,7 @@ int run_gui(const GuiOptions& options) {
         glfwTerminate();
         return 2;
     }
+    if (start_first_run) runner.start(config);
     glfwMakeContextCurrent(window);
     glfwSwapInterval(shot ? 0 : 1);
     if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(glfwGetProcAddress))) {
