@@ -1,5 +1,6 @@
 // Vector kernels for the ops' elementwise and row loops (issue 8): exp and erfc from glibc's vector
-// math library libmvec (_ZGVdN8v_expf, _ZGVdN8v_erfcf: 8 floats per call, AVX2), and AVX2 + FMA
+// math library libmvec (_ZGVdN8v_expf, _ZGVdN8v_erfcf: 8 floats per call, AVX2; softmax's exp 16 at
+// a time with AVX-512, _ZGVeN16v_expf), and AVX2 + FMA
 // loops for sums, scaling and the stats. The CPU is checked once at run time; without AVX2 and FMA
 // every function takes its portable path (std::exp, std::erf, plain loops), with the same results
 // up to float rounding.
@@ -15,6 +16,10 @@ namespace attnscope::vmath {
 // True when this CPU runs the AVX2 + FMA kernels below (checked once; ATTNSCOPE_VMATH_PORTABLE=1 in
 // the environment forces the portable path, to test it).
 bool avx2();
+
+// True when softmax_row also runs 16 lanes wide (AVX-512F, libmvec's _ZGVeN16v_expf): AVX2 and
+// AVX-512F, and ATTNSCOPE_NO_AVX512 not set (it turns off the linear tile too).
+bool avx512();
 
 // One softmax row: out[j] = exp(in[j] - max) / sum_j exp(in[j] - max).   in, out [n], n > 0
 // A row holding NaN, or -inf everywhere, gives NaN everywhere (as PyTorch).

@@ -39,7 +39,7 @@ std::vector<std::size_t> lengths() {
 }  // namespace
 
 TEST_CASE("softmax_row matches the double-precision softmax on every row length") {
-    INFO("AVX2 + libmvec path: " << vmath::avx2());
+    INFO("AVX2 + libmvec path: " << vmath::avx2() << ", 16 lanes (AVX-512): " << vmath::avx512());
     for (std::size_t n : lengths()) {
         CAPTURE(n);
         const auto x = normal_values(n, 3.0f, n);
