@@ -3,9 +3,10 @@
 // [SECTION] portable kernels (any x86-64 or other CPU)
 // [SECTION] the entry points
 //
-// The AVX2 kernels are functions with __attribute__((target("avx2,fma"))) in this file, written
-// with intrinsics (always inlined): the rest of the program stays baseline x86-64, and nothing
-// compiled for AVX2 can be picked by the linker for a caller on an older CPU.
+// The AVX2 kernels (and softmax's 16-lane AVX-512 row) are functions with
+// __attribute__((target(...))) in this file, written with intrinsics (always inlined): the rest of
+// the program stays baseline x86-64, and nothing compiled for AVX2 or AVX-512 can be picked by the
+// linker for a caller on an older CPU.
 #include "vmath.hpp"
 
 #include <algorithm>
@@ -155,7 +156,8 @@ AVX512_F void softmax_row_avx512(const float* in, float* out, std::size_t n) {
         sum = _mm512_add_ps(sum, e);
     }
     if (rem) {
-        const __m512 e = _mm512_maskz_mov_ps(tail, _ZGVeN16v_expf(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, in + whole), row_max)));
+        const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, in + whole), row_max);
+        const __m512 e = _mm512_maskz_mov_ps(tail, _ZGVeN16v_expf(x));  // lanes past n: 0, not exp(-max)
         _mm512_mask_storeu_ps(out + whole, tail, e);
         sum = _mm512_add_ps(sum, e);
     }
