@@ -11,6 +11,8 @@
 #include <omp.h>
 #include <sys/mman.h>
 
+#include "vmath.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define ATTNSCOPE_AVX512 1
@@ -52,8 +54,7 @@ void* allocate_huge_pages(std::size_t bytes) {
 
 bool packed_linear_available() {
 #if ATTNSCOPE_AVX512
-    static const bool ok = __builtin_cpu_supports("avx512f") && !std::getenv("ATTNSCOPE_NO_AVX512");
-    return ok;
+    return vmath::avx512f();
 #else
     return false;
 #endif

@@ -46,15 +46,21 @@ bool avx2() {
                            !std::getenv("ATTNSCOPE_VMATH_PORTABLE");
     return ok;
 }
-// AVX-512F as well (softmax's 16-lane row); ATTNSCOPE_NO_AVX512=1 turns it off, as the linear tile.
-bool avx512() {
-    static const bool ok = avx2() && __builtin_cpu_supports("avx512f") && !std::getenv("ATTNSCOPE_NO_AVX512");
-    return ok;
-}
+bool avx512() { return avx2() && avx512f(); }
 #else
 bool avx2() { return false; }
 bool avx512() { return false; }
 #endif
+
+// The one place that reads ATTNSCOPE_NO_AVX512: softmax's 16-lane row and the linear tile.
+bool avx512f() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool ok = __builtin_cpu_supports("avx512f") && !std::getenv("ATTNSCOPE_NO_AVX512");
+    return ok;
+#else
+    return false;
+#endif
+}
 
 namespace {
 

@@ -17,8 +17,11 @@ namespace attnscope::vmath {
 // the environment forces the portable path, to test it).
 bool avx2();
 
-// True when softmax_row also runs 16 lanes wide (AVX-512F, libmvec's _ZGVeN16v_expf): AVX2 and
-// AVX-512F, and ATTNSCOPE_NO_AVX512 not set (it turns off the linear tile too).
+// True when this CPU runs AVX-512F and ATTNSCOPE_NO_AVX512 is not set in the environment (checked
+// once). The switch for every AVX-512 kernel: this file's and the linear tile's (packed_linear).
+bool avx512f();
+
+// True when softmax_row also runs 16 lanes wide (libmvec's _ZGVeN16v_expf): avx2() and avx512f().
 bool avx512();
 
 // One softmax row: out[j] = exp(in[j] - max) / sum_j exp(in[j] - max).   in, out [n], n > 0
