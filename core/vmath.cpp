@@ -3,10 +3,10 @@
 // [SECTION] portable kernels (any x86-64 or other CPU)
 // [SECTION] the entry points
 //
-// The AVX2 kernels (and softmax's 16-lane AVX-512 row) are functions with
-// __attribute__((target(...))) in this file, written with intrinsics (always inlined): the rest of
-// the program stays baseline x86-64, and nothing compiled for AVX2 or AVX-512 can be picked by the
-// linker for a caller on an older CPU.
+// The AVX2 kernels are functions with __attribute__((target(...))) in this file, written with
+// intrinsics (always inlined): the rest of the program stays baseline x86-64, and nothing compiled for
+// AVX2 can be picked by the linker for a caller on an older CPU. Softmax's 16-lane row is in
+// core/vmath_avx512.cpp, the one file compiled for AVX-512 (its exp is xsimd's, inlined).
 #include "vmath.hpp"
 
 #include <algorithm>
@@ -20,6 +20,8 @@
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #define ATTNSCOPE_AVX2 1
 #include <immintrin.h>
+
+#include "vmath_avx512.hpp"
 #else
 #define ATTNSCOPE_AVX2 0
 #endif
@@ -33,11 +35,9 @@ namespace attnscope::vmath {
 // glibc's libmvec (linked through libm), x86_64 vector ABI, AVX2 variant ('d'), 8 lanes ('N8'),
 // one vector argument ('v'). Accuracy (glibc's manual, libm-test-ulps): a few ulp, as the scalar
 // expf and erfcf; special inputs (NaN, +-inf, overflow, underflow) go through the scalar routine.
-#define AVX512_F __attribute__((target("avx512f,avx2,fma")))
 extern "C" {
 AVX2_FMA __m256 _ZGVdN8v_expf(__m256 x);
 AVX2_FMA __m256 _ZGVdN8v_erfcf(__m256 x);
-AVX512_F __m512 _ZGVeN16v_expf(__m512 x);  // the AVX-512 variant ('e'), 16 lanes
 }
 
 // ATTNSCOPE_VMATH_PORTABLE=1 in the environment takes the portable path (to test it on this machine).
@@ -130,46 +130,6 @@ AVX2_FMA void softmax_row_avx2(const float* in, float* out, std::size_t n) {
     const __m256 inv = _mm256_set1_ps(1.0f / lanes_sum(sum));
     for (j = 0; j < whole; j += 8) _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_loadu_ps(out + j), inv));
     if (rem) _mm256_maskstore_ps(out + whole, tail, _mm256_mul_ps(_mm256_maskload_ps(out + whole, tail), inv));
-}
-
-// The largest and the sum of a vector's 16 lanes, through the AVX2 reductions (GCC 12's
-// _mm512_reduce_* warn of uninitialized values inside the header, GCC bug 105593).
-AVX512_F inline float lanes_max(__m512 v) {
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, v);
-    return lanes_max(_mm256_max_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8)));
-}
-
-AVX512_F inline float lanes_sum(__m512 v) {
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, v);
-    return lanes_sum(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8)));
-}
-
-// softmax_row_avx2 with 16 lanes and libmvec's AVX-512 expf (about twice the 8-lane one's rate per
-// value). The masked forms of max stand for _mm512_max_ps, which warns like the reductions.
-AVX512_F void softmax_row_avx512(const float* in, float* out, std::size_t n) {
-    const std::size_t whole = n & ~std::size_t(15), rem = n - whole;
-    const __mmask16 all = 0xFFFF, tail = static_cast<__mmask16>((1u << rem) - 1);
-    __m512 m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-    for (std::size_t j = 0; j < whole; j += 16) m = _mm512_mask_max_ps(m, all, m, _mm512_loadu_ps(in + j));
-    if (rem) m = _mm512_mask_max_ps(m, tail, m, _mm512_maskz_loadu_ps(tail, in + whole));
-    const __m512 row_max = _mm512_set1_ps(lanes_max(m));
-    __m512 sum = _mm512_setzero_ps();
-    for (std::size_t j = 0; j < whole; j += 16) {
-        const __m512 e = _ZGVeN16v_expf(_mm512_sub_ps(_mm512_loadu_ps(in + j), row_max));
-        _mm512_storeu_ps(out + j, e);
-        sum = _mm512_add_ps(sum, e);
-    }
-    if (rem) {
-        const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, in + whole), row_max);
-        const __m512 e = _mm512_maskz_mov_ps(tail, _ZGVeN16v_expf(x));  // lanes past n: 0, not exp(-max)
-        _mm512_mask_storeu_ps(out + whole, tail, e);
-        sum = _mm512_add_ps(sum, e);
-    }
-    const __m512 inv = _mm512_set1_ps(1.0f / lanes_sum(sum));
-    for (std::size_t j = 0; j < whole; j += 16) _mm512_storeu_ps(out + j, _mm512_mul_ps(_mm512_loadu_ps(out + j), inv));
-    if (rem) _mm512_mask_storeu_ps(out + whole, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, out + whole), inv));
 }
 
 AVX2_FMA void scale_avx2(const float* x, float s, float* out, std::size_t n) {
@@ -379,7 +339,7 @@ bool finite_block_stats_portable(const float* x, std::size_t n, float& lo, float
 
 void softmax_row(const float* in, float* out, std::size_t n) {
 #if ATTNSCOPE_AVX2
-    if (avx512()) return softmax_row_avx512(in, out, n);
+    if (avx512()) return avx512_kernels::softmax_row(in, out, n);
 #endif
     VMATH_DISPATCH(softmax_row_avx2(in, out, n));
     softmax_row_portable(in, out, n);
@@ -396,6 +356,9 @@ void add(const float* a, const float* b, float* out, std::size_t n) {
 }
 
 void gelu(const float* x, float* out, std::size_t n) {
+#if ATTNSCOPE_AVX2
+    if (avx512()) return avx512_kernels::gelu(x, out, n);
+#endif
     VMATH_DISPATCH(gelu_avx2(x, out, n));
     for (std::size_t i = 0; i < n; ++i) {  // as gelu8: 1 + erf(z) as erfc(-z), 0 below 2^-53
         const double one_plus_erf = std::erfc(x[i] * -0.70710678118654752);

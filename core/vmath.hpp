@@ -1,12 +1,14 @@
 // Vector kernels for the ops' elementwise and row loops (issue 8): exp and erfc from glibc's vector
-// math library libmvec (_ZGVdN8v_expf, _ZGVdN8v_erfcf: 8 floats per call, AVX2; softmax's exp 16 at
-// a time with AVX-512, _ZGVeN16v_expf), and AVX2 + FMA
+// math library libmvec (_ZGVdN8v_expf, _ZGVdN8v_erfcf: 8 floats per call, AVX2), softmax 16 lanes
+// wide with AVX-512 and xsimd's exp inlined (core/vmath_avx512.cpp), and AVX2 + FMA
 // loops for sums, scaling and the stats. The CPU is checked once at run time; without AVX2 and FMA
 // every function takes its portable path (std::exp, std::erf, plain loops), with the same results
 // up to float rounding.
 //
 // NaN and +-inf behave as in the scalar functions: exp(-inf) = 0, exp(NaN) = NaN, and so on
-// (libmvec handles these lanes with the scalar routine). No -ffast-math anywhere.
+// (libmvec handles these lanes with the scalar routine). One difference: the 16-lane softmax's exp
+// (xsimd's) gives 0 where exp(x - max) would be a denormal, below e^-87.3 (a weight under 1e-38).
+// No -ffast-math anywhere.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +23,7 @@ bool avx2();
 // once). The switch for every AVX-512 kernel: this file's and the linear tile's (packed_linear).
 bool avx512f();
 
-// True when softmax_row also runs 16 lanes wide (libmvec's _ZGVeN16v_expf): avx2() and avx512f().
+// True when softmax_row also runs 16 lanes wide (core/vmath_avx512.cpp): avx2() and avx512f().
 bool avx512();
 
 // One softmax row: out[j] = exp(in[j] - max) / sum_j exp(in[j] - max).   in, out [n], n > 0

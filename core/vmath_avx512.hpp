@@ -1,0 +1,15 @@
+// The kernels of core/vmath_avx512.cpp, the one file compiled for AVX-512. Call them only through
+// core/vmath.hpp, which checks the CPU first.
+#pragma once
+
+#include <cstddef>
+
+namespace attnscope::vmath::avx512_kernels {
+
+// vmath::softmax_row on 16 lanes, exp inlined (xsimd).
+void softmax_row(const float* in, float* out, std::size_t n);
+
+// vmath::gelu on 16 lanes, erfc inlined (xsimd).
+void gelu(const float* x, float* out, std::size_t n);
+
+}  // namespace attnscope::vmath::avx512_kernels
