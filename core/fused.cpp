@@ -1,6 +1,7 @@
 #include "fused.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "vmath.hpp"
@@ -32,6 +33,7 @@ ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
                     {}, {}, {}};
     const std::size_t rows = n ? scores.values.size() / n : 0;
     const bool derive_scaled = scale > 0.0f && scale <= 1.0f;
+    const bool one_call = derive_scaled && vmath::has_scaled_softmax_row();  // scaled's stats are not needed
 
     // Rows in chunks of about 64K values, each chunk with its own totals, merged in chunk order: the
     // same stats for any number of threads.
@@ -49,15 +51,29 @@ ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
         Totals& t = parts[static_cast<std::size_t>(c)];
         std::vector<float> scaled(n);  // one row of scaled, in L1
         const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk, end = std::min(rows, begin + rows_per_chunk);
+        // On AVX-512 one call per row scales, softmaxes and takes the scores' and attn's totals
+        // (rows of finite values; a row with a NaN or an infinity is counted value by value).
+        const float inf = std::numeric_limits<float>::infinity();
+        vmath::RowTotals scores_rows{inf, -inf, 0.0, 0.0}, attn_rows{inf, -inf, 0.0, 0.0};
+        std::size_t scores_finite = 0, attn_finite = 0;
         for (std::size_t row = begin; row < end; ++row) {
             const std::size_t at = row * n;
-            vmath::scale(in + at, scale, scaled.data(), n);        // * self.scale
-            vmath::softmax_row(scaled.data(), attn + at, n);       // .softmax(dim=-1)
+            if (one_call) {
+                const auto [scores_ok, attn_ok] =
+                    vmath::scaled_softmax_row(in + at, scale, attn + at, n, scores_rows, attn_rows);
+                scores_ok ? void(scores_finite += n) : t.scores.add(in + at, n);
+                attn_ok ? void(attn_finite += n) : t.attn.add(attn + at, n);
+            } else {
+                vmath::scale(in + at, scale, scaled.data(), n);   // * self.scale
+                vmath::softmax_row(scaled.data(), attn + at, n);  // .softmax(dim=-1)
+                t.scores.add(in + at, n);
+                if (!derive_scaled) t.scaled.add(scaled.data(), n);
+                t.attn.add(attn + at, n);
+            }
             sums[row] = static_cast<float>(vmath::sum(attn + at, n));
-            t.scores.add(in + at, n);
-            if (!derive_scaled) t.scaled.add(scaled.data(), n);
-            t.attn.add(attn + at, n);
         }
+        t.scores.add_finite(scores_rows.lo, scores_rows.hi, scores_rows.sum, scores_rows.sum_sq, scores_finite);
+        t.attn.add_finite(attn_rows.lo, attn_rows.hi, attn_rows.sum, attn_rows.sum_sq, attn_finite);
     }
     StatsTotals scores_all, scaled_all, attn_all;
     for (const Totals& t : parts) {

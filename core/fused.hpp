@@ -14,7 +14,9 @@ namespace attnscope {
 // to each step's StatsTotals. scaled itself is not kept: the pipeline records it as a lazy step
 // that runs scale() when someone reads it. Its stats: for 0 < scale <= 1 (self.scale is
 // c^-0.5; 1 with --no-scale) those of scores times scale (min and max exactly, since rounding
-// keeps the order; mean and std within float rounding), else taken from the row buffer.
+// keeps the order; mean and std within float rounding), else taken from the row buffer. On
+// AVX-512, for 0 < scale <= 1, one call per row does the scaling (in registers, no row buffer),
+// the softmax and the totals of scores and attn (vmath::scaled_softmax_row); the same attn.
 struct ScaledSoftmax {
     Tensor attn;
     Tensor attn_row_sums;

@@ -115,6 +115,15 @@ void StatsTotals::add(const float* d, std::size_t n) {
     }
 }
 
+void StatsTotals::add_finite(float lo, float hi, double sum, double sum_sq, std::size_t count) {
+    if (count == 0) return;
+    lo_ = std::min(lo_, lo);
+    hi_ = std::max(hi_, hi);
+    sum_ += sum;
+    sum_sq_ += sum_sq;
+    finite_ += count;
+}
+
 void StatsTotals::merge(const StatsTotals& o) {
     lo_ = std::min(lo_, o.lo_);
     hi_ = std::max(hi_, o.hi_);

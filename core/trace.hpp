@@ -38,6 +38,9 @@ Stats compute_stats(const float* values, std::size_t count);
 class StatsTotals {
 public:
     void add(const float* values, std::size_t count);
+    // `count` finite values whose min, max, sum and sum of squares were taken elsewhere (vmath's
+    // fused softmax row).
+    void add_finite(float lo, float hi, double sum, double sum_sq, std::size_t count);
     void merge(const StatsTotals& other);
     Stats stats() const;
 

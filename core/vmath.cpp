@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <stdexcept>
 
 #include <xsimd/xsimd.hpp>
 
@@ -343,6 +344,17 @@ void softmax_row(const float* in, float* out, std::size_t n) {
 #endif
     VMATH_DISPATCH(softmax_row_avx2(in, out, n));
     softmax_row_portable(in, out, n);
+}
+
+bool has_scaled_softmax_row() { return avx512(); }
+
+std::pair<bool, bool> scaled_softmax_row(const float* in, float scale, float* out, std::size_t n, RowTotals& in_totals,
+                                         RowTotals& out_totals) {
+#if ATTNSCOPE_AVX2
+    if (avx512()) return avx512_kernels::scaled_softmax_row(in, scale, out, n, in_totals, out_totals);
+#endif
+    (void)in, (void)scale, (void)out, (void)n, (void)in_totals, (void)out_totals;
+    throw std::logic_error("vmath::scaled_softmax_row: this CPU has no such kernel (check has_scaled_softmax_row)");
 }
 
 void scale(const float* x, float s, float* out, std::size_t n) {

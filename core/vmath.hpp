@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 
 namespace attnscope::vmath {
 
@@ -29,6 +30,24 @@ bool avx512();
 // One softmax row: out[j] = exp(in[j] - max) / sum_j exp(in[j] - max).   in, out [n], n > 0
 // A row holding NaN, or -inf everywhere, gives NaN everywhere (as PyTorch).
 void softmax_row(const float* in, float* out, std::size_t n);
+
+// Running totals of finite values: min, max, sum, sum of squares (StatsTotals' fields).
+struct RowTotals {
+    float lo, hi;
+    double sum, sum_sq;
+};
+
+// True when scaled_softmax_row below runs on this CPU: avx512().
+bool has_scaled_softmax_row();
+
+// One row of the fused * scale + softmax pass (core/fused.cpp), in one call: out = softmax_row(in *
+// scale) with the values of scale() then softmax_row(), while the values of in and of out are
+// folded into in_totals and out_totals (float lanes, then double). Returns, for in and for out,
+// whether they were folded in: false, with those totals untouched, when the row holds a NaN or an
+// infinity (or its float sums overflow); the caller then counts that row value by value. Only where
+// has_scaled_softmax_row().
+std::pair<bool, bool> scaled_softmax_row(const float* in, float scale, float* out, std::size_t n, RowTotals& in_totals,
+                                         RowTotals& out_totals);
 
 // out[i] = x[i] * s
 void scale(const float* x, float s, float* out, std::size_t n);

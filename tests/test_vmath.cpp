@@ -82,6 +82,61 @@ TEST_CASE("softmax_row gives hidden keys exactly 0 and NaN rows where PyTorch do
     for (float v : y) CHECK(std::isnan(v));
 }
 
+TEST_CASE("scaled_softmax_row gives scale then softmax_row bit for bit and the totals of a double loop") {
+    if (!vmath::has_scaled_softmax_row()) {
+        MESSAGE("no AVX-512 here: core/fused.cpp takes scale, softmax_row and StatsTotals instead");
+        return;
+    }
+    auto lens = lengths();
+    lens.push_back(4097);  // past the kernel's 1024-value float blocks
+    for (std::size_t n : lens) {
+        CAPTURE(n);
+        const auto x = normal_values(n, 6.0f, 7 * n);
+        std::vector<float> scaled(n), expected(n), y(n + 1, 123.0f);
+        vmath::scale(x.data(), 0.125f, scaled.data(), n);
+        vmath::softmax_row(scaled.data(), expected.data(), n);
+        vmath::RowTotals in{kInf, -kInf, 0.0, 0.0}, out{kInf, -kInf, 0.0, 0.0};
+        const auto [in_ok, out_ok] = vmath::scaled_softmax_row(x.data(), 0.125f, y.data(), n, in, out);
+        REQUIRE(in_ok);
+        REQUIRE(out_ok);
+        CHECK(std::equal(expected.begin(), expected.end(), y.begin()));
+        CHECK(y[n] == 123.0f);
+        const std::vector<std::pair<const std::vector<float>*, vmath::RowTotals>> cases = {{&x, in}, {&y, out}};
+        for (const auto& [values, t] : cases) {
+            double sum = 0.0, sum_sq = 0.0;
+            float lo = kInf, hi = -kInf;
+            for (std::size_t j = 0; j < n; ++j) {
+                const float v = (*values)[j];
+                sum += v;
+                sum_sq += double(v) * v;
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+            CHECK(t.lo == lo);
+            CHECK(t.hi == hi);
+            CHECK(std::fabs(t.sum - sum) <= 1e-6 * (1.0 + sum_sq));
+            CHECK(std::fabs(t.sum_sq - sum_sq) <= 1e-6 * sum_sq);
+        }
+    }
+    // A NaN or an infinity in the scores: their totals are refused (the caller counts value by
+    // value); attn, NaN on those rows, is refused too; -inf (a masked key) leaves attn's finite.
+    const std::size_t n = 37;
+    for (std::size_t at : {std::size_t(0), std::size_t(20), std::size_t(36)})
+        for (float bad : {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf}) {
+            CAPTURE(at);
+            CAPTURE(bad);
+            auto x = normal_values(n, 1.0f, 9);
+            x[at] = bad;
+            std::vector<float> y(n);
+            vmath::RowTotals in{1.0f, 2.0f, 3.0, 4.0}, out{1.0f, 2.0f, 3.0, 4.0};
+            const auto [in_ok, out_ok] = vmath::scaled_softmax_row(x.data(), 0.125f, y.data(), n, in, out);
+            CHECK_FALSE(in_ok);
+            CHECK((in.lo == 1.0f && in.hi == 2.0f && in.sum == 3.0 && in.sum_sq == 4.0));  // untouched
+            CHECK(out_ok == (bad == -kInf));
+            if (bad == -kInf) CHECK(y[at] == 0.0f);
+        }
+}
+
 TEST_CASE("gelu matches the double-precision erf form") {
     std::vector<float> x;
     for (float v = -12.0f; v <= 12.0f; v += 0.001953125f) x.push_back(v);
