@@ -49,7 +49,7 @@ ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
 #pragma omp parallel for schedule(static) if (chunks >= 2 && rows * n >= (std::size_t(1) << 15))
     for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
         Totals& t = parts[static_cast<std::size_t>(c)];
-        std::vector<float> scaled(n);  // one row of scaled, in L1
+        std::vector<float> scaled(one_call ? 0 : n);  // one row of scaled, in L1
         const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk, end = std::min(rows, begin + rows_per_chunk);
         // On AVX-512 one call per row scales, softmaxes and takes the scores' and attn's totals
         // (rows of finite values; a row with a NaN or an infinity is counted value by value).

@@ -5,8 +5,8 @@
 //
 // The AVX2 kernels are functions with __attribute__((target(...))) in this file, written with
 // intrinsics (always inlined): the rest of the program stays baseline x86-64, and nothing compiled for
-// AVX2 can be picked by the linker for a caller on an older CPU. Softmax's 16-lane row is in
-// core/vmath_avx512.cpp, the one file compiled for AVX-512 (its exp is xsimd's, inlined).
+// AVX2 can be picked by the linker for a caller on an older CPU. The 16-lane softmax rows and GELU
+// are in core/vmath_avx512.cpp, the one file compiled for AVX-512 (exp and erfc are xsimd's, inlined).
 #include "vmath.hpp"
 
 #include <algorithm>

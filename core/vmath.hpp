@@ -1,6 +1,6 @@
 // Vector kernels for the ops' elementwise and row loops (issue 8): exp and erfc from glibc's vector
-// math library libmvec (_ZGVdN8v_expf, _ZGVdN8v_erfcf: 8 floats per call, AVX2), softmax 16 lanes
-// wide with AVX-512 and xsimd's exp inlined (core/vmath_avx512.cpp), and AVX2 + FMA
+// math library libmvec (_ZGVdN8v_expf, _ZGVdN8v_erfcf: 8 floats per call, AVX2), softmax and GELU 16
+// lanes wide with AVX-512 and xsimd's exp and erfc inlined (core/vmath_avx512.cpp), and AVX2 + FMA
 // loops for sums, scaling and the stats. The CPU is checked once at run time; without AVX2 and FMA
 // every function takes its portable path (std::exp, std::erf, plain loops), with the same results
 // up to float rounding.
@@ -24,7 +24,8 @@ bool avx2();
 // once). The switch for every AVX-512 kernel: this file's and the linear tile's (packed_linear).
 bool avx512f();
 
-// True when softmax_row also runs 16 lanes wide (core/vmath_avx512.cpp): avx2() and avx512f().
+// True when softmax_row and gelu run 16 lanes wide, and scaled_softmax_row runs at all
+// (core/vmath_avx512.cpp): avx2() and avx512f().
 bool avx512();
 
 // One softmax row: out[j] = exp(in[j] - max) / sum_j exp(in[j] - max).   in, out [n], n > 0
@@ -55,9 +56,10 @@ void scale(const float* x, float s, float* out, std::size_t n);
 // out[i] = a[i] + b[i]
 void add(const float* a, const float* b, float* out, std::size_t n);
 
-// The exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), with 1 + erf(z) taken as erfc(-z) (no cancellation
-// for negative x; erfcf on AVX2, erfc in double otherwise), flushed to 0 where 1 + erf in double is 0
-// (erfc < 2^-53, x < -8.3): gelu(-10) is -0, as PyTorch's.
+// The exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), with 1 + erf(z) taken as erfc(-z) (no
+// cancellation for negative x; xsimd's erfc on AVX-512, libmvec's erfcf on AVX2, erfc in double
+// otherwise), flushed to 0 where 1 + erf in double is 0 (erfc < 2^-53, x < -8.3): gelu(-10) is -0,
+// as PyTorch's.
 void gelu(const float* x, float* out, std::size_t n);
 
 // sum_i x[i], accumulated in double.
