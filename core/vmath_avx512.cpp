@@ -1,10 +1,11 @@
 // vmath's AVX-512 kernels whose math must be inlined to pay: softmax's exp and GELU's erfc from
 // xsimd's avx512f batch, and the fused pass's softmax row that also takes the stats of its input
-// and output (core/fused.cpp). xsimd picks its instructions from the compiler's target flags, so this file alone is
-// compiled with AVX-512 enabled (core/CMakeLists.txt); it runs only where vmath::avx512() says the CPU
-// can. Nothing else may be compiled here: an inline function emitted in this file could be picked by
-// the linker for the rest of the program, which must run without AVX-512 (a test in
-// tests/CMakeLists.txt checks that every weak function this object defines belongs to xsimd's AVX types).
+// and output (core/fused.cpp). xsimd picks its instructions from the compiler's target flags, so
+// this file alone is compiled with AVX-512 enabled (core/CMakeLists.txt); it runs only where
+// vmath::avx512() says the CPU can. Nothing else may be compiled here: an inline function emitted
+// in this file could be picked by the linker for the rest of the program, which must run without
+// AVX-512 (a test in tests/CMakeLists.txt checks that every weak function this object defines
+// belongs to xsimd's AVX types).
 #include "vmath_avx512.hpp"
 
 #if defined(__AVX512F__)  // x86-64 (core/CMakeLists.txt); elsewhere this file is empty
@@ -69,7 +70,7 @@ public:
     // lane's sum is then NaN or infinite for good) or the float sums overflowed.
     bool finish(RowTotals& t) {
         flush();
-        if (!(std::fabs(sum_) <= kMaxDouble) || !(std::fabs(sum_sq_) <= kMaxDouble)) return false;  // NaN or inf
+        if (!std::isfinite(sum_) || !std::isfinite(sum_sq_)) return false;
         const float lo = lanes_min(lo_), hi = lanes_max(hi_);
         t.lo = lo < t.lo ? lo : t.lo;
         t.hi = hi > t.hi ? hi : t.hi;
@@ -80,7 +81,6 @@ public:
 
 private:
     static constexpr int kFlushVectors = 64;  // 1024 values
-    static constexpr double kMaxDouble = std::numeric_limits<double>::max();
     void fold(batch v) {
         s_ += v;
         q_ = xsimd::fma(v, v, q_);
