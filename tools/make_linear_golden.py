@@ -5,8 +5,8 @@ Run with Debian's python3-torch:  /usr/bin/python3 tools/make_linear_golden.py t
 
 x, W and b are given by integer formulas (the test builds the same tensors, so they are not
 committed): x in multiples of 2^-7 within [-1, 1], W of 2^-8 within [-0.41, 0.41], b of 2^-4. Every
-product is then a multiple of 2^-15 and every partial sum one below 2^9: 24 significant bits, exact
-in float32 whatever the order of the sum. So PyTorch's float32 result equals the float64 one
+product is then a multiple of 2^-15, and every partial sum, in any order, is below 2^9 (checked here:
+the sum of |x_k w_k| + |b| of each output): 24 significant bits, exact in float32 whatever the order. So PyTorch's float32 result equals the float64 one
 (checked here: torch_f32_error = 0), and the test asks attnscope for that exact result: any slip in
 the kernel's layout (a wrong row, column, panel or pass) changes it. Rounding with real weights is
 covered by the ViT golden cases (tests/data/vit), which run through the same kernel.
@@ -17,7 +17,7 @@ The case matmul_2x3_n20_k45_m64 is torch.matmul(a, b) of the same kind of exact 
 v sits in qkv), for the in-place tile of attn @ v (core/packed_linear: in_place_matmul).
 
 The shapes reach every edge of the kernel: rows not a multiple of its 14-row tile, more rows than
-one 336-row pass, more than 768 input features (two passes over k), output features not a multiple
+one 336-row pass, more than 3072 input features (two passes over k), output features not a multiple
 of its 32-wide panel, no bias.
 """
 import json
@@ -33,6 +33,7 @@ CASES = [
     ("rows340_in784_out40_bias", 340, 784, 40, True),
     ("rows197_in768_out64_nobias", 197, 768, 64, False),
     ("rows5_in64_out33_bias", 5, 64, 33, True),
+    ("rows20_in3100_out40_bias", 20, 3100, 40, True),
 ]
 
 
@@ -72,6 +73,8 @@ def write_case(out_dir, name, exact, err, fields):
 def main(out_dir):
     for name, rows, inp, out, bias in CASES:
         x, w, b = (torch.from_numpy(a) for a in inputs(rows, inp, out))
+        bound = (x.abs() @ w.abs().T + b.abs()).max().item()
+        assert bound < 2 ** 9, f"{name}: a partial sum may reach {bound}, beyond float32's 24 bits at 2^-15"
         exact = F.linear(x, w, b if bias else None)
         f32 = F.linear(x.float(), w.float(), b.float() if bias else None)
         err = (f32.double() - exact).abs().max().item()
