@@ -172,6 +172,7 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
     }
     for (const char* param : {"qkv.weight", "qkv.bias", "proj.weight", "proj.bias"})
         outputs.push_back(dump_dir + "/grad_" + std::string(param) + ".npy");
+    for (const char* file : {kFlashRowMaxFile, kFlashRowSumFile}) outputs.push_back(dump_dir + "/" + file);
     refuse_overwrite(outputs, force);
     std::optional<Tensor> input;
     if (!input_path.empty()) {
@@ -227,8 +228,10 @@ int cmd_run(ConfigOptions& o, const std::string& weights_path, std::optional<std
             trace, *weights, grad_output ? *grad_output : default_grad_output(cfg),
             grad_output ? grad_output_path : "N(0, 1) from seed " + std::to_string(cfg.seed)));
     dump_trace(trace, dump_dir);
+    const std::string extra = std::string(trace.gradients ? ", grad_<step>.npy, grad_<param>.npy" : "") +
+                              (cfg.path == AttentionPath::flash ? ", flash_m.npy, flash_l.npy" : "");
     std::printf("wrote %zu steps to %s/ (<step>.npy%s and trace.json)\n%s\n", trace.steps.size(), dump_dir.c_str(),
-                trace.gradients ? ", grad_<step>.npy, grad_<param>.npy" : "", checks_summary(trace).c_str());
+                extra.c_str(), checks_summary(trace).c_str());
     if (const Gradients* g = trace.gradients.get())
         std::printf("gradients of sum(out_drop * G), G: %s; ||grad_input|| = %.4g, ||grad_scores|| = %.4g, "
                     "||grad_qkv.weight|| = %.4g, ||grad_proj.weight|| = %.4g\n",

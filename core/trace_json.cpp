@@ -1,8 +1,11 @@
 #include "trace_json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "backward.hpp"
 #include "beyond.hpp"
@@ -111,6 +114,16 @@ void dump_trace(const Trace& trace, const std::string& dir) {
             write_npy((fs::path(dir) / (g.name + ".npy")).string(), g.tensor.values);
         for (const ParamGrad& p : trace.gradients->params)
             write_npy((fs::path(dir) / ("grad_" + p.name + ".npy")).string(), p.values);
+    }
+    if (const FlashRecord* f = trace.beyond ? trace.beyond->flash.get() : nullptr; f && !f->row_max.empty()) {
+        // The online softmax's final m and l of every row [B, h, N]: attn = exp(scaled - m) / l.
+        const Shape shape{trace.config.batch, trace.config.heads, trace.config.tokens};
+        for (const auto& [name, values] : {std::pair{kFlashRowMaxFile, &f->row_max}, std::pair{kFlashRowSumFile, &f->row_sum}}) {
+            Array a = make_array(shape);
+            if (a.size() != values->size()) throw std::logic_error("dump_trace: flash m or l is not [B, h, N]");
+            std::copy(values->begin(), values->end(), a.begin());
+            write_npy((fs::path(dir) / name).string(), a);
+        }
     }
     write_file_atomic(json_path.string(), trace_to_json(trace).dump(2) + "\n");
 }

@@ -68,6 +68,32 @@ TEST_CASE("cli beyond: run --flash --tile 16x16 --causal dumps the steps that st
     CHECK(worst < 1e-5);
 }
 
+TEST_CASE("cli beyond: run --flash dumps the final m and l of every row, equal to PyTorch's softmax max and sum") {
+    // tools/make_tile_golden.py: timm's attention, causal and padded, m = max_j s_ij and l = sum_j exp(s_ij - m_i)
+    const fs::path golden = fs::path(ATTNSCOPE_TEST_DATA) / "tiles" / "causal_padding_b2_n37_c16_h2";
+    const fs::path dir = scratch("flash_ml");
+    const ProcessResult r = run_attnscope("run --flash --tile 4x8 --causal --valid-tokens 30,37 --heads 2 --input '" +
+                                          (golden / "input.npy").string() + "' --weights '" +
+                                          (golden / "weights.safetensors").string() + "' --dump '" + dir.string() + "'");
+    CAPTURE(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("flash_m.npy, flash_l.npy") != std::string::npos);
+    for (const auto& [ours, torch] : {std::pair{"flash_m.npy", "row_max.npy"}, std::pair{"flash_l.npy", "row_sum.npy"}}) {
+        CAPTURE(ours);
+        const Array a = read_npy((dir / ours).string()), b = read_npy((golden / torch).string());
+        REQUIRE(shape_of(a) == Shape{2, 2, 37});
+        REQUIRE(shape_of(b) == shape_of(a));
+        double worst = 0;  // relative to max(1, |torch|)
+        for (std::size_t i = 0; i < a.size(); ++i)
+            worst = std::max(worst, std::fabs(double(a.data()[i]) - b.data()[i]) / std::max(1.0, std::fabs(double(b.data()[i]))));
+        CHECK(worst < 1e-5);
+    }
+    // The standard path has no m and l to dump.
+    const fs::path std_dir = scratch("flash_ml_std");
+    REQUIRE(run_attnscope("run --tokens 8 --dim 16 --heads 2 --dump '" + std_dir.string() + "'").status == 0);
+    CHECK_FALSE(fs::exists(std_dir / "flash_m.npy"));
+}
+
 TEST_CASE("cli beyond: run --kv-cache writes merged and out and per-token records") {
     const fs::path dir = scratch("kv");
     const ProcessResult r = run_attnscope("run --kv-cache --tokens 12 --dim 32 --heads 4 --dump '" + dir.string() + "'");

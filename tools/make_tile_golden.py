@@ -5,9 +5,11 @@ Run with Debian's python3-torch:  /usr/bin/python3 tools/make_tile_golden.py tes
 
 The reference ViTAttention (tools/make_golden.py), masked like tools/make_mask_golden.py
 (attn.masked_fill(~keep[:, None], -inf) before the softmax) and with self.scale = 1 for the
---no-scale case. Each case holds input.npy, weights.safetensors, attn.npy [B, h, N, N] and
+--no-scale case. Each case holds input.npy, weights.safetensors, attn.npy [B, h, N, N],
 overview.npy: F.max_pool2d(attn, block, ceil_mode=True), the max of every block x block block
-(the last row and column of blocks clipped at N), and meta.json.
+(the last row and column of blocks clipped at N), row_max.npy and row_sum.npy [B, h, N]: the final
+m and l of the online softmax, m = max_j s_ij and l = sum_j exp(s_ij - m_i) over the masked, scaled
+scores s (hidden keys add 0), and meta.json.
 """
 import json
 import os
@@ -29,14 +31,17 @@ CASES = [
 
 
 def attention_map(m, x, causal, valid):
+    """attn [B, h, N, N] and the softmax's row max m and row sum l [B, h, N]."""
     B, N, C = x.shape
     keep = keep_mask(B, N, causal, valid)
     qkv = m.qkv(x).reshape(B, N, 3, m.num_heads, C // m.num_heads).permute(2, 0, 3, 1, 4)
     q, k, v = qkv.unbind(0)
-    attn = (q @ k.transpose(-2, -1)) * m.scale
-    attn = attn.masked_fill(~keep[:, None], float("-inf")).softmax(dim=-1)
+    scores = ((q @ k.transpose(-2, -1)) * m.scale).masked_fill(~keep[:, None], float("-inf"))
+    attn = scores.softmax(dim=-1)
     assert torch.isfinite(attn).all(), "no row may be fully masked"
-    return attn
+    row_max = scores.amax(dim=-1)
+    row_sum = torch.exp(scores - row_max[..., None]).sum(dim=-1)
+    return attn, row_max, row_sum
 
 
 def main():
@@ -50,14 +55,15 @@ def main():
         with torch.no_grad():
             m.qkv.bias.uniform_(-0.5, 0.5)
             x = torch.randn(B, N, C)
-            attn = attention_map(m, x, causal, valid)
+            attn, row_max, row_sum = attention_map(m, x, causal, valid)
             overview = F.max_pool2d(attn, kernel_size=block, stride=block, ceil_mode=True)
         case_dir = os.path.join(out_dir, name)
         os.makedirs(case_dir, exist_ok=True)
         write_safetensors(os.path.join(case_dir, "weights.safetensors"),
                           {"qkv.weight": m.qkv.weight, "qkv.bias": m.qkv.bias,
                            "proj.weight": m.proj.weight, "proj.bias": m.proj.bias})
-        for step, t in (("input", x), ("attn", attn), ("overview", overview)):
+        for step, t in (("input", x), ("attn", attn), ("overview", overview), ("row_max", row_max),
+                        ("row_sum", row_sum)):
             np.save(os.path.join(case_dir, step + ".npy"), np.ascontiguousarray(t.detach().numpy().astype("<f4")))
         with open(os.path.join(case_dir, "meta.json"), "w") as f:
             json.dump({"batch": B, "tokens": N, "dim": C, "heads": h, "qkv_bias": True, "causal": causal,
