@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include <omp.h>
@@ -41,7 +42,7 @@ std::pair<std::size_t, std::size_t> part_of(std::size_t n, std::size_t part, std
 
 }  // namespace
 
-void* allocate_huge_pages(std::size_t bytes) {
+void* allocate_panels(std::size_t bytes) {
     constexpr std::size_t kHuge = std::size_t(2) << 20;
     void* p = nullptr;
     if (bytes < kHuge) {
@@ -51,8 +52,15 @@ void* allocate_huge_pages(std::size_t bytes) {
     }
     if (!p) throw std::bad_alloc();
     // Whole 2 MB pages only: the tail stays in 4 KB pages rather than fault in a huge page of which
-    // it uses a part. A hint: without THP every page stays 4 KB.
-    if (bytes >= kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);
+    // it uses a part. A hint: without THP every page stays 4 KB. Off by default: per linear, huge
+    // pages were 1-3% faster on session 8's VM (6% on session 6's Xeon), but where the kernel samples
+    // accessed bits (DAMON) each sample of a huge page costs far more than one of a 4 KB page, and
+    // ViT-B's forward there took a median of 122 against 127 ms without them (4 pairs of 20 runs).
+    static const bool huge = [] {
+        const char* v = std::getenv("ATTNSCOPE_HUGE_PAGES");
+        return v && std::string_view(v) == "1";
+    }();
+    if (huge && bytes >= kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);
     return p;
 }
 

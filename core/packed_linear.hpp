@@ -19,30 +19,31 @@
 
 namespace attnscope {
 
-// `bytes` from malloc; blocks of 2 MB and up 2 MB-aligned, their whole 2 MB pages marked for
-// transparent huge pages (madvise). Freed with std::free; throws std::bad_alloc.
-void* allocate_huge_pages(std::size_t bytes);
+// `bytes` from malloc; blocks of 2 MB and up 2 MB-aligned. With ATTNSCOPE_HUGE_PAGES=1 in the
+// environment their whole 2 MB pages are marked for transparent huge pages (madvise); by default they
+// stay in 4 KB pages (README, session 9: on a VM whose kernel samples accessed bits with DAMON, huge
+// pages made ViT-B's forward slower and its tail longer). Freed with std::free; throws std::bad_alloc.
+void* allocate_panels(std::size_t bytes);
 
-// Storage for the packed weights: streaming a ViT-B's 324 MB of panels through the kernel then does
-// not walk the page tables every 4 KB.
+// Storage for the packed weights (allocate_panels).
 template <typename T>
-struct HugePageAllocator {
+struct PanelAllocator {
     using value_type = T;
-    HugePageAllocator() = default;
+    PanelAllocator() = default;
     template <typename U>
-    HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
-    T* allocate(std::size_t n) { return static_cast<T*>(allocate_huge_pages(n * sizeof(T))); }
+    PanelAllocator(const PanelAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(allocate_panels(n * sizeof(T))); }
     void deallocate(T* p, std::size_t) noexcept { std::free(p); }
     template <typename U>
-    bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+    bool operator==(const PanelAllocator<U>&) const noexcept { return true; }
     template <typename U>
-    bool operator!=(const HugePageAllocator<U>&) const noexcept { return false; }
+    bool operator!=(const PanelAllocator<U>&) const noexcept { return false; }
 };
 
 struct PackedWeight {
     std::size_t out = 0, in = 0;
     const float* source = nullptr;                        // the [out, in] weight it was packed from (checked at each use)
-    std::vector<float, HugePageAllocator<float>> panels;  // [ceil(out/32), in, 32]
+    std::vector<float, PanelAllocator<float>> panels;  // [ceil(out/32), in, 32]
 };
 
 // True when the CPU and OS run AVX-512F and ATTNSCOPE_NO_AVX512 is not set in the environment.
