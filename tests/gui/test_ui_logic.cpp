@@ -13,6 +13,7 @@
 #include "logic/axes.hpp"
 #include "logic/colormap.hpp"
 #include "logic/file_browser.hpp"
+#include "logic/renderer.hpp"
 #include "logic/rowsum.hpp"
 #include "logic/settings.hpp"
 #include "logic/slice.hpp"
@@ -593,4 +594,17 @@ TEST_CASE("settings keep the recent files and the browser folder") {
     const auto cut = settings_from_json(many, &error);
     REQUIRE(cut);
     CHECK(cut->recent_files.size() == 10);
+}
+
+TEST_CASE("software renderers are recognised from GL_RENDERER, GPUs are not") {
+    using attnscope::ui::software_renderer;
+    CHECK(software_renderer("llvmpipe (LLVM 15.0.6, 256 bits)"));
+    CHECK(software_renderer("softpipe"));
+    CHECK(software_renderer("Mesa X11 swrast"));
+    CHECK(software_renderer("GDI Generic"));
+    CHECK(software_renderer("Apple Software Renderer"));
+    CHECK_FALSE(software_renderer("AMD Radeon RX 6600 (radeonsi, navi23, LLVM 15.0.6, DRM 3.49, 6.1.0-13-amd64)"));
+    CHECK_FALSE(software_renderer("Mesa Intel(R) UHD Graphics 620 (KBL GT2)"));
+    CHECK_FALSE(software_renderer("NVIDIA GeForce RTX 3060/PCIe/SSE2"));
+    CHECK_FALSE(software_renderer(""));
 }
