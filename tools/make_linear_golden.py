@@ -5,9 +5,10 @@ Run with Debian's python3-torch:  /usr/bin/python3 tools/make_linear_golden.py t
 
 x, W and b are given by integer formulas (the test builds the same tensors, so they are not
 committed): x in multiples of 2^-7 within [-1, 1], W of 2^-8 within [-0.41, 0.41], b of 2^-4. Every
-product is then a multiple of 2^-15, and every partial sum, in any order, is below 2^9 (checked here:
-the sum of |x_k w_k| + |b| of each output): 24 significant bits, exact in float32 whatever the order. So PyTorch's float32 result equals the float64 one
-(checked here: torch_f32_error = 0), and the test asks attnscope for that exact result: any slip in
+product is then a multiple of 2^-15, and every partial sum, in any order, is below 2^9 (checked
+here: the sum of |x_k w_k| + |b| of each output): 24 significant bits, exact in float32 whatever
+the order. So PyTorch's float32 result equals the float64 one (checked here: torch_f32_error = 0),
+and the test asks attnscope for that exact result: any slip in
 the kernel's layout (a wrong row, column, panel or pass) changes it. Rounding with real weights is
 covered by the ViT golden cases (tests/data/vit), which run through the same kernel.
 Each case holds y.npy: F.linear(x, W, b) in float64, stored as float32, and meta.json.
