@@ -21,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backdrop.hpp"
 #include "bench_gui.hpp"
 #include "engine_runner.hpp"
 #include "fonts.hpp"
@@ -582,6 +583,7 @@ int run_gui(const GuiOptions& options) {
     ui.pictures = &pictures;
     gfx::CachedDrawings drawings;
     ui.drawings = &drawings;
+    Backdrop backdrop(ImVec4(0.06f, 0.06f, 0.07f, 1.0f), software_gl);  // the colour between windows
     if (!settings_message.empty()) ui.set_status(settings_message);
 
     // --screenshot renders into an offscreen framebuffer of exactly the requested size.
@@ -734,10 +736,13 @@ int run_gui(const GuiOptions& options) {
             io.DeltaTime = 1.0f / 60.0f;
         }
         ImGui::NewFrame();
+        backdrop.begin_frame();
         ui.animating = false;
         DrawFrame(shown, vit.get(), ui);
+        backdrop.end_frame();
         ImGui::Render();
         DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
+        const ImVec4 clear = backdrop.arrange(ImGui::GetDrawData());  // software GL: the clear paints the panels
         if (SkippedWindowUncovered()) ui.animating = true;  // Heads skipped its grid, and Follow went away
         heatmaps.flush();
         pictures.flush();
@@ -747,7 +752,7 @@ int run_gui(const GuiOptions& options) {
         if (!shot) glfwGetFramebufferSize(window, &fb_w, &fb_h);
         glBindFramebuffer(GL_FRAMEBUFFER, shot ? shot_fbo : 0);
         glViewport(0, 0, fb_w, fb_h);
-        glClearColor(0.06f, 0.06f, 0.07f, 1.0f);
+        glClearColor(clear.x, clear.y, clear.z, clear.w);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         if (keep_layout && io.WantSaveIniSettings) {
@@ -768,7 +773,7 @@ int run_gui(const GuiOptions& options) {
             const ImDrawData* dd = ImGui::GetDrawData();
             int commands = 0;
             for (int i = 0; i < dd->CmdListsCount; ++i) commands += dd->CmdLists[i]->CmdBuffer.Size;
-            bench->before_finish(dd->TotalVtxCount, commands);
+            bench->before_finish(dd->TotalVtxCount, commands, static_cast<int>(backdrop.painted_by_clear()));
             glFinish();  // the frame's texture uploads and drawing are done
             if (!bench->after_frame(heatmaps.uploads())) {
                 std::printf("%s\n", bench->result().c_str());

@@ -93,11 +93,12 @@ void GuiBench::before_frame(const Trace& trace, UiState& ui) {
     cpu_issued_ = cpu_start_;
 }
 
-void GuiBench::before_finish(int vertices, int draw_commands) {
+void GuiBench::before_finish(int vertices, int draw_commands, int backgrounds_by_clear) {
     wall_issued_ = clock_ms(CLOCK_MONOTONIC);
     cpu_issued_ = clock_ms(CLOCK_THREAD_CPUTIME_ID);
     vertices_ = vertices;
     draw_commands_ = draw_commands;
+    backgrounds_by_clear_ = backgrounds_by_clear;
 }
 
 bool GuiBench::after_frame(std::size_t uploads) {
@@ -138,6 +139,7 @@ bool GuiBench::after_frame(std::size_t uploads) {
             record(idle_);
             idle_vertices_ = vertices_;
             idle_draw_commands_ = draw_commands_;
+            idle_backgrounds_by_clear_ = backgrounds_by_clear_;
         }
         if (++frame_ >= idle_frames_) phase_ = flash_ ? Phase::MapPans : Phase::Done;
         if (phase_ == Phase::MapPans) frame_ = 0;
@@ -180,7 +182,8 @@ std::string GuiBench::result() const {
                      {"idle_frame_finish_ms", median(idle_.finish_ms)},
                      {"idle_frame_process_cpu_ms", median(idle_.process_cpu_ms)},
                      {"idle_frame_vertices", idle_vertices_},
-                     {"idle_frame_draw_commands", idle_draw_commands_}};
+                     {"idle_frame_draw_commands", idle_draw_commands_},
+                     {"idle_frame_backgrounds_by_clear", idle_backgrounds_by_clear_}};
     if (!map_pan_ms_.empty()) {  // flash: the Attention map panel (every tile computed within the frame)
         j["map_pan_frame_ms"] = median(map_pan_ms_);
         j["map_pan_frame_max_ms"] = *std::max_element(map_pan_ms_.begin(), map_pan_ms_.end());

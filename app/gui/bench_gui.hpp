@@ -30,7 +30,8 @@ class GuiBench {
 public:
     GuiBench();
     void before_frame(const Trace& trace, UiState& ui);
-    void before_finish(int vertices, int draw_commands);  // the frame's GL calls are issued
+    // The frame's GL calls are issued; backgrounds_by_clear: windows whose background the clear painted.
+    void before_finish(int vertices, int draw_commands, int backgrounds_by_clear);
     bool after_frame(std::size_t uploads);  // false when every figure is measured
     std::string result() const;
 
@@ -46,11 +47,11 @@ private:
     bool flash_ = false;  // the trace has the flash path's map
     double wall_start_ = 0.0, cpu_start_ = 0.0, process_cpu_start_ = 0.0;
     double wall_issued_ = 0.0, cpu_issued_ = 0.0;
-    int vertices_ = 0, draw_commands_ = 0;
+    int vertices_ = 0, draw_commands_ = 0, backgrounds_by_clear_ = 0;
     double first_frame_ms_ = 0.0, first_frame_cpu_ms_ = 0.0;
     std::size_t uploads_before_ = 0, switch_uploads_ = 0;
     Samples steps_, heads_, idle_;
-    int idle_vertices_ = 0, idle_draw_commands_ = 0;
+    int idle_vertices_ = 0, idle_draw_commands_ = 0, idle_backgrounds_by_clear_ = 0;
     std::vector<double> map_pan_ms_, map_head_ms_;
     std::vector<double> map_pan_panel_ms_, map_head_panel_ms_;  // the panel's own share (read a frame later)
     Phase last_phase_ = Phase::First;
