@@ -22,6 +22,7 @@
 #include "activations.hpp"
 #include "backward.hpp"
 #include "beyond.hpp"
+#include "blas_kernels.hpp"
 #include "cli_bench.hpp"
 #include "config.hpp"
 #include "memory_budget.hpp"
@@ -293,7 +294,7 @@ std::pair<int, int> parse_size(const std::string& text) {
 int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<std::size_t> block,
             const std::string& model_path, const std::string& image_path, const std::string& screenshot,
             const std::string& step, const std::string& size, bool show_gradients,
-            const ClassroomOptions& classroom, bool bench_gui) {
+            const ClassroomOptions& classroom, bool bench_gui, char** argv) {
     GuiOptions g;
     g.language = classroom.language;
     g.presentation = classroom.presentation;
@@ -318,8 +319,10 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
     }
     require_valid(g.config, &o);
 #ifdef ATTNSCOPE_HAS_GUI
+    prefer_sleeping_workers(argv);  // core/blas_kernels.hpp: idle workers leave the cores to the rasterizer
     return run_gui(g);
 #else
+    (void)argv;
     if (!screenshot.empty() || !open_path.empty() || bench_gui)
         throw UsageError("this attnscope was built without the desktop app (--screenshot, --bench-gui, FILE)");
     print_trace(run_attention(g.config));
@@ -408,7 +411,7 @@ int run_cli(int argc, char** argv) {
         if (run->parsed()) return cmd_run(run_options, weights, block, input, dump, grad_output, grad, run_force);
         if (bench->parsed()) return cmd_bench(bench_options, repeat, bench_json, bench_extras);
         return cmd_gui(gui_options, open_path, gui_block, model_path, image_path, screenshot, step, size,
-                       show_gradients, classroom, bench_gui);
+                       show_gradients, classroom, bench_gui, argv);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help
         std::fprintf(stderr, "attnscope: %s (see attnscope --help)\n", e.what());

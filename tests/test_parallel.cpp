@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "blas_kernels.hpp"
 #include "pipeline.hpp"
 
 using namespace attnscope;
@@ -79,4 +80,29 @@ TEST_CASE("the layout steps hold the values of the steps they view") {
                     REQUIRE(v(b, hd, n, j) == row[2 * C + hd * c + j]);
                     REQUIRE(merged(b, n, hd * c + j) == context(b, hd, n, j));
                 }
+}
+
+namespace {
+
+// A fake environment for sleeping_worker_settings().
+std::vector<std::pair<std::string, std::string>> g_env;
+const char* fake_getenv(const char* name) {
+    for (const auto& [k, v] : g_env)
+        if (k == name) return v.c_str();
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("the desktop app's idle workers sleep, unless the user chose how they wait") {
+    using Settings = std::vector<std::pair<std::string, std::string>>;
+    g_env = {};
+    CHECK(sleeping_worker_settings(fake_getenv) ==
+          Settings{{"OMP_WAIT_POLICY", "passive"}, {"OPENBLAS_THREAD_TIMEOUT", "4"}});
+    g_env = {{"OMP_WAIT_POLICY", "active"}};
+    CHECK(sleeping_worker_settings(fake_getenv) == Settings{{"OPENBLAS_THREAD_TIMEOUT", "4"}});
+    g_env = {{"OMP_WAIT_POLICY", "active"}, {"OPENBLAS_THREAD_TIMEOUT", "20"}};
+    CHECK(sleeping_worker_settings(fake_getenv).empty());
+    g_env = {{"ATTNSCOPE_WORKERS_CHOSEN", "1"}};  // the restarted program: never again
+    CHECK(sleeping_worker_settings(fake_getenv).empty());
 }

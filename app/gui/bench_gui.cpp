@@ -39,6 +39,11 @@ double ms_since_process_start() {
     return clock_ms(CLOCK_BOOTTIME) - start_ms;
 }
 
+const char* env_or(const char* name, const char* fallback) {
+    const char* v = std::getenv(name);
+    return v ? v : fallback;
+}
+
 double median(std::vector<double> v) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
@@ -183,7 +188,9 @@ std::string GuiBench::result() const {
                      {"idle_frame_process_cpu_ms", median(idle_.process_cpu_ms)},
                      {"idle_frame_vertices", idle_vertices_},
                      {"idle_frame_draw_commands", idle_draw_commands_},
-                     {"idle_frame_backgrounds_by_clear", idle_backgrounds_by_clear_}};
+                     {"idle_frame_backgrounds_by_clear", idle_backgrounds_by_clear_},
+                     {"omp_wait_policy", env_or("OMP_WAIT_POLICY", "unset")},
+                     {"openblas_thread_timeout", env_or("OPENBLAS_THREAD_TIMEOUT", "unset")}};
     if (!map_pan_ms_.empty()) {  // flash: the Attention map panel (every tile computed within the frame)
         j["map_pan_frame_ms"] = median(map_pan_ms_);
         j["map_pan_frame_max_ms"] = *std::max_element(map_pan_ms_.begin(), map_pan_ms_.end());
