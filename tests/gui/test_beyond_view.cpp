@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <set>
 
 #include "logic/beyond_view.hpp"
@@ -30,6 +32,39 @@ TEST_CASE("beyond view: flash tiles fill row block by row block and causal tiles
     CHECK(finished_rows(r, 8) == 20);
     s = tile_states(r, 8);
     CHECK(std::count(s.begin(), s.end(), TileState::Skipped) == 3);
+
+    // The panel shows the grid as one picture, a pixel per tile.
+    s = tile_states(r, 4);
+    const RgbImage grid = cell_picture(r.row_blocks, r.col_blocks, 512,
+                                       [&](std::size_t rb, std::size_t cb) { return tile_colour(s[rb * r.col_blocks + cb]); });
+    REQUIRE((grid.width == 3 && grid.height == 3));
+    const auto pixel = [&](std::size_t y, std::size_t x) {
+        return std::array<std::uint8_t, 3>{grid.pixels[(y * 3 + x) * 3], grid.pixels[(y * 3 + x) * 3 + 1],
+                                           grid.pixels[(y * 3 + x) * 3 + 2]};
+    };
+    CHECK(pixel(0, 0) == tile_colour(TileState::Done));
+    CHECK(pixel(0, 2) == tile_colour(TileState::Skipped));
+    CHECK(pixel(1, 1) == tile_colour(TileState::Current));
+    CHECK(pixel(2, 0) == tile_colour(TileState::Pending));
+    CHECK(tile_colour(TileState::Done) != tile_colour(TileState::Pending));
+}
+
+TEST_CASE("beyond view: a grid with more cells than pixels is sampled at each pixel's centre") {
+    const auto colour = [](std::size_t row, std::size_t col) {
+        return std::array<std::uint8_t, 3>{static_cast<std::uint8_t>(row % 256), static_cast<std::uint8_t>(row / 256),
+                                           static_cast<std::uint8_t>(col)};
+    };
+    const RgbImage small = cell_picture(4, 7, 256, colour);  // one pixel per cell
+    REQUIRE((small.width == 7 && small.height == 4));
+    CHECK(small.pixels[(3 * 7 + 6) * 3 + 0] == 3);
+    CHECK(small.pixels[(3 * 7 + 6) * 3 + 2] == 6);
+    const RgbImage big = cell_picture(4097, 10, 256, colour);  // the causal mask of N = 4097, one axis
+    REQUIRE((big.width == 10 && big.height == 256));
+    const auto row_at = [&](std::size_t y) { return big.pixels[y * 10 * 3] + 256 * big.pixels[y * 10 * 3 + 1]; };
+    CHECK(row_at(0) == 8);       // (2 * 0 + 1) * 4097 / 512
+    CHECK(row_at(128) == 2056);  // 257 * 4097 / 512
+    CHECK(row_at(255) == 4088);  // the last pixel's centre lies in the last 16 rows
+    CHECK(big.pixels.size() == 256 * 10 * 3);
 }
 
 TEST_CASE("beyond view: every token is in exactly one window and the maps are inverse") {

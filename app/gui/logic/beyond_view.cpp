@@ -14,6 +14,32 @@ std::vector<TileState> tile_states(const FlashRecord& r, std::size_t done) {
     return states;
 }
 
+RgbImage cell_picture(std::size_t rows, std::size_t cols, std::size_t max_side,
+                      const std::function<std::array<std::uint8_t, 3>(std::size_t row, std::size_t col)>& colour) {
+    RgbImage image;
+    image.width = std::min(cols, max_side);
+    image.height = std::min(rows, max_side);
+    image.pixels.resize(image.width * image.height * 3);
+    for (std::size_t y = 0; y < image.height; ++y) {
+        const std::size_t row = (2 * y + 1) * rows / (2 * image.height);  // the cell under the pixel's centre
+        for (std::size_t x = 0; x < image.width; ++x) {
+            const auto c = colour(row, (2 * x + 1) * cols / (2 * image.width));
+            std::copy(c.begin(), c.end(), image.pixels.begin() + static_cast<long>((y * image.width + x) * 3));
+        }
+    }
+    return image;
+}
+
+std::array<std::uint8_t, 3> tile_colour(TileState state) {
+    switch (state) {
+        case TileState::Done: return {60, 150, 110};
+        case TileState::Skipped: return {95, 95, 150};
+        case TileState::Current: return {240, 160, 40};
+        case TileState::Pending: break;
+    }
+    return {38, 38, 42};
+}
+
 std::size_t finished_rows(const FlashRecord& r, std::size_t done) {
     std::size_t rows = 0;
     for (std::size_t i = 0; i < r.tiles.size() && i <= done; ++i)

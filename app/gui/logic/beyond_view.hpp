@@ -2,11 +2,14 @@
 // computed from the recorded FlashRecord / KvRecord / WindowRecord (core/beyond.hpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "beyond.hpp"
+#include "image.hpp"
 
 namespace attnscope::ui {
 
@@ -27,6 +30,16 @@ enum class TileState { Pending, Done, Skipped, Current };
 
 // The state of every tile of the row_blocks x col_blocks grid after tiles 0..done were computed.
 std::vector<TileState> tile_states(const FlashRecord& record, std::size_t done);
+
+// A grid of rows x cols cells as a picture of at most max_side pixels a side, shown as one texture:
+// one pixel per cell, or, when there are more cells than that, the cell under each pixel's centre.
+// A grid drawn cell by cell costs 4 vertices a cell on every frame: (1, 4097) on the flash path has
+// 257 x 257 tiles, the textbook path's causal mask 4097 x 4097 token pairs.
+RgbImage cell_picture(std::size_t rows, std::size_t cols, std::size_t max_side,
+                      const std::function<std::array<std::uint8_t, 3>(std::size_t row, std::size_t col)>& colour);
+
+// The colour of a tile in each state (the panel's legend uses the same).
+std::array<std::uint8_t, 3> tile_colour(TileState state);
 
 // Query rows whose output is final after tiles 0..done (their row of tiles is complete).
 std::size_t finished_rows(const FlashRecord& record, std::size_t done);

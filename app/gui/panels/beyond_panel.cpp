@@ -8,11 +8,15 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "beyond.hpp"
+#include "gfx/rgb_textures.hpp"
 #include "logic/beyond_view.hpp"
 #include "logic/colormap.hpp"
 #include "logic/i18n.hpp"
@@ -24,6 +28,16 @@ namespace attnscope {
 using ui::tr;
 
 namespace {
+
+ImU32 Col(const std::array<std::uint8_t, 3>& c, int alpha = 255) { return IM_COL32(c[0], c[1], c[2], alpha); }
+
+// A picture of the panel as one textured quad over [p0, p1] (nothing without a texture store).
+void DrawPicture(ImDrawList* dl, UiState& ui, const std::string& slot, const std::string& key, ImVec2 p0, ImVec2 p1,
+                 ImVec2 uv1, const std::function<RgbImage()>& make) {
+    if (!ui.pictures) return;
+    const std::uintptr_t texture = ui.pictures->texture(slot, key, make);
+    dl->AddImage(reinterpret_cast<ImTextureID>(texture), p0, p1, ImVec2(0, 0), uv1);
+}
 
 ImU32 MapColor(float t) {
     const auto c = ui::colormap_color(ui::Colormap::Sequential, t);
@@ -80,36 +94,47 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
                            r.tiles.size());
 
     // The N x N' grid of tiles (never stored: only one Br x Bc tile exists at a time) and O [N, c].
+    // The tiles are one picture, a pixel per tile (up to 512 a side), redrawn when the animation
+    // moves on; lines between tiles where they are 4 px or more.
     ImDrawList* dl = ImGui::GetWindowDrawList();
     // (smaller while the Attention map panel shares the column, so the memory plot still fits)
     const float side = std::min(ImGui::GetContentRegionAvail().x * 0.5f,
                                 (ui.flash_map.visible ? 110.0f : 170.0f) * ImGui::GetFontSize() / 15.0f);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     const float scale = side / static_cast<float>(r.tokens);
-    const auto states = ui::tile_states(r, v.tile);
-    for (std::size_t rb = 0; rb < r.row_blocks; ++rb)
-        for (std::size_t cb = 0; cb < r.col_blocks; ++cb) {
-            const float x0 = p0.x + cb * r.tile_cols * scale, y0 = p0.y + rb * r.tile_rows * scale;
-            const float x1 = p0.x + std::min(r.tokens, (cb + 1) * r.tile_cols) * scale;
-            const float y1 = p0.y + std::min(r.tokens, (rb + 1) * r.tile_rows) * scale;
-            ImU32 fill = IM_COL32(38, 38, 42, 255);
-            switch (states[rb * r.col_blocks + cb]) {
-                case ui::TileState::Done: fill = IM_COL32(60, 150, 110, 255); break;
-                case ui::TileState::Skipped: fill = IM_COL32(95, 95, 150, 255); break;
-                case ui::TileState::Current: fill = IM_COL32(240, 160, 40, 255); break;
-                case ui::TileState::Pending: break;
-            }
-            dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), fill);
-            dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(20, 20, 20, 255));
+    const float grid_w = static_cast<float>(r.col_blocks * r.tile_cols), grid_h = static_cast<float>(r.row_blocks * r.tile_rows);
+    const ImVec2 uv1(static_cast<float>(r.tokens) / grid_w, static_cast<float>(r.tokens) / grid_h);  // the last block is cut at N
+    DrawPicture(dl, ui, "beyond/flash_tiles", std::to_string(ui.trace_generation) + "/" + std::to_string(v.tile), p0,
+                ImVec2(p0.x + side, p0.y + side), uv1, [&] {
+                    const auto states = ui::tile_states(r, v.tile);
+                    return ui::cell_picture(r.row_blocks, r.col_blocks, 512, [&](std::size_t rb, std::size_t cb) {
+                        return ui::tile_colour(states[rb * r.col_blocks + cb]);
+                    });
+                });
+    if (r.tile_cols * scale >= 4.0f && r.tile_rows * scale >= 4.0f) {
+        const ImU32 line = IM_COL32(20, 20, 20, 255);
+        for (std::size_t cb = 0; cb <= r.col_blocks; ++cb) {
+            const float x = std::floor(p0.x + std::min(r.tokens, cb * r.tile_cols) * scale) + 0.5f;
+            dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + side), line);
         }
+        for (std::size_t rb = 0; rb <= r.row_blocks; ++rb) {
+            const float y = std::floor(p0.y + std::min(r.tokens, rb * r.tile_rows) * scale) + 0.5f;
+            dl->AddLine(ImVec2(p0.x, y), ImVec2(p0.x + side, y), line);
+        }
+    }
+    dl->AddRect(p0, ImVec2(p0.x + side, p0.y + side), IM_COL32(200, 200, 200, 255));
+    // The current tile, at least 2 px a side so it shows among thousands of tiles.
+    const ImVec2 c0(p0.x + t.col0 * scale, p0.y + t.row0 * scale);
+    dl->AddRectFilled(c0, ImVec2(std::max(c0.x + 2.0f, p0.x + (t.col0 + t.cols) * scale), std::max(c0.y + 2.0f, p0.y + (t.row0 + t.rows) * scale)),
+                      Col(ui::tile_colour(ui::TileState::Current)));
     dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("keys N' ->"));
     // O [N, c]: rows whose block is finished are final (O / l)
     const std::size_t done_rows = ui::finished_rows(r, v.tile);
     const float ox = p0.x + side + 14, ow = 36;
-    dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + side), IM_COL32(38, 38, 42, 255));
-    if (done_rows) dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + done_rows * scale), IM_COL32(60, 150, 110, 255));
+    dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + side), Col(ui::tile_colour(ui::TileState::Pending)));
+    if (done_rows) dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + done_rows * scale), Col(ui::tile_colour(ui::TileState::Done)));
     dl->AddRectFilled(ImVec2(ox, p0.y + t.row0 * scale), ImVec2(ox + ow, p0.y + (t.row0 + t.rows) * scale),
-                      IM_COL32(240, 160, 40, 160));
+                      Col(ui::tile_colour(ui::TileState::Current), 160));
     dl->AddRect(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + side), IM_COL32(200, 200, 200, 255));
     dl->AddText(ImVec2(ox, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_Text), "O [N, c]");
     // legend
@@ -120,10 +145,10 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
         dl->AddText(ImVec2(lx + 14, ly), ImGui::GetColorU32(ImGuiCol_Text), text);
         ly += ImGui::GetTextLineHeightWithSpacing();
     };
-    legend(IM_COL32(240, 160, 40, 255), tr("current tile"));
-    legend(IM_COL32(60, 150, 110, 255), tr("done"));
-    legend(IM_COL32(95, 95, 150, 255), tr("skipped (mask)"));
-    legend(IM_COL32(38, 38, 42, 255), tr("not yet"));
+    legend(Col(ui::tile_colour(ui::TileState::Current)), tr("current tile"));
+    legend(Col(ui::tile_colour(ui::TileState::Done)), tr("done"));
+    legend(Col(ui::tile_colour(ui::TileState::Skipped)), tr("skipped (mask)"));
+    legend(Col(ui::tile_colour(ui::TileState::Pending)), tr("not yet"));
     ly += 4;
     char rows_text[96];
     std::snprintf(rows_text, sizeof rows_text, tr("final rows: %zu / %zu"), done_rows, r.tokens);
@@ -338,20 +363,20 @@ void DrawMask(const Trace& trace, UiState& ui) {
     const float side = std::min(ImGui::GetContentRegionAvail().x * 0.45f, 200.0f);
     for (std::size_t b = 0; b < std::min<std::size_t>(s[0], 2); ++b) {
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
-        const float cell = side / N;
-        for (std::size_t i = 0; i < N; ++i)
-            for (std::size_t j = 0; j < N; ++j) {
-                const bool hidden = std::isinf(masked->tensor().values(b, 0, i, j));
-                dl->AddRectFilled(ImVec2(p0.x + j * cell, p0.y + i * cell), ImVec2(p0.x + (j + 1) * cell, p0.y + (i + 1) * cell),
-                                  hidden ? IM_COL32(60, 60, 60, 255) : IM_COL32(80, 200, 140, 255));
-            }
+        // N x N' pairs as one picture (at most 256 pixels a side): seen or hidden.
+        DrawPicture(dl, ui, "beyond/mask" + std::to_string(b), std::to_string(ui.trace_generation), p0,
+                    ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
+                        return ui::cell_picture(N, N, 256, [&](std::size_t i, std::size_t j) {
+                            return std::isinf(masked->tensor().values(b, 0, i, j)) ? std::array<std::uint8_t, 3>{60, 60, 60}
+                                                                                    : std::array<std::uint8_t, 3>{80, 200, 140};
+                        });
+                    });
         char label[64];
         std::snprintf(label, sizeof label, tr("batch item %zu: keys seen"), b);
         dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_Text), label);
         ImGui::Dummy(ImVec2(side, side + ImGui::GetTextLineHeightWithSpacing()));
         if (b == 0) ImGui::SameLine(0, 20);
     }
-    (void)ui;
 }
 
 }  // namespace
