@@ -39,22 +39,27 @@ void DrawPicture(ImDrawList* dl, UiState& ui, const std::string& slot, const std
     dl->AddImage(reinterpret_cast<ImTextureID>(texture), p0, p1, ImVec2(0, 0), uv1);
 }
 
-ImU32 MapColor(float t) {
-    const auto c = ui::colormap_color(ui::Colormap::Sequential, t);
-    return IM_COL32(c[0], c[1], c[2], 255);
+// A square heatmap of rows x cols values (row-major) as a picture, colour range [lo, hi]; -inf
+// cells (hidden by a mask) dark grey.
+RgbImage ValuesPicture(const float* v, std::size_t rows, std::size_t cols, float lo, float hi,
+                       const float* hidden = nullptr) {
+    return ui::cell_picture(rows, cols, 256, [&](std::size_t i, std::size_t j) -> std::array<std::uint8_t, 3> {
+        const float x = hidden && std::isinf(hidden[i * cols + j]) ? hidden[i * cols + j] : v[i * cols + j];
+        if (std::isinf(x)) return {60, 60, 60};
+        const auto c = ui::colormap_color(ui::Colormap::Sequential, hi > lo ? (x - lo) / (hi - lo) : 0.0f);
+        return {c[0], c[1], c[2]};
+    });
 }
 
-// A square heatmap of rows x cols values (row-major) in the draw list, colour range [lo, hi];
-// -inf cells are drawn dark grey (hidden by a mask).
-void DrawValues(ImDrawList* dl, ImVec2 p0, float side, const float* v, std::size_t rows, std::size_t cols, float lo,
-                float hi, const float* hidden = nullptr) {
-    const float cw = side / cols, ch = side / rows;
-    for (std::size_t i = 0; i < rows; ++i)
-        for (std::size_t j = 0; j < cols; ++j) {
-            const float x = hidden && std::isinf(hidden[i * cols + j]) ? hidden[i * cols + j] : v[i * cols + j];
-            const ImU32 col = std::isinf(x) ? IM_COL32(60, 60, 60, 255) : MapColor(hi > lo ? (x - lo) / (hi - lo) : 0.0f);
-            dl->AddRectFilled(ImVec2(p0.x + j * cw, p0.y + i * ch), ImVec2(p0.x + (j + 1) * cw, p0.y + (i + 1) * ch), col);
-        }
+// Lines between the cells of an n x n grid over [p0, p0 + side], where cells are 4 px or more.
+void CellLines(ImDrawList* dl, ImVec2 p0, float side, std::size_t n, ImU32 colour) {
+    const float cell = side / static_cast<float>(n);
+    if (cell < 4.0f) return;
+    for (std::size_t k = 0; k <= n; ++k) {
+        const float x = std::floor(p0.x + k * cell) + 0.5f, y = std::floor(p0.y + k * cell) + 0.5f;
+        dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + side), colour);
+        dl->AddLine(ImVec2(p0.x, y), ImVec2(p0.x + side, y), colour);
+    }
 }
 
 void Animate(UiState& ui, std::size_t* position, std::size_t count, double interval) {
@@ -305,15 +310,20 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
     static const ImU32 palette[] = {IM_COL32(86, 180, 233, 255), IM_COL32(230, 159, 0, 255), IM_COL32(0, 158, 115, 255),
                                     IM_COL32(204, 121, 167, 255), IM_COL32(240, 228, 66, 255), IM_COL32(213, 94, 0, 255),
                                     IM_COL32(0, 114, 178, 255), IM_COL32(170, 170, 170, 255)};
-    for (std::size_t i = 0; i < r.grid; ++i)
-        for (std::size_t j = 0; j < r.grid; ++j) {
-            const std::size_t w = ui::window_of_token(r, i, j);
-            ImU32 col = palette[w % 8];
-            if (w != local) col = (col & 0x00FFFFFF) | (110u << 24);
-            const ImVec2 a(p0.x + j * cell, p0.y + i * cell), b(a.x + cell, a.y + cell);
-            dl->AddRectFilled(a, b, col);
-            dl->AddRect(a, b, IM_COL32(20, 20, 20, 120));
-        }
+    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);  // the other windows: 110 / 255 over the panel
+    DrawPicture(dl, ui, "beyond/windows", std::to_string(ui.trace_generation) + "/" + std::to_string(local), p0,
+                ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
+                    return ui::cell_picture(r.grid, r.grid, 512, [&](std::size_t i, std::size_t j) {
+                        const std::size_t w = ui::window_of_token(r, i, j);
+                        const ImVec4 c = ImGui::ColorConvertU32ToFloat4(palette[w % 8]);
+                        const float a = w == local ? 1.0f : 110.0f / 255.0f;
+                        const auto mix = [a](float fg, float back) {
+                            return static_cast<std::uint8_t>(std::lround(255.0f * (a * fg + (1.0f - a) * back)));
+                        };
+                        return std::array<std::uint8_t, 3>{mix(c.x, bg.x), mix(c.y, bg.y), mix(c.z, bg.z)};
+                    });
+                });
+    CellLines(dl, p0, side, r.grid, IM_COL32(20, 20, 20, 120));
     ImGui::InvisibleButton("##grid", ImVec2(side, side));
     if (ImGui::IsItemHovered()) {
         const ImVec2 m = ImGui::GetIO().MousePos;
@@ -330,8 +340,12 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
         const float* values = attn->tensor().values.data() + (v.window * h + v.head) * M2 * M2;
         for (std::size_t k = 0; k < M2 * M2; ++k) hi = std::max(hi, values[k]);
         const Step* masked = trace.find("masked");  // shifted windows: -inf where Swin's mask hides a pair
-        DrawValues(dl, q0, side, values, M2, M2, 0.0f, hi,
-                   masked ? masked->tensor().values.data() + (v.window * h + v.head) * M2 * M2 : nullptr);
+        DrawPicture(dl, ui, "beyond/window_attn",
+                    std::to_string(ui.trace_generation) + "/" + std::to_string(v.window) + "/" + std::to_string(v.head), q0,
+                    ImVec2(q0.x + side, q0.y + side), ImVec2(1, 1), [&] {
+                        return ValuesPicture(values, M2, M2, 0.0f, hi,
+                                             masked ? masked->tensor().values.data() + (v.window * h + v.head) * M2 * M2 : nullptr);
+                    });
         dl->AddRect(q0, ImVec2(q0.x + side, q0.y + side), IM_COL32(200, 200, 200, 255));
     }
     ImGui::TextDisabled("%s", r.shift ? tr("grid rolled by -M/2") : tr("one colour per window"));
