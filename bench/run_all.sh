@@ -94,6 +94,8 @@ $py "$here/make_big_safetensors.py" "$tmp/big.safetensors" 1 > "$tmp/big.json"
 # --- the GUI (software GL: Mesa llvmpipe under Xvfb) --------------------------------------------
 if command -v xvfb-run >/dev/null && "$exe" --help 2>/dev/null | grep -q -- --bench-gui; then
   xvfb-run -a -s "-screen 0 1600x1000x24" "${core_env[@]}" "$exe" --bench-gui --batch 1 --tokens 197 --dim 768 --heads 12 > "$tmp/gui.json" 2>/dev/null || true
+  # the large-N flash path in the app: the Beyond panel's tile animation and the Attention map's tiles
+  xvfb-run -a -s "-screen 0 1600x1000x24" "${core_env[@]}" "$exe" --bench-gui --flash --causal --batch 1 --tokens 4097 --dim 1024 --heads 16 > "$tmp/gui_flash.json" 2>/dev/null || true
 fi
 
 $py - "$tmp" "$rounds" "$repeat" "$vit_repeat" <<'PY'
@@ -196,6 +198,15 @@ if os.path.exists(gui) and os.path.getsize(gui):
           + (f"; {g['idle_frame_vertices']} vertices" if "idle_frame_vertices" in g else ""))
     print(f"  start to first frame: {g['first_frame_ms']:.0f} ms (target <= 500)")
     print("  (the live app draws no frame while nothing changes: 0 ms of CPU when idle)")
+    if "idle_frame_backgrounds_by_clear" in g:
+        print(f"  the clear painted {g['idle_frame_backgrounds_by_clear']} panel backgrounds; idle workers: "
+              f"OMP_WAIT_POLICY={g['omp_wait_policy']}, OPENBLAS_THREAD_TIMEOUT={g['openblas_thread_timeout']}")
+    flash = os.path.join(tmp, "gui_flash.json")
+    if os.path.exists(flash) and os.path.getsize(flash):
+        f = json.load(open(flash))
+        print(f"GUI on the flash path at (1,4097,1024,16), causal: a drawn frame (tile animation) {f['idle_frame_ms']:.1f} ms, "
+              f"step/head switch {f['switch_ms']:.1f} ms, Attention map pan {f['map_pan_frame_ms']:.1f} ms, "
+              f"map head switch {f['map_head_switch_frame_ms']:.1f} ms")
 else:
     print("\nGUI: not measured (this attnscope has no --bench-gui, or xvfb-run is missing)")
 PY
