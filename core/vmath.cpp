@@ -133,6 +133,25 @@ AVX2_FMA void softmax_row_avx2(const float* in, float* out, std::size_t n) {
     if (rem) _mm256_maskstore_ps(out + whole, tail, _mm256_mul_ps(_mm256_maskload_ps(out + whole, tail), inv));
 }
 
+AVX2_FMA float exp_shifted_avx2(const float* x, float shift, float mul, float* out, std::size_t n) {
+    const std::size_t whole = n & ~std::size_t(7), rem = n - whole;
+    const __m256 s = _mm256_set1_ps(shift), m = _mm256_set1_ps(mul);
+    __m256 sum = _mm256_setzero_ps();
+    for (std::size_t j = 0; j < whole; j += 8) {
+        const __m256 e = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + j), s));
+        _mm256_storeu_ps(out + j, _mm256_mul_ps(e, m));
+        sum = _mm256_add_ps(sum, e);
+    }
+    if (rem) {
+        const __m256i tail = first_lanes(rem);
+        const __m256 e = _mm256_and_ps(_ZGVdN8v_expf(_mm256_sub_ps(_mm256_maskload_ps(x + whole, tail), s)),
+                                       _mm256_castsi256_ps(tail));  // lanes past n: 0
+        _mm256_maskstore_ps(out + whole, tail, _mm256_mul_ps(e, m));
+        sum = _mm256_add_ps(sum, e);
+    }
+    return lanes_sum(sum);
+}
+
 AVX2_FMA void scale_avx2(const float* x, float s, float* out, std::size_t n) {
     const __m256 vs = _mm256_set1_ps(s);
     std::size_t i = 0;
@@ -285,6 +304,24 @@ void softmax_row_portable(const float* in, float* out, std::size_t n) {
     for (j = 0; j < n; ++j) out[j] *= inv;
 }
 
+float exp_shifted_portable(const float* x, float shift, float mul, float* out, std::size_t n) {
+    std::size_t j = 0;
+    batch sum_lanes(0.0f);
+    const batch s(shift), m(mul);
+    for (; j + kLanes <= n; j += kLanes) {
+        const batch e = xsimd::exp(batch::load_unaligned(x + j) - s);
+        (e * m).store_unaligned(out + j);
+        sum_lanes += e;
+    }
+    float sum = xsimd::hadd(sum_lanes);
+    for (; j < n; ++j) {
+        const float e = std::exp(x[j] - shift);
+        out[j] = e * mul;
+        sum += e;
+    }
+    return sum;
+}
+
 double sum_portable(const float* x, std::size_t n) {
     // Four running sums in double, so the adds do not wait on each other; then one.
     double part[4] = {0.0, 0.0, 0.0, 0.0};
@@ -355,6 +392,14 @@ std::pair<bool, bool> scaled_softmax_row(const float* in, float scale, float* ou
 #endif
     (void)in, (void)scale, (void)out, (void)n, (void)in_totals, (void)out_totals;
     throw std::logic_error("vmath::scaled_softmax_row: this CPU has no such kernel (check has_scaled_softmax_row)");
+}
+
+float exp_shifted(const float* x, float shift, float mul, float* out, std::size_t n) {
+#if ATTNSCOPE_AVX2
+    if (avx512()) return avx512_kernels::exp_shifted(x, shift, mul, out, n);
+#endif
+    VMATH_DISPATCH(exp_shifted_avx2(x, shift, mul, out, n));
+    return exp_shifted_portable(x, shift, mul, out, n);
 }
 
 void scale(const float* x, float s, float* out, std::size_t n) {

@@ -50,6 +50,11 @@ bool has_scaled_softmax_row();
 std::pair<bool, bool> scaled_softmax_row(const float* in, float scale, float* out, std::size_t n, RowTotals& in_totals,
                                          RowTotals& out_totals);
 
+// out[j] = exp(x[j] - shift) * mul for j < n; returns the sum of the exp(x[j] - shift) (in float
+// lanes, then across them). x[j] = -inf gives 0; out may be x. The flash path's P = exp(S - m_new)
+// and l, and the attention map's tiles, exp(S - m) / l.
+float exp_shifted(const float* x, float shift, float mul, float* out, std::size_t n);
+
 // out[i] = x[i] * s
 void scale(const float* x, float s, float* out, std::size_t n);
 

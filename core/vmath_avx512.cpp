@@ -168,6 +168,24 @@ std::pair<bool, bool> scaled_softmax_row(const float* in, float scale, float* ou
     return {in_stats.finish(in_totals), out_stats.finish(out_totals)};
 }
 
+float exp_shifted(const float* x, float shift, float mul, float* out, std::size_t n) {
+    const std::size_t whole = n & ~std::size_t(15), rem = n - whole;
+    const batch s(shift), m(mul);
+    batch sum(0.0f);
+    for (std::size_t j = 0; j < whole; j += 16) {
+        const batch e = xsimd::exp(batch::load_unaligned(x + j) - s);
+        (e * m).store_unaligned(out + j);
+        sum += e;
+    }
+    if (rem) {
+        const __mmask16 tail = first_lanes(rem);
+        const batch e(_mm512_maskz_mov_ps(tail, xsimd::exp(batch(_mm512_maskz_loadu_ps(tail, x + whole)) - s)));  // past n: 0
+        _mm512_mask_storeu_ps(out + whole, tail, e * m);
+        sum += e;
+    }
+    return lanes_sum(sum);
+}
+
 // 0.5 * x * erfc(-x / sqrt(2)), flushed to 0 where erfc < 2^-53: vmath.cpp's gelu8 on 16 lanes with
 // xsimd's erfc.
 void gelu(const float* x, float* out, std::size_t n) {

@@ -16,6 +16,9 @@ void softmax_row(const float* in, float* out, std::size_t n);
 std::pair<bool, bool> scaled_softmax_row(const float* in, float scale, float* out, std::size_t n, RowTotals& in_totals,
                                          RowTotals& out_totals);
 
+// vmath::exp_shifted on 16 lanes, exp inlined (xsimd).
+float exp_shifted(const float* x, float shift, float mul, float* out, std::size_t n);
+
 // vmath::gelu on 16 lanes, erfc inlined (xsimd).
 void gelu(const float* x, float* out, std::size_t n);
 

@@ -59,6 +59,35 @@ TEST_CASE("softmax_row matches the double-precision softmax on every row length"
     }
 }
 
+TEST_CASE("exp_shifted matches exp(x - shift) * mul in double, its sum too, and masked keys give 0") {
+    INFO("AVX2 + libmvec path: " << vmath::avx2() << ", 16 lanes (AVX-512): " << vmath::avx512());
+    for (std::size_t n : lengths()) {
+        CAPTURE(n);
+        auto x = normal_values(n, 3.0f, n + 7);
+        if (n > 3) x[n / 2] = -kInf;  // a key a mask hides
+        const float shift = 2.5f, mul = 0.125f;
+        std::vector<float> y(n + 1, 123.0f);  // y[n] must stay untouched
+        const float sum = vmath::exp_shifted(x.data(), shift, mul, y.data(), n);
+        double ref_sum = 0.0, worst = 0.0;
+        for (std::size_t j = 0; j < n; ++j) {
+            const double e = std::exp(double(x[j]) - shift);
+            ref_sum += e;
+            if (e == 0.0) CHECK(y[j] == 0.0f);
+            else worst = std::max(worst, std::fabs(y[j] - e * mul) / (e * mul));
+        }
+        CHECK(worst < 1e-5);
+        CHECK(std::fabs(sum - ref_sum) <= 1e-5 * ref_sum);
+        CHECK(y[n] == 123.0f);
+        // In place, as the flash path and the map call it.
+        std::vector<float> z = x;
+        CHECK(vmath::exp_shifted(z.data(), shift, mul, z.data(), n) == sum);
+        CHECK(z == std::vector<float>(y.begin(), y.begin() + static_cast<long>(n)));
+    }
+    float none = 1.0f;
+    CHECK(vmath::exp_shifted(&none, 0.0f, 1.0f, &none, 0) == 0.0f);
+    CHECK(none == 1.0f);
+}
+
 TEST_CASE("softmax_row gives hidden keys exactly 0 and NaN rows where PyTorch does") {
     const std::vector<float> masked = {1.0f, -kInf, 2.0f, -kInf, 0.0f, 3.0f, -kInf, 1.0f, -kInf, 0.5f, -kInf};
     std::vector<float> y(masked.size());
