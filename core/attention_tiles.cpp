@@ -11,6 +11,8 @@
 
 #include "beyond.hpp"
 #include "pipeline.hpp"
+#include "serial_blas.hpp"
+#include "vmath.hpp"
 
 namespace attnscope {
 
@@ -82,7 +84,7 @@ void attention_tile(const FlashAttentionSource& s, std::size_t b, std::size_t he
         std::size_t end = std::min(c1, valid);
         if (s.causal) end = std::min(end, r0 + i + 1);
         const std::size_t visible_end = end > c0 ? end - c0 : 0;
-        for (std::size_t j = 0; j < visible_end; ++j) row[j] = std::exp(row[j] - m[i]) * inv_l;
+        vmath::exp_shifted(row, m[i], inv_l, row, visible_end);
         std::fill(row + visible_end, row + cols, 0.0f);
     }
 }
@@ -122,19 +124,25 @@ void attention_overview_rows(const FlashAttentionSource& s, std::size_t b, std::
         throw std::out_of_range("attention_overview_rows: bands " + std::to_string(band0) + ".." +
                                 std::to_string(band1) + " outside 0.." + std::to_string(cells));
     const std::size_t r0 = band0 * block, r1 = std::min(N, band1 * block), rows = r1 - r0;
-    // Key chunks of whole blocks, about 256 keys wide: one [rows, chunk] tile in memory at a time.
-    const std::size_t chunk = std::max<std::size_t>(1, 256 / block) * block;
-    std::vector<float> tile(rows * std::min(chunk, N));
+    // Key chunks of whole blocks, about 256 keys wide: one [rows, chunk] tile per thread in memory
+    // at a time. Chunks fill disjoint cells, so both cores take them as they finish one.
+    const std::size_t chunk = std::max<std::size_t>(1, 256 / block) * block, chunks = (N + chunk - 1) / chunk;
     std::fill(out, out + (band1 - band0) * cells, 0.0f);  // weights are >= 0: max starts at 0
-    for (std::size_t c0 = 0; c0 < N; c0 += chunk) {
-        const std::size_t c1 = std::min(N, c0 + chunk), cols = c1 - c0;
-        attention_tile(s, b, head, r0, r1, c0, c1, tile.data());
-        for (std::size_t i = 0; i < rows; ++i) {
-            float* o = out + ((r0 + i) / block - band0) * cells;
-            const float* row = tile.data() + i * cols;
-            for (std::size_t j = 0; j < cols; ++j) {
-                float& cell = o[(c0 + j) / block];
-                cell = std::max(cell, row[j]);
+    SerialBlas serial;
+#pragma omp parallel if (chunks >= 2 && rows * N >= (std::size_t(1) << 15))
+    {
+        std::vector<float> tile(rows * std::min(chunk, N));
+#pragma omp for schedule(dynamic)
+        for (std::size_t k = 0; k < chunks; ++k) {
+            const std::size_t c0 = k * chunk, c1 = std::min(N, c0 + chunk), cols = c1 - c0;
+            attention_tile(s, b, head, r0, r1, c0, c1, tile.data());
+            for (std::size_t i = 0; i < rows; ++i) {
+                float* o = out + ((r0 + i) / block - band0) * cells;
+                const float* row = tile.data() + i * cols;
+                for (std::size_t j = 0; j < cols; ++j) {
+                    float& cell = o[(c0 + j) / block];
+                    cell = std::max(cell, row[j]);
+                }
             }
         }
     }

@@ -9,11 +9,14 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
 #include "checks.hpp"
 #include "recorder.hpp"
+#include "serial_blas.hpp"
+#include "vmath.hpp"
 
 namespace attnscope {
 
@@ -28,9 +31,8 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
     const float scale = mc.scaled ? static_cast<float>(std::pow(static_cast<double>(c), -0.5)) : 1.0f;  // --no-scale
     const float minus_inf = -std::numeric_limits<float>::infinity();
     const std::size_t row_blocks = (N + Br - 1) / Br, col_blocks = (N + Bc - 1) / Bc;
-    Array out = make_array(qs);                       // [B, h, N, c]
-    std::vector<float> S(Br * Bc), O(Br * c), m(Br), l(Br);  // one tile's scores, one block's running state
-    std::size_t o_kept = 0;
+    Array out = make_array(qs);  // [B, h, N, c]
+    std::size_t o_kept = 0;      // the recorded head's kept O (one thread)
     if (record) {
         record->tile_rows = Br, record->tile_cols = Bc, record->tokens = N, record->head_dim = c;
         record->row_blocks = row_blocks, record->col_blocks = col_blocks;
@@ -39,10 +41,22 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
         record->row_max.assign(B * h * N, 0.0f);  // [B, h, N]: 2 B h N floats, small next to q, k, v
         record->row_sum.assign(B * h * N, 0.0f);
     }
-    for (std::size_t b = 0; b < B; ++b) {
-        const std::size_t valid = mc.valid_tokens.empty() ? N : mc.valid_tokens.at(b);
-        for (std::size_t head = 0; head < h; ++head) {
-            if (cancel && cancel->load()) throw Cancelled();
+    // The (b, head) pairs share nothing but the record's counters: both cores take them as they
+    // finish one (each the same numbers as alone), every sgemm on its own thread.
+    std::size_t tiles_total = 0, tiles_skipped = 0;
+    std::atomic<bool> cancelled{false};
+    SerialBlas serial;
+#pragma omp parallel reduction(+ : tiles_total, tiles_skipped) if (B * h > 1)
+    {
+        std::vector<float> S(Br * Bc), O(Br * c), m(Br), l(Br);  // this thread's tile scores and block state
+#pragma omp for schedule(dynamic)
+        for (std::size_t bh = 0; bh < B * h; ++bh) {
+            if (cancelled.load() || (cancel && cancel->load())) {  // no exception may leave the parallel loop
+                cancelled = true;
+                continue;
+            }
+            const std::size_t b = bh / h, head = bh % h;
+            const std::size_t valid = mc.valid_tokens.empty() ? N : mc.valid_tokens.at(b);
             const bool recorded = record && b == record->batch_item && head == record->head;
             const float* Q = q.data() + (b * h + head) * N * c;  // [N, c]
             const float* K = k.data() + (b * h + head) * N * c;  // [N', c]
@@ -55,7 +69,7 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
                 std::fill(O.begin(), O.end(), 0.0f);
                 for (std::size_t cb = 0; cb < col_blocks; ++cb) {
                     const std::size_t c0 = cb * Bc, cols = std::min(Bc, N - c0);
-                    if (record) ++record->tiles_total;
+                    ++tiles_total;
                     // Causal: every key of this tile comes after every query; padding: every key is padding.
                     const bool skipped = (mc.causal && c0 > r0 + rows - 1) || c0 >= valid;
                     if (!skipped) {
@@ -73,8 +87,7 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
                                 continue;
                             }
                             const float alpha = std::exp(m[i] - m_new);  // rescales the old l and O (0 at the start)
-                            float row_sum = 0.0f;
-                            for (std::size_t j = 0; j < cols; ++j) row_sum += (s[j] = std::exp(s[j] - m_new));  // P
+                            const float row_sum = vmath::exp_shifted(s, m_new, 1.0f, s, cols);  // P = exp(S - m_new)
                             l[i] = alpha * l[i] + row_sum;
                             for (std::size_t e = 0; e < c; ++e) O[i * c + e] *= alpha;
                             m[i] = m_new;
@@ -82,8 +95,8 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
                         // O += P V_j                                                     [rows, c]
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(rows), int(c), int(cols), 1.0f,
                                     S.data(), int(cols), V + c0 * c, int(c), 1.0f, O.data(), int(c));
-                    } else if (record) {
-                        ++record->tiles_skipped;
+                    } else {
+                        ++tiles_skipped;
                     }
                     if (recorded && record->tiles.size() == kFlashMaxTiles) record->tiles_truncated = true;
                     if (recorded && record->tiles.size() < kFlashMaxTiles) {
@@ -114,7 +127,12 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
             }
         }
     }
-    if (record) record->largest_tensor_floats = std::max(out.size(), Br * Bc);
+    if (cancelled) throw Cancelled();
+    if (record) {
+        record->tiles_total += tiles_total;
+        record->tiles_skipped += tiles_skipped;
+        record->largest_tensor_floats = std::max(out.size(), Br * Bc);
+    }
     return out;
 }
 

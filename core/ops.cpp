@@ -13,30 +13,14 @@
 
 #include <omp.h>
 
+#include "serial_blas.hpp"
 #include "vmath.hpp"
 
 namespace attnscope {
 
 namespace {
 
-// ---- both cores -----------------------------------------------------------------------------
-// The ops spread their loops over the cores with OpenMP (libgomp). Inside such a loop every sgemm
-// runs on its calling thread: OpenBLAS's own pthread pool would otherwise compete with OpenMP's
-// threads for the same cores. SerialBlas sets OpenBLAS to one thread for its scope.
-class SerialBlas {
-public:
-    SerialBlas() : saved_(openblas_get_num_threads()) {
-        if (saved_ != 1) openblas_set_num_threads(1);
-    }
-    ~SerialBlas() {
-        if (saved_ != 1) openblas_set_num_threads(saved_);
-    }
-    SerialBlas(const SerialBlas&) = delete;
-    SerialBlas& operator=(const SerialBlas&) = delete;
-
-private:
-    int saved_;
-};
+// ---- both cores: the loops' sgemms run on their calling threads (SerialBlas) ---------------
 
 // Loops over fewer elements than this stay on one thread (starting the team costs microseconds).
 constexpr std::size_t kParallelMin = std::size_t(1) << 15;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "beyond.hpp"
 #include "blas_kernels.hpp"
 #include "pipeline.hpp"
 
@@ -58,6 +59,33 @@ TEST_CASE("every step agrees on one thread and on two within float32 rounding") 
     REQUIRE(one.checks.row_sums.size() == two.checks.row_sums.size());
     for (std::size_t i = 0; i < one.checks.row_sums.size(); ++i)
         CHECK(close(one.checks.row_sums[i].max_error, two.checks.row_sums[i].max_error, 1.0));
+}
+
+TEST_CASE("the flash path's (b, head) pairs on two threads give the numbers of one, bit for bit") {
+    AttentionConfig cfg = parallel_config();  // both threads busy at once: 16 (b, head) pairs of 300 tokens
+    cfg.tokens = 300, cfg.dim = 128, cfg.heads = 8;
+    cfg.path = AttentionPath::flash;
+    cfg.causal = true;
+    cfg.valid_tokens = {300, 210};
+    cfg.tile_rows = 16, cfg.tile_cols = 24;
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const Trace one = run_attention(cfg);
+    omp_set_num_threads(2);
+    const Trace two = run_attention(cfg);
+    omp_set_num_threads(saved);
+    const auto& x = one.at("context").tensor().values;
+    const auto& y = two.at("context").tensor().values;
+    REQUIRE(x.size() == y.size());
+    CHECK(std::equal(x.begin(), x.end(), y.begin()));
+    const FlashRecord &a = *one.beyond->flash, &b = *two.beyond->flash;
+    CHECK(a.row_max == b.row_max);
+    CHECK(a.row_sum == b.row_sum);
+    CHECK(a.tiles_total == b.tiles_total);
+    CHECK(a.tiles_skipped == b.tiles_skipped);
+    CHECK(a.tiles_total == 2 * 8 * 19 * 13);  // B h, 19 row blocks of 16, 13 key blocks of 24
+    CHECK(a.tiles_skipped > 0);
+    CHECK(a.tiles.size() == b.tiles.size());
 }
 
 TEST_CASE("the layout steps hold the values of the steps they view") {
