@@ -107,8 +107,9 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
                                 (ui.flash_map.visible ? 110.0f : 170.0f) * ImGui::GetFontSize() / 15.0f);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     const float scale = side / static_cast<float>(r.tokens);
-    const float grid_w = static_cast<float>(r.col_blocks * r.tile_cols), grid_h = static_cast<float>(r.row_blocks * r.tile_rows);
-    const ImVec2 uv1(static_cast<float>(r.tokens) / grid_w, static_cast<float>(r.tokens) / grid_h);  // the last block is cut at N
+    // the picture spans whole blocks; the last block is cut at N
+    const ImVec2 uv1(static_cast<float>(r.tokens) / static_cast<float>(r.col_blocks * r.tile_cols),
+                     static_cast<float>(r.tokens) / static_cast<float>(r.row_blocks * r.tile_rows));
     DrawPicture(dl, ui, "beyond/flash_tiles", std::to_string(ui.trace_generation) + "/" + std::to_string(v.tile), p0,
                 ImVec2(p0.x + side, p0.y + side), uv1, [&] {
                     const auto states = ui::tile_states(r, v.tile);
@@ -130,14 +131,17 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     dl->AddRect(p0, ImVec2(p0.x + side, p0.y + side), IM_COL32(200, 200, 200, 255));
     // The current tile, at least 2 px a side so it shows among thousands of tiles.
     const ImVec2 c0(p0.x + t.col0 * scale, p0.y + t.row0 * scale);
-    dl->AddRectFilled(c0, ImVec2(std::max(c0.x + 2.0f, p0.x + (t.col0 + t.cols) * scale), std::max(c0.y + 2.0f, p0.y + (t.row0 + t.rows) * scale)),
-                      Col(ui::tile_colour(ui::TileState::Current)));
+    const ImVec2 c1(std::max(c0.x + 2.0f, p0.x + (t.col0 + t.cols) * scale),
+                    std::max(c0.y + 2.0f, p0.y + (t.row0 + t.rows) * scale));
+    dl->AddRectFilled(c0, c1, Col(ui::tile_colour(ui::TileState::Current)));
     dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("keys N' ->"));
     // O [N, c]: rows whose block is finished are final (O / l)
     const std::size_t done_rows = ui::finished_rows(r, v.tile);
     const float ox = p0.x + side + 14, ow = 36;
     dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + side), Col(ui::tile_colour(ui::TileState::Pending)));
-    if (done_rows) dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + done_rows * scale), Col(ui::tile_colour(ui::TileState::Done)));
+    if (done_rows)
+        dl->AddRectFilled(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + done_rows * scale),
+                          Col(ui::tile_colour(ui::TileState::Done)));
     dl->AddRectFilled(ImVec2(ox, p0.y + t.row0 * scale), ImVec2(ox + ow, p0.y + (t.row0 + t.rows) * scale),
                       Col(ui::tile_colour(ui::TileState::Current), 160));
     dl->AddRect(ImVec2(ox, p0.y), ImVec2(ox + ow, p0.y + side), IM_COL32(200, 200, 200, 255));
@@ -340,12 +344,11 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
         const float* values = attn->tensor().values.data() + (v.window * h + v.head) * M2 * M2;
         for (std::size_t k = 0; k < M2 * M2; ++k) hi = std::max(hi, values[k]);
         const Step* masked = trace.find("masked");  // shifted windows: -inf where Swin's mask hides a pair
-        DrawPicture(dl, ui, "beyond/window_attn",
-                    std::to_string(ui.trace_generation) + "/" + std::to_string(v.window) + "/" + std::to_string(v.head), q0,
-                    ImVec2(q0.x + side, q0.y + side), ImVec2(1, 1), [&] {
-                        return ValuesPicture(values, M2, M2, 0.0f, hi,
-                                             masked ? masked->tensor().values.data() + (v.window * h + v.head) * M2 * M2 : nullptr);
-                    });
+        const float* hidden = masked ? masked->tensor().values.data() + (v.window * h + v.head) * M2 * M2 : nullptr;
+        const std::string key =
+            std::to_string(ui.trace_generation) + "/" + std::to_string(v.window) + "/" + std::to_string(v.head);
+        DrawPicture(dl, ui, "beyond/window_attn", key, q0, ImVec2(q0.x + side, q0.y + side), ImVec2(1, 1),
+                    [&] { return ValuesPicture(values, M2, M2, 0.0f, hi, hidden); });
         dl->AddRect(q0, ImVec2(q0.x + side, q0.y + side), IM_COL32(200, 200, 200, 255));
     }
     ImGui::TextDisabled("%s", r.shift ? tr("grid rolled by -M/2") : tr("one colour per window"));
