@@ -28,10 +28,10 @@ AttentionConfig parallel_config() {
     return cfg;
 }
 
-Trace run_on(int threads) {
+Trace run_on(int threads, const AttentionConfig& cfg = parallel_config()) {
     const int saved = omp_get_max_threads();
     omp_set_num_threads(threads);
-    Trace t = run_attention(parallel_config());
+    Trace t = run_attention(cfg);
     omp_set_num_threads(saved);
     return t;
 }
@@ -68,12 +68,7 @@ TEST_CASE("the flash path's (b, head) pairs on two threads give the numbers of o
     cfg.causal = true;
     cfg.valid_tokens = {300, 210};
     cfg.tile_rows = 16, cfg.tile_cols = 24;
-    const int saved = omp_get_max_threads();
-    omp_set_num_threads(1);
-    const Trace one = run_attention(cfg);
-    omp_set_num_threads(2);
-    const Trace two = run_attention(cfg);
-    omp_set_num_threads(saved);
+    const Trace one = run_on(1, cfg), two = run_on(2, cfg);
     const auto& x = one.at("context").tensor().values;
     const auto& y = two.at("context").tensor().values;
     REQUIRE(x.size() == y.size());
