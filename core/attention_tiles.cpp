@@ -123,6 +123,10 @@ void attention_overview_rows(const FlashAttentionSource& s, std::size_t b, std::
     if (band0 >= band1 || band1 > cells)
         throw std::out_of_range("attention_overview_rows: bands " + std::to_string(band0) + ".." +
                                 std::to_string(band1) + " outside 0.." + std::to_string(cells));
+    if (!s.ok() || b >= s.batch || head >= s.heads)  // checked here: no exception may leave the parallel loop
+        throw std::out_of_range("attention_overview_rows: [" + std::to_string(b) + ", " + std::to_string(head) +
+                                "] is outside the heads [" + std::to_string(s.batch) + ", " + std::to_string(s.heads) +
+                                "]");
     const std::size_t r0 = band0 * block, r1 = std::min(N, band1 * block), rows = r1 - r0;
     // Key chunks of whole blocks, about 256 keys wide: one [rows, chunk] tile per thread in memory
     // at a time. Chunks fill disjoint cells, so both cores take them as they finish one.

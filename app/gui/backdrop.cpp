@@ -64,7 +64,8 @@ ImVec4 Backdrop::arrange(ImDrawData* draw_data) {
     used_ = 0;
 
     // The draw lists as layers, back to front.
-    std::unordered_map<const ImDrawList*, const ImGuiWindow*> owner;
+    std::unordered_map<const ImDrawList*, const ImGuiWindow*>& owner = owner_;  // kept: no allocation a frame
+    owner.clear();
     for (const ImGuiWindow* w : GImGui->Windows)
         if (w->Active && !w->Hidden) owner[w->DrawList] = w;
     const ui::Box display{draw_data->DisplayPos.x, draw_data->DisplayPos.y,

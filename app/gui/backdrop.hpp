@@ -6,9 +6,12 @@
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include <imgui.h>
+
+struct ImGuiWindow;
 
 namespace attnscope {
 
@@ -38,6 +41,7 @@ private:
     std::size_t painted_by_clear_ = 0;
     std::vector<std::unique_ptr<ImDrawList>> pool_;
     std::vector<ImDrawList*> lists_;
+    std::unordered_map<const ImDrawList*, const ImGuiWindow*> owner_;  // this frame's lists' windows
 };
 
 }  // namespace attnscope

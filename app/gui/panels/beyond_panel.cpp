@@ -51,13 +51,18 @@ RgbImage ValuesPicture(const float* v, std::size_t rows, std::size_t cols, float
     });
 }
 
-// Lines between the cells of an n x n grid over [p0, p0 + side], where cells are 4 px or more.
-void CellLines(ImDrawList* dl, ImVec2 p0, float side, std::size_t n, ImU32 colour) {
-    const float cell = side / static_cast<float>(n);
-    if (cell < 4.0f) return;
-    for (std::size_t k = 0; k <= n; ++k) {
-        const float x = std::floor(p0.x + k * cell) + 0.5f, y = std::floor(p0.y + k * cell) + 0.5f;
+// Lines between the blocks of a square of n x n units over [p0, p0 + side]: blocks of block_w
+// units across and block_h down, the last ones cut at n; only where blocks are 4 px or more.
+void BlockLines(ImDrawList* dl, ImVec2 p0, float side, std::size_t n, std::size_t block_w, std::size_t block_h,
+                ImU32 colour) {
+    const float unit = side / static_cast<float>(n);
+    if (block_w * unit < 4.0f || block_h * unit < 4.0f) return;
+    for (std::size_t k = 0; k * block_w < n + block_w; ++k) {
+        const float x = std::floor(p0.x + std::min(n, k * block_w) * unit) + 0.5f;
         dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + side), colour);
+    }
+    for (std::size_t k = 0; k * block_h < n + block_h; ++k) {
+        const float y = std::floor(p0.y + std::min(n, k * block_h) * unit) + 0.5f;
         dl->AddLine(ImVec2(p0.x, y), ImVec2(p0.x + side, y), colour);
     }
 }
@@ -117,17 +122,7 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
                         return ui::tile_colour(states[rb * r.col_blocks + cb]);
                     });
                 });
-    if (r.tile_cols * scale >= 4.0f && r.tile_rows * scale >= 4.0f) {
-        const ImU32 line = IM_COL32(20, 20, 20, 255);
-        for (std::size_t cb = 0; cb <= r.col_blocks; ++cb) {
-            const float x = std::floor(p0.x + std::min(r.tokens, cb * r.tile_cols) * scale) + 0.5f;
-            dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + side), line);
-        }
-        for (std::size_t rb = 0; rb <= r.row_blocks; ++rb) {
-            const float y = std::floor(p0.y + std::min(r.tokens, rb * r.tile_rows) * scale) + 0.5f;
-            dl->AddLine(ImVec2(p0.x, y), ImVec2(p0.x + side, y), line);
-        }
-    }
+    BlockLines(dl, p0, side, r.tokens, r.tile_cols, r.tile_rows, IM_COL32(20, 20, 20, 255));
     dl->AddRect(p0, ImVec2(p0.x + side, p0.y + side), IM_COL32(200, 200, 200, 255));
     // The current tile, at least 2 px a side so it shows among thousands of tiles.
     const ImVec2 c0(p0.x + t.col0 * scale, p0.y + t.row0 * scale);
@@ -327,7 +322,7 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
                         return std::array<std::uint8_t, 3>{mix(c.x, bg.x), mix(c.y, bg.y), mix(c.z, bg.z)};
                     });
                 });
-    CellLines(dl, p0, side, r.grid, IM_COL32(20, 20, 20, 120));
+    BlockLines(dl, p0, side, r.grid, 1, 1, IM_COL32(20, 20, 20, 120));
     ImGui::InvisibleButton("##grid", ImVec2(side, side));
     if (ImGui::IsItemHovered()) {
         const ImVec2 m = ImGui::GetIO().MousePos;
