@@ -15,10 +15,10 @@ PACKAGES := g++ make cmake pkgconf libxtensor-dev libxsimd-dev libopenblas-dev n
 # Headless GUI tests (python3-xlib drops files on the live app).
 TEST_PACKAGES := xvfb xauth libgl1-mesa-dri python3-xlib
 # Fixture and benchmark scripts in tools/ and bench/ (Debian's /usr/bin/python3 with torch).
-TOOL_PACKAGES := python3-numpy python3-torch time
+TOOL_PACKAGES := python3-numpy python3-torch python3-torchvision time
 # make fuzz: libFuzzer comes with clang's runtime libraries.
 FUZZ_PACKAGES := clang libclang-rt-14-dev
-FUZZ_TARGETS  := npy npz safetensors roles image settings
+FUZZ_TARGETS  := npy npz safetensors torch pickle roles image settings
 
 # $(call install-missing,PACKAGES): apt-get install what dpkg does not list as installed.
 define install-missing

@@ -48,6 +48,12 @@ nlohmann::json inspected_to_json(const InspectedTensor& t) {
     return j;
 }
 
+// "x.pt: 'epoch' is an int (3), not a tensor" -> "'epoch' is an int (3), not a tensor".
+std::string without_path(const std::string& message, const std::string& path) {
+    const std::string prefix = path + ": ";
+    return message.compare(0, prefix.size(), prefix) == 0 ? message.substr(prefix.size()) : message;
+}
+
 void print_inspected(const TensorSource& source, const std::vector<InspectedTensor>& tensors) {
     std::printf("%s: %s, %zu tensor%s\n", source.path().c_str(), source.format().c_str(), tensors.size(),
                 tensors.size() == 1 ? "" : "s");
@@ -69,6 +75,8 @@ void print_inspected(const TensorSource& source, const std::vector<InspectedTens
         if (t.stats)
             std::printf("  %10.4g %10.4g %10.4g %10.4g%s%s\n", t.stats->min, t.stats->max, t.stats->mean, t.stats->std,
                         t.stats->nan_count + t.stats->inf_count ? "  " : "", nonfinite_text(*t.stats).c_str());
+        else if (t.info.listed_only)
+            std::printf("  not loaded: %s\n", without_path(t.error, source.path()).c_str());
         else
             std::printf("  not loaded: %s\n", t.error.c_str());
     }
@@ -92,7 +100,7 @@ int cmd_inspect(const std::string& path, bool json) {
     std::size_t unreadable = 0, nonfinite = 0;
     std::string first_error, first_nonfinite;
     for (const auto& t : tensors) {
-        if (!t.error.empty() && !unreadable++) first_error = t.error;
+        if (!t.error.empty() && !t.info.listed_only && !unreadable++) first_error = t.error;
         if (t.stats && !nonfinite_text(*t.stats).empty() && !nonfinite++)
             first_nonfinite = path + ": tensor '" + t.info.name + "' " + nonfinite_text(*t.stats);
     }

@@ -125,6 +125,19 @@ void convert_to_float(FloatKind kind, const std::uint8_t* src, std::size_t count
 
 }  // namespace
 
+bool is_float_dtype(const std::string& dtype) {
+    return dtype == "F16" || dtype == "BF16" || dtype == "F32" || dtype == "F64";
+}
+
+void decode_floats(const std::string& dtype, const std::uint8_t* src, std::size_t count, float* out) {
+    const FloatKind kind = dtype == "F16"    ? FloatKind::F16
+                           : dtype == "BF16" ? FloatKind::BF16
+                           : dtype == "F32"  ? FloatKind::F32
+                           : dtype == "F64"  ? FloatKind::F64
+                                             : throw FileError("decode_floats: dtype " + dtype + " is not a float type");
+    convert_to_float(kind, src, count, out);
+}
+
 // ============================================================================================
 // [SECTION] MappedFile
 // ============================================================================================
@@ -853,20 +866,10 @@ Array SafetensorsFile::load(const std::string& name) const {
                          std::to_string(entries_.size()) + " tensor" + (entries_.size() == 1 ? "" : "s") +
                          (entries_.empty() ? "" : ": " + names));
     }
-    FloatKind kind;
-    if (e->dtype == "F16")
-        kind = FloatKind::F16;
-    else if (e->dtype == "BF16")
-        kind = FloatKind::BF16;
-    else if (e->dtype == "F32")
-        kind = FloatKind::F32;
-    else if (e->dtype == "F64")
-        kind = FloatKind::F64;
-    else
+    if (!is_float_dtype(e->dtype))
         fail(path(), "tensor '" + excerpt(name, 80) + "' has dtype " + e->dtype + "; " + kSafetensorsAccepts);
     Array out = make_array(e->shape);
-    if (out.size() > 0)
-        convert_to_float(kind, file_.data() + data_start_ + e->begin, out.size(), out.data());
+    if (out.size() > 0) decode_floats(e->dtype, file_.data() + data_start_ + e->begin, out.size(), out.data());
     return out;
 }
 

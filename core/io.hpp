@@ -42,6 +42,12 @@ private:
     std::size_t size_ = 0;
 };
 
+// The dtypes (as safetensors spells them) that attnscope converts to float32: F16, BF16, F32, F64.
+bool is_float_dtype(const std::string& dtype);
+// count little-endian values of a float dtype at src (which may be unaligned) into out, rounding
+// F64 to nearest.
+void decode_floats(const std::string& dtype, const std::uint8_t* src, std::size_t count, float* out);
+
 // Writes bytes to path atomically: a temporary file in the same folder, then rename.
 void write_file_atomic(const std::string& path, const std::string& bytes);
 

@@ -11,13 +11,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <mutex>
-
-#include <zip.h>
 
 #include "config.hpp"
 #include "memory_budget.hpp"
 #include "io.hpp"
+#include "torch_save.hpp"
+#include "zip_archive.hpp"
 
 namespace attnscope {
 
@@ -132,8 +131,10 @@ public:
         for (const SafetensorsEntry& e : file_.entries()) {
             const std::string label = file_.path() + ": tensor '" + e.name + "'";
             TensorInfo info{e.name, e.dtype, e.shape, rank_problem(label, e.shape)};
-            const bool convertible = e.dtype == "F16" || e.dtype == "BF16" || e.dtype == "F32" || e.dtype == "F64";
-            if (!convertible) info.problem = label + " has dtype " + e.dtype + "; attnscope reads F16, BF16, F32, F64";
+            if (!is_float_dtype(e.dtype)) {
+                info.problem = label + " has dtype " + e.dtype + "; attnscope reads F16, BF16, F32, F64";
+                info.listed_only = true;
+            }
             tensors.push_back(std::move(info));
         }
         return tensors;
@@ -147,73 +148,35 @@ private:
 // [SECTION] .npz
 // ============================================================================================
 // numpy.savez writes one "<name>.npy" member per array, stored (savez) or deflated
-// (savez_compressed). libzip reads the archive from the mapped bytes. The sizes in the zip
-// headers are never trusted: a member must declare at most the memory budget, and inflating it
-// must give exactly the declared number of bytes (a zip bomb inflates past it).
-struct ZipDiscard {
-    void operator()(zip_t* archive) const { zip_discard(archive); }
-};
-
+// (savez_compressed). A member must declare at most the memory budget (ZipArchive checks that it
+// inflates to exactly what it declares).
 class NpzReader final : public TensorSource::Reader {
 public:
-    explicit NpzReader(MappedFile file) : file_(std::move(file)) {
-        const std::string& path = file_.path();
-        if (file_.size() < 4 || file_.data()[0] != 'P' || file_.data()[1] != 'K')
-            throw FileError(path + ": not an .npz (a zip archive starts with the bytes PK)");
-        zip_error_t error;
-        zip_error_init(&error);
-        zip_source_t* source = zip_source_buffer_create(file_.data(), file_.size(), 0, &error);
-        zip_t* archive = source ? zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error) : nullptr;
-        if (!archive) {
-            const std::string why = zip_error_strerror(&error);
-            zip_error_fini(&error);
-            if (source) zip_source_free(source);
-            throw FileError(path + ": not a readable .npz (zip archive): " + why);
-        }
-        zip_error_fini(&error);
-        archive_.reset(archive);
-    }
+    explicit NpzReader(std::shared_ptr<const ZipArchive> archive) : archive_(std::move(archive)) {}
 
     Array load(const TensorInfo& info) const override {
         const Member& m = members_.at(info.name);
-        const std::vector<std::uint8_t> bytes = read(m, m.size + 1);  // one byte more reveals a bomb
-        if (bytes.size() > m.size)
-            throw FileError(m.label + ": inflates past its declared size of " + std::to_string(m.size) +
-                            " bytes (a zip bomb?); refusing it");
-        if (bytes.size() < m.size)
-            throw FileError(m.label + ": truncated: " + std::to_string(bytes.size()) + " of the declared " +
-                            std::to_string(m.size) + " bytes");
+        const std::vector<std::uint8_t> bytes = archive_->read_all(*m.member, memory_budget(), m.label);
         return parse_npy(bytes.data(), bytes.size(), m.label);
     }
 
     // Reads each member's .npy header only (a few bytes, inflated on the fly).
     std::vector<TensorInfo> list() {
-        const std::string& path = file_.path();
+        const std::string& path = archive_->path();
         const std::uint64_t budget = memory_budget();
         std::vector<TensorInfo> tensors;
-        const zip_int64_t count = zip_get_num_entries(archive_.get(), 0);
-        for (zip_int64_t i = 0; i < count; ++i) {
-            zip_stat_t st;
-            zip_stat_init(&st);
-            if (zip_stat_index(archive_.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 || !st.name)
-                throw FileError(path + ": zip entry " + std::to_string(i) + " is unreadable: " +
-                                zip_strerror(archive_.get()));
-            const std::string member = st.name;
-            if (ends_with(member, "/")) continue;  // a folder entry
-            const std::string name = without_npy_suffix(member);
-            if (members_.count(name)) throw FileError(path + ": holds the member '" + member + "' twice");
-            const Member& m = members_[name] = {static_cast<zip_uint64_t>(i), st.size,
-                                                path + ": member '" + member + "'"};
+        for (const ZipMember& zm : archive_->members()) {
+            if (ends_with(zm.name, "/")) continue;  // a folder entry
+            const std::string name = without_npy_suffix(zm.name);
+            if (members_.count(name)) throw FileError(path + ": holds the member '" + zm.name + "' twice");
+            const Member& m = members_[name] = {&zm, path + ": member '" + zm.name + "'"};
             TensorInfo info{name, "", {}, ""};
-            if (!ends_with(member, kNpySuffix))
+            if (!ends_with(zm.name, kNpySuffix))
                 info.problem = m.label + " is not a .npy file";
-            else if (st.encryption_method != ZIP_EM_NONE)
-                info.problem = m.label + " is encrypted";
-            else if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
-                info.problem = m.label + " uses compression method " + std::to_string(st.comp_method) +
-                               "; attnscope reads stored or deflated members (numpy.savez, savez_compressed)";
-            else if (st.size > budget)
-                info.problem = m.label + " declares " + format_bytes(st.size) +
+            else if (!zm.problem.empty())
+                info.problem = zm.problem;
+            else if (zm.size > budget)
+                info.problem = m.label + " declares " + format_bytes(zm.size) +
                                " uncompressed, over the memory budget of " + format_bytes(budget) + "; refusing it";
             else
                 info = header_info(name, m);
@@ -224,49 +187,24 @@ public:
 
 private:
     struct Member {
-        zip_uint64_t index = 0;
-        std::uint64_t size = 0;  // declared uncompressed size
-        std::string label;       // "x.npz: member 'a.npy'"
+        const ZipMember* member = nullptr;
+        std::string label;  // "x.npz: member 'a.npy'"
     };
 
     TensorInfo header_info(const std::string& name, const Member& m) const {
         try {
-            const std::size_t size = static_cast<std::size_t>(m.size);
-            std::vector<std::uint8_t> head = read(m, std::min<std::size_t>(size, 16));
+            const std::size_t size = static_cast<std::size_t>(m.member->size);
+            std::vector<std::uint8_t> head = archive_->read_prefix(*m.member, std::min<std::size_t>(size, 16));
             const std::size_t header_size = npy_header_size(head.data(), head.size(), m.label);
-            head = read(m, std::min(size, header_size));
+            head = archive_->read_prefix(*m.member, std::min(size, header_size));
             return npy_info(name, m.label, head.data(), head.size(), size);
         } catch (const FileError& e) {
             return {name, "", {}, e.what()};
         }
     }
 
-    // The first `limit` bytes of a member (fewer when it ends first), inflated if deflated.
-    std::vector<std::uint8_t> read(const Member& m, std::size_t limit) const {
-        std::lock_guard<std::mutex> lock(mutex_);  // a zip_t is not thread-safe
-        zip_file_t* file = zip_fopen_index(archive_.get(), m.index, 0);
-        if (!file) throw FileError(m.label + ": cannot open: " + zip_strerror(archive_.get()));
-        std::vector<std::uint8_t> bytes(limit);
-        std::size_t done = 0;
-        while (done < limit) {
-            const zip_int64_t n = zip_fread(file, bytes.data() + done, limit - done);
-            if (n < 0) {
-                const std::string why = zip_file_strerror(file);
-                zip_fclose(file);
-                throw FileError(m.label + ": cannot read: " + why);
-            }
-            if (n == 0) break;
-            done += static_cast<std::size_t>(n);
-        }
-        zip_fclose(file);
-        bytes.resize(done);
-        return bytes;
-    }
-
-    MappedFile file_;  // outlives archive_, which reads from it
-    std::unique_ptr<zip_t, ZipDiscard> archive_;
+    std::shared_ptr<const ZipArchive> archive_;
     std::map<std::string, Member> members_;
-    mutable std::mutex mutex_;
 };
 
 // ============================================================================================
@@ -278,15 +216,20 @@ std::string lowercase_extension(const std::string& path) {
     return ext;
 }
 
-// By extension; a file with another extension by its first bytes.
+// .npy and .safetensors by extension; anything else by its first bytes. A zip archive is an .npz
+// or a torch.save file: "zip" here, decided by its members.
 std::string detect_format(const std::string& path, const MappedFile& file) {
     const std::string ext = lowercase_extension(path);
-    if (ext == ".npy" || ext == ".npz" || ext == ".safetensors") return ext.substr(1);
+    if (ext == ".npy" || ext == ".safetensors") return ext.substr(1);
     const std::uint8_t* p = file.data();
     if (file.size() >= 6 && std::equal(p, p + 6, "\x93NUMPY")) return "npy";
-    if (file.size() >= 2 && p[0] == 'P' && p[1] == 'K') return "npz";
+    if (file.size() >= 2 && p[0] == 'P' && p[1] == 'K') return "zip";
+    if (const std::string problem = not_zip_torch_file_problem(path, p, file.size()); !problem.empty())
+        throw FileError(problem);
+    if (ext == ".npz") return "zip";  // ZipArchive says what is wrong with it
     if (file.size() >= 9 && p[8] == '{') return "safetensors";
-    throw FileError(path + ": unknown file type; attnscope reads .npy, .npz, .safetensors or a folder of .npy files");
+    throw FileError(path + ": unknown file type; attnscope reads torch.save files (.pt, .pth, .bin, .ckpt), .npy, .npz, "
+                           ".safetensors or a folder of .npy files");
 }
 
 }  // namespace
@@ -309,10 +252,20 @@ TensorSource TensorSource::open(const std::string& path) {
         source.tensors_ = {npy_info(name, path, file.data(), file.size(), file.size())};
         if (!source.tensors_[0].problem.empty()) throw FileError(source.tensors_[0].problem);
         source.reader_ = std::make_shared<NpyReader>(std::move(file));
-    } else if (source.format_ == "npz") {
-        auto reader = std::make_shared<NpzReader>(std::move(file));
-        source.tensors_ = reader->list();
-        source.reader_ = std::move(reader);
+    } else if (source.format_ == "zip") {
+        const std::string ext = lowercase_extension(path);
+        const bool torch_ext = ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt";
+        std::shared_ptr<const ZipArchive> archive = ZipArchive::open(
+            std::move(file), ext == ".npz" ? ".npz" : torch_ext ? "torch.save file" : "torch.save file or .npz");
+        if (is_torch_save(*archive)) {
+            source.format_ = "torch.save";
+            source.reader_ = open_torch_save(std::move(archive), &source.tensors_);
+        } else {
+            source.format_ = "npz";
+            auto reader = std::make_shared<NpzReader>(std::move(archive));
+            source.tensors_ = reader->list();
+            source.reader_ = std::move(reader);
+        }
     } else {
         auto reader = std::make_shared<SafetensorsReader>(SafetensorsFile::open(path));
         source.tensors_ = reader->list();

@@ -1,5 +1,5 @@
-// The tensors of a file the user brings: a .npy, an .npz (zip, stored or deflated members), a
-// .safetensors, or a folder of .npy files.
+// The tensors of a file the user brings: a torch.save file (.pt, .pth, .bin, .ckpt: core/torch_save),
+// a .npy, an .npz (zip, stored or deflated members), a .safetensors, or a folder of .npy files.
 //
 // Opening lists every tensor (name, dtype, shape) from the headers alone; values are loaded one
 // tensor at a time by load(). Files are memory-mapped, so listing a 1 GB checkpoint reads a few
@@ -21,10 +21,13 @@ namespace attnscope {
 constexpr std::size_t kMaxAxes = 32;
 
 struct TensorInfo {
-    std::string name;     // safetensors key, npz member or folder file name, without ".npy"
+    std::string name;     // safetensors key, npz member or folder file name without ".npy", torch.save dotted name
     std::string dtype;    // "F16", "BF16", "F32", "F64"; any other dtype as the file spells it
     Shape shape;
-    std::string problem;  // why load() refuses this tensor (unsupported dtype ...); empty when loadable
+    std::string problem;  // why load() refuses this tensor (unsupported dtype, not a tensor ...); empty when loadable
+    // Read and listed but never loaded, and not an error in the file: a value that is not a tensor
+    // (a torch.save checkpoint's "epoch"), an integer or bool tensor. problem says which.
+    bool listed_only = false;
 };
 
 class TensorSource {
@@ -34,7 +37,7 @@ public:
     static TensorSource open(const std::string& path);
 
     const std::string& path() const { return path_; }
-    const std::string& format() const { return format_; }  // "npy", "npz", "safetensors", "folder"
+    const std::string& format() const { return format_; }  // "torch.save", "npy", "npz", "safetensors", "folder"
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* find(const std::string& name) const;  // nullptr when absent
     const std::map<std::string, std::string>& metadata() const { return metadata_; }  // safetensors only

@@ -108,3 +108,15 @@ settings = {"version": 1, "config": {"batch": 2, "tokens": 16, "dim": 768, "head
 put("settings", "full.json", json.dumps(settings, indent=2).encode())
 put("settings", "partial.json", b'{"version": 1, "ui_scale": 9, "config": {"dim": 100, "heads": 8}}')
 put("settings", "junk.json", b'{"version": 1, "recent_files": [1, 2], "panels": 3')
+
+# torch.save: files torch.save wrote (state dict, protocol 4, views, a checkpoint), hostile ones,
+# and the bare pickles inside them for the pickle machine alone.
+for f in ["state_dict.pt", "protocol4.pt", "acts.pt", "list.pt", "bad/crafted_ok.pt", "bad/system.pt",
+          "bad/past_storage.pt", "bad/legacy.pt", "bad/scripted.pt"]:
+    data = open(os.path.join(root, "tests/data/torch", f), "rb").read()
+    put("torch", os.path.basename(f), data)
+    if data[:2] == b"PK":
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            for member in z.namelist():
+                if member.endswith("/data.pkl"):
+                    put("pickle", os.path.basename(f) + ".pkl", z.read(member))

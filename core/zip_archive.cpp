@@ -1,0 +1,142 @@
+#include "zip_archive.hpp"
+
+#include <algorithm>
+
+#include <zip.h>
+
+#include "config.hpp"
+
+namespace attnscope {
+
+namespace {
+
+// An open member, closed on every path out.
+class OpenMember {
+public:
+    OpenMember(zip_t* archive, const ZipMember& m, const std::string& label)
+        : file_(zip_fopen_index(archive, m.index, 0)) {
+        if (!file_) throw FileError(label + ": cannot open: " + zip_strerror(archive));
+    }
+    ~OpenMember() { zip_fclose(file_); }
+    OpenMember(const OpenMember&) = delete;
+    OpenMember& operator=(const OpenMember&) = delete;
+
+    // Reads up to `length` bytes; fewer only at the member's end.
+    std::size_t read(void* out, std::size_t length, const std::string& label) {
+        auto* bytes = static_cast<std::uint8_t*>(out);
+        std::size_t done = 0;
+        while (done < length) {
+            const zip_int64_t n = zip_fread(file_, bytes + done, length - done);
+            if (n < 0) throw FileError(label + ": cannot read: " + zip_file_strerror(file_));
+            if (n == 0) break;
+            done += static_cast<std::size_t>(n);
+        }
+        return done;
+    }
+
+    // Moves to `offset` (stored members), or reads and drops the bytes before it.
+    void skip_to(std::uint64_t offset, bool stored, const std::string& label) {
+        if (offset == 0) return;
+        if (stored && zip_fseek(file_, static_cast<zip_int64_t>(offset), SEEK_SET) == 0) return;
+        std::vector<std::uint8_t> sink(std::min<std::uint64_t>(offset, 1 << 20));
+        for (std::uint64_t left = offset; left > 0;) {
+            const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(left, sink.size()));
+            if (read(sink.data(), chunk, label) != chunk) throw FileError(label + ": truncated before byte " + std::to_string(offset));
+            left -= chunk;
+        }
+    }
+
+private:
+    zip_file_t* file_;
+};
+
+}  // namespace
+
+std::shared_ptr<ZipArchive> ZipArchive::open(MappedFile file, const std::string& what) {
+    std::shared_ptr<ZipArchive> z(new ZipArchive());
+    z->file_ = std::move(file);
+    const std::string& path = z->file_.path();
+    if (z->file_.size() < 4 || z->file_.data()[0] != 'P' || z->file_.data()[1] != 'K')
+        throw FileError(path + ": not a " + what + " (a zip archive starts with the bytes PK)");
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* source = zip_source_buffer_create(z->file_.data(), z->file_.size(), 0, &error);
+    z->archive_ = source ? zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error) : nullptr;
+    if (!z->archive_) {
+        const std::string why = zip_error_strerror(&error);
+        zip_error_fini(&error);
+        if (source) zip_source_free(source);
+        throw FileError(path + ": not a readable " + what + " (zip archive): " + why);
+    }
+    zip_error_fini(&error);
+
+    const zip_int64_t count = zip_get_num_entries(z->archive_, 0);
+    for (zip_int64_t i = 0; i < count; ++i) {
+        zip_stat_t st;
+        zip_stat_init(&st);
+        if (zip_stat_index(z->archive_, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !st.name)
+            throw FileError(path + ": zip entry " + std::to_string(i) + " is unreadable: " + zip_strerror(z->archive_));
+        ZipMember m;
+        m.index = static_cast<std::uint64_t>(i);
+        m.name = st.name;
+        m.size = st.size;
+        m.stored = st.comp_method == ZIP_CM_STORE;
+        const std::string label = path + ": member '" + m.name + "'";
+        if (st.encryption_method != ZIP_EM_NONE)
+            m.problem = label + " is encrypted";
+        else if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
+            m.problem = label + " uses compression method " + std::to_string(st.comp_method) +
+                        "; attnscope reads stored or deflated members";
+        z->members_.push_back(std::move(m));
+    }
+    return z;
+}
+
+ZipArchive::~ZipArchive() {
+    if (archive_) zip_discard(archive_);
+}
+
+const ZipMember* ZipArchive::find(const std::string& name) const {
+    const auto it = std::find_if(members_.begin(), members_.end(), [&](const ZipMember& m) { return m.name == name; });
+    return it == members_.end() ? nullptr : &*it;
+}
+
+std::vector<std::uint8_t> ZipArchive::read_prefix(const ZipMember& m, std::size_t limit) const {
+    const std::string label = path() + ": member '" + m.name + "'";
+    if (!m.problem.empty()) throw FileError(m.problem);
+    std::lock_guard<std::mutex> lock(mutex_);
+    OpenMember file(archive_, m, label);
+    std::vector<std::uint8_t> bytes(limit);
+    bytes.resize(file.read(bytes.data(), limit, label));
+    return bytes;
+}
+
+std::vector<std::uint8_t> ZipArchive::read_all(const ZipMember& m, std::uint64_t max_bytes, const std::string& label) const {
+    if (m.size > max_bytes)
+        throw FileError(label + " declares " + format_bytes(m.size) + " uncompressed, over the limit of " +
+                        format_bytes(max_bytes) + "; refusing it");
+    const std::size_t size = static_cast<std::size_t>(m.size);
+    const std::vector<std::uint8_t> bytes = read_prefix(m, size + 1);  // one byte more reveals a bomb
+    if (bytes.size() > size)
+        throw FileError(label + ": inflates past its declared size of " + std::to_string(size) +
+                        " bytes (a zip bomb?); refusing it");
+    if (bytes.size() < size)
+        throw FileError(label + ": truncated: " + std::to_string(bytes.size()) + " of the declared " +
+                        std::to_string(size) + " bytes");
+    return bytes;
+}
+
+void ZipArchive::read_range(const ZipMember& m, std::uint64_t offset, std::size_t length, void* out,
+                            const std::string& label) const {
+    if (!m.problem.empty()) throw FileError(m.problem);
+    if (offset > m.size || length > m.size - offset)
+        throw FileError(label + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + length) +
+                        ") run past the member's " + std::to_string(m.size) + " bytes");
+    std::lock_guard<std::mutex> lock(mutex_);
+    OpenMember file(archive_, m, label);
+    file.skip_to(offset, m.stored, label);
+    if (file.read(out, length, label) != length)
+        throw FileError(label + ": truncated: ends before byte " + std::to_string(offset + length));
+}
+
+}  // namespace attnscope

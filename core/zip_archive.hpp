@@ -1,0 +1,62 @@
+// A zip archive read by libzip straight from a memory-mapped file: the container of numpy's .npz
+// and of torch.save's files.
+//
+// The sizes in the zip headers are never trusted: a member is read into a buffer of at most the
+// size asked for, and reading it whole checks that it inflates to exactly its declared size (a
+// zip bomb inflates past it). A zip_t is not thread-safe: every read takes the archive's lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "io.hpp"
+
+struct zip;
+
+namespace attnscope {
+
+struct ZipMember {
+    std::uint64_t index = 0;
+    std::string name;          // as in the archive: "acts/data/0", "x.npy"
+    std::uint64_t size = 0;    // declared uncompressed size
+    bool stored = false;       // not compressed: parts of it can be read without the bytes before
+    std::string problem;       // why it cannot be read (encrypted, unknown compression); empty when readable
+};
+
+class ZipArchive {
+public:
+    // FileError "path: not a readable zip archive: ..." when libzip refuses it. `what` names the
+    // expected file type in that message (".npz", "torch.save file").
+    static std::shared_ptr<ZipArchive> open(MappedFile file, const std::string& what);
+
+    const std::string& path() const { return file_.path(); }
+    const std::vector<ZipMember>& members() const { return members_; }
+    const ZipMember* find(const std::string& name) const;  // nullptr when absent
+
+    // The first `limit` bytes of a member (fewer when it ends first), inflated if deflated.
+    std::vector<std::uint8_t> read_prefix(const ZipMember& member, std::size_t limit) const;
+    // The whole member; FileError when it inflates to more or fewer bytes than it declares, or
+    // declares more than max_bytes. label names the member in errors ("x.npz: member 'a.npy'").
+    std::vector<std::uint8_t> read_all(const ZipMember& member, std::uint64_t max_bytes, const std::string& label) const;
+    // Bytes [offset, offset + length) of a member into out (which holds length bytes). Stored
+    // members are read from `offset` on; deflated ones are inflated from their start.
+    void read_range(const ZipMember& member, std::uint64_t offset, std::size_t length, void* out,
+                    const std::string& label) const;
+
+    ~ZipArchive();
+    ZipArchive(const ZipArchive&) = delete;
+    ZipArchive& operator=(const ZipArchive&) = delete;
+
+private:
+    ZipArchive() = default;
+    MappedFile file_;  // outlives archive_, which reads from it
+    zip* archive_ = nullptr;
+    std::vector<ZipMember> members_;
+    mutable std::mutex mutex_;
+};
+
+}  // namespace attnscope
