@@ -89,6 +89,10 @@ int cmd_inspect(const std::string& path, bool json) {
     const TensorSource source = TensorSource::open(path);
     std::vector<InspectedTensor> tensors;
     for (const TensorInfo& info : source.tensors()) tensors.push_back(inspect_tensor(source, info));
+    std::vector<Role> roles;  // out_proj's convention comes from the qkv weights beside it
+    for (const auto& t : tensors) roles.push_back(t.role);
+    resolve_conventions(roles);
+    for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i].role = roles[i];
     if (json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& t : tensors) list.push_back(inspected_to_json(t));

@@ -98,39 +98,76 @@ bool one_of(const std::string& word, std::initializer_list<const char*> words) {
     return std::any_of(words.begin(), words.end(), [&](const char* w) { return word == w; });
 }
 
+std::string joined(const std::vector<std::string>& parts, std::size_t end) {
+    std::string out;
+    for (std::size_t i = 0; i < end; ++i) out += (i ? "." : "") + parts[i];
+    return out;
+}
+
+// The block in parts[0, end): the last "<blocks|block|layers|layer>.<i>" or torchvision's
+// "encoder_layer_<i>"; nothing when the path has neither.
+std::optional<std::size_t> any_block(const std::vector<std::string>& parts, std::size_t end) {
+    std::optional<std::size_t> block;
+    for (std::size_t i = 0; i < end; ++i) {
+        if (i + 1 < end && one_of(parts[i], {"blocks", "block", "layers", "layer"}))
+            if (const auto b = block_number(parts[i + 1])) block = b;
+        if (parts[i].compare(0, 14, "encoder_layer_") == 0)
+            if (const auto b = block_number(parts[i].substr(14))) block = b;
+    }
+    return block;
+}
+
+Role weight(const std::string& name, const char* convention, std::optional<std::size_t> block, std::string module) {
+    return {RoleKind::Weight, name, "", convention, block, std::move(module)};
+}
+
 // timm: blocks.<i>.attn.{qkv,proj}.{weight,bias}, or bare {qkv,proj}.{weight,bias}.
 // Hugging Face: <...>layer.<i>.attention.attention.{query,key,value}.{weight,bias} and
 // <...>layer.<i>.attention.output.dense.{weight,bias}, or the same without the prefix.
+// The reference article's MultiHeadAttention: <path>.{qkv_proj,out_proj}.{weight,bias}.
+// nn.MultiheadAttention: <path>.in_proj_{weight,bias} (q, k, v stacked), <path>.{q,k,v}_proj_weight
+// when kdim or vdim differ, <path>.out_proj.{weight,bias}. These two take the block from any
+// "layers.<i>" / "encoder_layer_<i>" in the path.
 // Matched part by part (linear time: a std::regex here overflowed the stack on long names).
 Role weight_role(const std::string& name) {
     const std::vector<std::string> parts = dotted(name);
     const std::size_t n = parts.size();
-    if (n < 2 || !one_of(parts[n - 1], {"weight", "bias"})) return {};
-    const std::string& kind = parts[n - 1];
+    const std::string& last = parts[n - 1];
+    if (one_of(last, {"in_proj_weight", "in_proj_bias", "q_proj_weight", "k_proj_weight", "v_proj_weight"})) {
+        const std::string role = last.compare(0, 7, "in_proj") == 0 ? "qkv" + last.substr(7).replace(0, 1, ".")
+                                                                     : last.substr(0, 1) + ".weight";
+        return weight(role, kTorchMhaConvention, any_block(parts, n - 1), joined(parts, n - 1));
+    }
+    if (n < 2 || !one_of(last, {"weight", "bias"})) return {};
+    const std::string& kind = last;
     const std::string& what = parts[n - 2];
     const std::size_t prefix = n - 2;  // parts[0, prefix) come before what.kind
+    if (what == "qkv_proj" || what == "out_proj")
+        return weight((what == "qkv_proj" ? "qkv." : "proj.") + kind,
+                      what == "qkv_proj" ? kReferenceConvention : kOutProjConvention, any_block(parts, prefix),
+                      joined(parts, prefix));
     bool matched = false;
     if (one_of(what, {"qkv", "proj"})) {
         if (prefix == 0 || (prefix == 1 && parts[0] == "attn"))
-            return {RoleKind::Weight, what + "." + kind, "", "timm", std::nullopt};
+            return weight(what + "." + kind, kTimmConvention, std::nullopt, joined(parts, prefix));
         const auto block = block_prefix(parts, prefix, "blocks", {"attn"}, &matched);
-        if (matched) return {RoleKind::Weight, what + "." + kind, "", "timm", block};
+        if (matched) return weight(what + "." + kind, kTimmConvention, block, joined(parts, prefix));
         return {};
     }
     if (one_of(what, {"query", "key", "value"})) {
         const std::string role_name = what.substr(0, 1) + "." + kind;
         if (prefix == 0 || (prefix == 1 && parts[0] == "attention") ||
             (prefix == 2 && parts[0] == "attention" && parts[1] == "attention"))
-            return {RoleKind::Weight, role_name, "", "Hugging Face", std::nullopt};
+            return weight(role_name, kHuggingFaceConvention, std::nullopt, "");
         const auto block = block_prefix(parts, prefix, "layer", {"attention", "attention"}, &matched);
-        if (matched) return {RoleKind::Weight, role_name, "", "Hugging Face", block};
+        if (matched) return weight(role_name, kHuggingFaceConvention, block, joined(parts, prefix - 2));
         return {};
     }
     if (what == "dense" && prefix >= 2 && parts[prefix - 1] == "output" && parts[prefix - 2] == "attention") {
         const std::size_t before = prefix - 2;  // parts[0, before) precede "attention.output.dense"
-        if (before == 0) return {RoleKind::Weight, "proj." + kind, "", "Hugging Face", std::nullopt};
+        if (before == 0) return weight("proj." + kind, kHuggingFaceConvention, std::nullopt, "");
         const auto block = block_prefix(parts, before, "layer", {}, &matched);
-        if (matched) return {RoleKind::Weight, "proj." + kind, "", "Hugging Face", block};
+        if (matched) return weight("proj." + kind, kHuggingFaceConvention, block, joined(parts, before));
     }
     return {};
 }
@@ -169,6 +206,25 @@ std::string describe_role(const Role& role) {
     std::string text = role.name;
     for (std::size_t i = 0; i < notes.size(); ++i) text += (i ? ", " : " (") + notes[i];
     return notes.empty() ? text : text + ")";
+}
+
+void resolve_conventions(std::vector<Role>& roles) {
+    for (Role& r : roles) {
+        if (r.kind != RoleKind::Weight || r.convention != kOutProjConvention) continue;
+        for (const Role& sibling : roles)
+            if (sibling.kind == RoleKind::Weight && sibling.module == r.module && sibling.convention != kOutProjConvention) {
+                r.convention = sibling.convention;
+                break;
+            }
+    }
+}
+
+std::string weight_conventions_text() {
+    return "attnscope reads timm's qkv.weight, qkv.bias, proj.weight, proj.bias (bare or under blocks.<i>.attn.); the "
+           "reference MultiHeadAttention's qkv_proj.weight, qkv_proj.bias, out_proj.weight, out_proj.bias; "
+           "nn.MultiheadAttention's in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias (bare or under "
+           "layers.<i>. or encoder_layer_<i>.); Hugging Face's layer.<i>.attention.attention.{query,key,value} and "
+           "layer.<i>.attention.output.dense";
 }
 
 std::vector<std::size_t> blocks_of(const std::vector<Role>& roles) {

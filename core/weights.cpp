@@ -30,28 +30,7 @@ std::string check_attention_weights(const AttentionWeights& w, std::size_t C) {
 
 AttentionWeights load_attention_weights(const std::string& path, std::optional<std::size_t> block,
                                         std::optional<std::size_t> dim) {
-    const SafetensorsFile file = SafetensorsFile::open(path);
-    const std::string prefix = block ? "blocks." + std::to_string(*block) + ".attn." : "";
-    auto require = [&](const std::string& name) -> Array {
-        if (!file.find(prefix + name)) {
-            std::string hint = block ? "" : " (for a whole checkpoint, pass --block I to read blocks.I.attn." + name + ")";
-            throw FileError(path + ": no tensor named '" + prefix + name + "'" + hint);
-        }
-        return file.load(prefix + name);
-    };
-    AttentionWeights w;
-    w.qkv_weight = require("qkv.weight");
-    if (file.find(prefix + "qkv.bias")) w.qkv_bias = file.load(prefix + "qkv.bias");
-    w.proj_weight = require("proj.weight");
-    w.proj_bias = require("proj.bias");
-    if (w.qkv_weight.dimension() != 2)
-        throw FileError(path + ": " + prefix + "qkv.weight has shape " + format_shape(shape_of(w.qkv_weight)) +
-                        ", expected 2-D [3*C, C]");
-    const std::size_t C = dim ? *dim : w.qkv_weight.shape()[1];
-    const std::string problem = check_attention_weights(w, C);
-    if (!problem.empty()) throw FileError(path + ": " + prefix + problem);
-    pack_weights(w);
-    return w;
+    return load_attention_weights(TensorSource::open(path), block, dim).weights;
 }
 
 Array stack_qkv(const Array& query, const Array& key, const Array& value) {
@@ -62,10 +41,6 @@ Array stack_qkv(const Array& query, const Array& key, const Array& value) {
 }
 
 namespace {
-
-constexpr const char* kWeightNames =
-    "attnscope reads timm's qkv.weight, qkv.bias, proj.weight, proj.bias (bare or under blocks.<i>.attn.) or Hugging "
-    "Face's layer.<i>.attention.attention.{query,key,value}.{weight,bias} and layer.<i>.attention.output.dense";
 
 // The block whose weights to read: the one asked for, or the only one the file holds; nothing
 // when the names carry no block.
@@ -96,18 +71,24 @@ SourceWeights load_attention_weights(const TensorSource& source, std::optional<s
         roles.push_back(std::move(role));
         names.push_back(t.name);
     }
+    resolve_conventions(roles);
     const std::string& path = source.path();
-    if (roles.empty())
-        throw FileError(path + ": no attention weights; " + kWeightNames);
+    if (roles.empty()) throw FileError(path + ": no attention weights; " + weight_conventions_text());
     SourceWeights found;
     found.block = choose_block(source, roles, block);
-    std::map<std::string, std::string> by_role;  // "qkv.weight" -> the name in the file
-    for (std::size_t i = 0; i < roles.size(); ++i)
-        if (roles[i].block == found.block) {
-            by_role[roles[i].name] = names[i];
-            found.convention = roles[i].convention;
-        }
     const std::string where = found.block ? " for block " + std::to_string(*found.block) : "";
+    std::map<std::string, std::string> by_role;  // "qkv.weight" -> the name in the file
+    std::string module;
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+        if (roles[i].block != found.block) continue;
+        if (!by_role.empty() && roles[i].module != module)  // e.g. an encoder's and a decoder's attention
+            throw FileError(path + ": two attention layers" + where + ", '" + module + "' and '" + roles[i].module +
+                            "'; attnscope steps through one: save that layer's weights alone");
+        module = roles[i].module;
+        if (!by_role.emplace(roles[i].name, names[i]).second)
+            throw FileError(path + ": both '" + by_role[roles[i].name] + "' and '" + names[i] + "' are " + roles[i].name + where);
+        if (found.convention.empty() || found.convention == kOutProjConvention) found.convention = roles[i].convention;
+    }
     auto optional_tensor = [&](const std::string& role) -> std::optional<Array> {
         const auto it = by_role.find(role);
         if (it == by_role.end()) return std::nullopt;
@@ -115,17 +96,17 @@ SourceWeights load_attention_weights(const TensorSource& source, std::optional<s
     };
     auto tensor = [&](const std::string& role) -> Array {
         if (auto a = optional_tensor(role)) return *a;
-        throw FileError(path + ": no " + role + where + "; " + kWeightNames);
+        throw FileError(path + ": no " + role + where + " (the file's " + found.convention + " names); " +
+                        weight_conventions_text());
     };
     AttentionWeights& w = found.weights;
-    if (by_role.count("qkv.weight")) {
-        w.qkv_weight = tensor("qkv.weight");
-        w.qkv_bias = optional_tensor("qkv.bias");
-    } else {
-        w.qkv_weight = stack_qkv(tensor("q.weight"), tensor("k.weight"), tensor("v.weight"));
-        if (by_role.count("q.bias") || by_role.count("k.bias") || by_role.count("v.bias"))
-            w.qkv_bias = stack_qkv(tensor("q.bias"), tensor("k.bias"), tensor("v.bias"));
-    }
+    // q, k, v as one [3C, C] weight, or three [C, C] ones stacked in that order.
+    w.qkv_weight = by_role.count("qkv.weight") ? tensor("qkv.weight")
+                                               : stack_qkv(tensor("q.weight"), tensor("k.weight"), tensor("v.weight"));
+    if (by_role.count("qkv.bias"))
+        w.qkv_bias = tensor("qkv.bias");
+    else if (by_role.count("q.bias") || by_role.count("k.bias") || by_role.count("v.bias"))
+        w.qkv_bias = stack_qkv(tensor("q.bias"), tensor("k.bias"), tensor("v.bias"));
     w.proj_weight = tensor("proj.weight");
     w.proj_bias = tensor("proj.bias");
     const std::size_t C = dim ? *dim : w.qkv_weight.shape()[1];

@@ -1,4 +1,4 @@
-// Attention weights from a safetensors file with timm's names.
+// Attention weights from any file the user brings, under any of the conventions of core/roles.
 #pragma once
 
 #include <cstddef>
@@ -14,28 +14,27 @@ namespace attnscope {
 // "qkv.weight has shape [300, 100], expected [3*C, C] = [360, 120] for dim 120".
 std::string check_attention_weights(const AttentionWeights& weights, std::size_t dim);
 
-// Reads qkv.weight [3C, C], qkv.bias [3C] (optional), proj.weight [C, C], proj.bias [C], bare or
-// under "blocks.<block>.attn." when block is given; other tensors in the file are ignored.
-// dim: the C the weights must fit (from the input), or nothing to take C from qkv.weight.
-// Throws FileError("path: ...") for missing or mis-shaped tensors.
+// load_attention_weights(TensorSource::open(path), block, dim).weights.
 AttentionWeights load_attention_weights(const std::string& path, std::optional<std::size_t> block,
                                         std::optional<std::size_t> dim);
 
-// The attention weights of one block found in any source, under timm's names (qkv, proj) or
+// The attention weights of one block found in any source, under timm's names (qkv, proj), the
+// reference class's (qkv_proj, out_proj), nn.MultiheadAttention's (in_proj_weight, out_proj) or
 // Hugging Face ViT's (query, key, value, attention.output.dense), with where they came from.
 struct SourceWeights {
     AttentionWeights weights;
-    std::string convention;            // "timm" or "Hugging Face"
+    std::string convention;            // one of core/roles' k*Convention names
     std::optional<std::size_t> block;  // the block read, when the names carry one
 };
 
-// Hugging Face keeps q, k, v as three Linear layers; their rows stacked in that order are timm's
-// fused qkv.   query, key, value [C, ...] each -> [3C, ...]
+// Hugging Face (and nn.MultiheadAttention with kdim != embed_dim) keeps q, k, v as three Linear
+// layers; their rows stacked in that order are timm's fused qkv.   query, key, value [C, ...] each -> [3C, ...]
 Array stack_qkv(const Array& query, const Array& key, const Array& value);
 
 // Finds and loads the weights of `block` (or, when block is nothing, of the only block the source
 // holds); weights under bare names (qkv.weight ...) serve any block. dim: the C the weights must fit, or nothing to take it from the weights.
-// FileError("path: ...") when they are missing, ambiguous (several blocks) or mis-shaped.
+// FileError("path: ...") when they are missing, ambiguous (several blocks, or two layers in one
+// block) or mis-shaped.
 SourceWeights load_attention_weights(const TensorSource& source, std::optional<std::size_t> block,
                                      std::optional<std::size_t> dim);
 
