@@ -4,7 +4,7 @@
 //       [--overlay OUT.png [--block I] [--head H|mean] [--query cls|ROW,COL]]
 //       [--rollout OUT.png [--fusion mean|max|min]]
 //
-// Prints the prediction (or {"logits", "top"} as JSON), dumps logits.npy and block<I>_attn.npy,
+// Prints the prediction (or {"family", "logits", "top"} as JSON), dumps logits.npy, norm.npy and block<I>_attn.npy,
 // and writes the attention on the picture as PNG heat overlays. Bad options and files: one line on
 // stderr and exit status 2 (UsageError, FileError, ShapeError, reported by run_cli).
 #include <algorithm>
@@ -126,7 +126,8 @@ void dump(const std::string& dir, const VitTrace& trace) {
     std::filesystem::create_directories(dir, ec);
     if (ec || !std::filesystem::is_directory(dir))
         throw FileError(dir + ": cannot create the dump folder (" + ec.message() + ")");
-    write_npy(dir + "/logits.npy", trace.logits());
+    write_npy(dir + "/norm.npy", trace.at("norm").tensor().values);  // the encoder's output, every token
+    if (trace.has_head()) write_npy(dir + "/logits.npy", trace.logits());
     for (std::size_t i = 0; i < trace.blocks.size(); ++i)
         write_npy(dir + "/block" + std::to_string(i) + "_attn.npy", trace.blocks[i].attn());
 }
@@ -145,7 +146,8 @@ int run_vit_command(const VitOptions& o) {
     if (!o.overlay.empty()) outputs.push_back(o.overlay);
     if (!o.rollout.empty()) outputs.push_back(o.rollout);
     if (!o.dump.empty()) {
-        outputs.push_back(o.dump + "/logits.npy");
+        outputs.push_back(o.dump + "/norm.npy");
+        if (c.classes) outputs.push_back(o.dump + "/logits.npy");
         for (std::size_t i = 0; i < c.depth; ++i) outputs.push_back(o.dump + "/block" + std::to_string(i) + "_attn.npy");
     }
     refuse_overwrite(outputs, o.force);
@@ -157,24 +159,30 @@ int run_vit_command(const VitOptions& o) {
     if (!o.rollout.empty()) wrote.push_back(write_rollout(o, trace, input.picture));
     if (!o.dump.empty()) {
         dump(o.dump, trace);
-        wrote.push_back("wrote " + o.dump + "/logits.npy and block<I>_attn.npy [B, h, N, N] for " +
+        wrote.push_back("wrote " + o.dump + (c.classes ? "/logits.npy, " : "/") + "norm.npy and block<I>_attn.npy [B, h, N, N] for " +
                         std::to_string(c.depth) + " blocks");
     }
 
-    const Array& probs = trace.probs();
-    const std::vector<ClassProb> top = ranked_classes(probs, 0, o.top, model.labels);
+    const std::vector<ClassProb> top = trace.has_head() ? ranked_classes(trace.probs(), 0, o.top, model.labels)
+                                                        : std::vector<ClassProb>{};
     if (o.json) {
-        nlohmann::json j{{"logits", std::vector<float>(trace.logits().begin(), trace.logits().end())},
-                         {"top", nlohmann::json::array()}};
+        const std::vector<float> logits =
+            trace.has_head() ? std::vector<float>(trace.logits().begin(), trace.logits().end()) : std::vector<float>{};
+        nlohmann::json j{{"family", vit_family_name(c.family)}, {"logits", logits}, {"top", nlohmann::json::array()}};
         for (const ClassProb& t : top) j["top"].push_back({{"index", t.index}, {"label", t.label}, {"prob", t.prob}});
         std::cout << j.dump() << "\n";
         return 0;
     }
-    std::printf("%s: ViT %zux%zu, patch %zu (%zux%zu grid + class token = %zu tokens), D=%zu, %zu blocks, "
+    std::printf("%s: %s ViT %zux%zu, patch %zu (%zux%zu grid + %s = %zu tokens), D=%zu, %zu blocks, "
                 "%zu heads (%s), MLP %zu, %zu classes\n",
-                o.model.c_str(), c.image_size, c.image_size, c.patch_size, c.grid(), c.grid(), c.tokens(), c.dim,
-                c.depth, c.heads, model.heads_from.c_str(), c.mlp_hidden, c.classes);
-    std::printf("prediction: %s (p = %.4f)\n", top[0].label.c_str(), top[0].prob);
+                o.model.c_str(), vit_family_name(c.family), c.image_size, c.image_size, c.patch_size, c.grid(), c.grid(),
+                c.prefix_tokens() == 2 ? "class and distillation tokens" : "class token", c.tokens(), c.dim, c.depth,
+                c.heads, model.heads_from.c_str(), c.mlp_hidden, c.classes);
+    if (top.empty())
+        std::printf("no classifier (the encoder alone, as a Hugging Face ViTModel): no prediction; --dump writes the "
+                    "encoder's output norm.npy\n");
+    else
+        std::printf("prediction: %s (p = %.4f)\n", top[0].label.c_str(), top[0].prob);
     for (const ClassProb& t : top) std::printf("  %.4f  %s\n", t.prob, t.label.c_str());
     if (!trace.nonfinite.ok()) std::printf("%s\n", trace.nonfinite.message.c_str());
     for (const auto& line : wrote) std::printf("%s\n", line.c_str());
@@ -185,8 +193,8 @@ int run_vit_command(const VitOptions& o) {
 
 void add_vit_command(CLI::App& app, CommandAction& action) {
     auto o = std::make_shared<VitOptions>();
-    CLI::App* vit = app.add_subcommand("vit", "run a whole Vision Transformer (timm checkpoint) on an image");
-    vit->add_option("--model", o->model, "timm-named ViT checkpoint (.safetensors)")->required();
+    CLI::App* vit = app.add_subcommand("vit", "run a whole Vision Transformer (timm, DeiT, torchvision, Hugging Face) on an image");
+    vit->add_option("--model", o->model, "ViT checkpoint (.safetensors, torch.save .pt/.pth/.bin, .npz)")->required();
     vit->add_option("--image", o->image, "PNG/JPG/...: resized bilinearly (align_corners=False, no antialias) "
                                           "to the model's size, normalized with its mean/std");
     vit->add_option("--pixels", o->pixels, "already normalized float32 .npy [1, 3, H, W]");
@@ -195,7 +203,7 @@ void add_vit_command(CLI::App& app, CommandAction& action) {
     vit->add_option("--top", o->top, "how many classes to list")->check(CLI::Range(1, 1 << 20))->capture_default_str();
     add_memory_budget_option(*vit);
     vit->add_flag("--force", o->force, "overwrite existing --dump, --overlay and --rollout files");
-    vit->add_option("--dump", o->dump, "folder for logits.npy and block<I>_attn.npy");
+    vit->add_option("--dump", o->dump, "folder for logits.npy, norm.npy and block<I>_attn.npy");
     vit->add_option("--overlay", o->overlay, "PNG of one block's attention of one query over the image");
     o->overlay_only = {
         vit->add_option("--block", o->block, "block of --overlay (default: the last)")->check(CLI::Range(0, 1 << 20)),

@@ -99,9 +99,9 @@ Array token_map(const Array& matrix, std::size_t query, const PatchGrid& grid) {
     if (s.size() != 2 || s[1] != grid.tokens() || query >= s[0])
         throw ShapeError("token_map: row " + std::to_string(query) + " of " + format_shape(s) + " on a " +
                          std::to_string(grid.rows) + " x " + std::to_string(grid.cols) + " patch grid needs [N, " +
-                         std::to_string(grid.tokens()) + "] (class token + patches) with the row in range");
+                         std::to_string(grid.tokens()) + "] (class token(s) + patches) with the row in range");
     Array map = make_array({grid.rows, grid.cols});
-    const float* row = matrix.data() + query * s[1] + 1;  // skip the class-token column
+    const float* row = matrix.data() + query * s[1] + grid.prefix;  // skip the class (and distillation) token columns
     std::copy(row, row + grid.patches(), map.data());
     return map;
 }

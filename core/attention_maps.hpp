@@ -30,7 +30,7 @@ Array fuse_heads(const Array& attn, std::size_t batch, HeadFusion fusion);
 // (the max and min of heads do not sum to 1 themselves).   each [B, h, N, N] -> [N, N]
 Array attention_rollout(const std::vector<const Array*>& attns, std::size_t batch, HeadFusion fusion);
 
-// Row `query` of a token matrix over the patch tokens (the class-token column dropped), laid out
+// Row `query` of a token matrix over the patch tokens (the class and distillation token columns dropped), laid out
 // on the patch grid.   matrix [N, N'] -> [rows, cols]
 Array token_map(const Array& matrix, std::size_t query, const PatchGrid& grid);
 

@@ -177,7 +177,7 @@ bool is_bias(const Role& weight) { return weight.name.size() > 5 && weight.name.
 Role step_role(const std::string& name, const Shape& shape) {
     const std::vector<std::string> parts = components(name);
     const std::string last = lowercase(parts.back());
-    Role role{RoleKind::Step, "", "", "", block_of(parts)};
+    Role role{RoleKind::Step, "", "", "", block_of(parts), ""};
     const auto& steps = attention_step_names();
     if (names_context(last))
         role.name = shape.size() == 3 ? "merged" : "context";

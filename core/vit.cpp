@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -12,6 +13,8 @@
 
 #include "checks.hpp"
 #include "io.hpp"
+#include "tensor_source.hpp"
+#include "weights.hpp"
 #include "ops.hpp"
 #include "random.hpp"
 #include "torch_layout.hpp"
@@ -21,7 +24,6 @@ namespace attnscope {
 
 namespace {
 
-constexpr float kLayerNormEps = 1e-6f;  // timm's ViT: partial(nn.LayerNorm, eps=1e-6)
 
 std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
     return a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a ? std::numeric_limits<std::uint64_t>::max()
@@ -32,23 +34,117 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
 }
 
 // ---- reading a checkpoint -------------------------------------------------------------------
-// Tensors of one safetensors file, looked up by timm name; every error starts with the path.
+// The names of one family's tensors. '#' stands for a block's index; names are relative to the
+// model's prefix (what precedes the patch embedding's name in the file), the head's to
+// head_prefix (Hugging Face's classifier sits beside "vit.", not in it).
+struct VitNames {
+    VitFamily family;
+    const char* patch;  // the conv: <patch>.weight [D, 3, p, p], <patch>.bias
+    const char* cls;
+    const char* dist;   // nullptr: the family has no distillation token
+    const char* pos;
+    const char* block;  // the prefix of block #
+    // {weight, bias} within a block; qkv fused [3D, D], or q, k, v separate [D, D]
+    const char* norm1[2];
+    const char* qkv[2];
+    const char* q[2];
+    const char* k[2];
+    const char* v[2];
+    const char* proj[2];
+    const char* norm2[2];
+    const char* fc1[2];
+    const char* fc2[2];
+    const char* norm[2];
+    const char* head[2];  // relative to head_prefix
+    const char* head_dist[2];
+    const char* listing;  // what a checkpoint of the family holds, for "no tensor named" messages
+};
+
+constexpr VitNames kTimmNames = {
+    VitFamily::Timm, "patch_embed.proj", "cls_token", "dist_token", "pos_embed", "blocks.#.",
+    {"norm1.weight", "norm1.bias"}, {"attn.qkv.weight", "attn.qkv.bias"}, {}, {}, {},
+    {"attn.proj.weight", "attn.proj.bias"}, {"norm2.weight", "norm2.bias"}, {"mlp.fc1.weight", "mlp.fc1.bias"},
+    {"mlp.fc2.weight", "mlp.fc2.bias"}, {"norm.weight", "norm.bias"}, {"head.weight", "head.bias"},
+    {"head_dist.weight", "head_dist.bias"},
+    "a timm ViT checkpoint holds patch_embed.proj, cls_token, pos_embed, blocks.<i>.{norm1, attn.qkv, attn.proj, "
+    "norm2, mlp.fc1, mlp.fc2}, norm and head"};
+
+constexpr VitNames kTorchvisionNames = {
+    VitFamily::Torchvision, "conv_proj", "class_token", nullptr, "encoder.pos_embedding", "encoder.layers.encoder_layer_#.",
+    {"ln_1.weight", "ln_1.bias"}, {"self_attention.in_proj_weight", "self_attention.in_proj_bias"}, {}, {}, {},
+    {"self_attention.out_proj.weight", "self_attention.out_proj.bias"}, {"ln_2.weight", "ln_2.bias"},
+    {"mlp.0.weight", "mlp.0.bias"}, {"mlp.3.weight", "mlp.3.bias"}, {"encoder.ln.weight", "encoder.ln.bias"},
+    {"heads.head.weight", "heads.head.bias"}, {},
+    "a torchvision VisionTransformer holds conv_proj, class_token, encoder.pos_embedding, "
+    "encoder.layers.encoder_layer_<i>.{ln_1, self_attention, ln_2, mlp.0, mlp.3}, encoder.ln and heads.head"};
+
+constexpr VitNames kHuggingFaceNames = {
+    VitFamily::HuggingFace, "embeddings.patch_embeddings.projection", "embeddings.cls_token", nullptr,
+    "embeddings.position_embeddings", "encoder.layer.#.", {"layernorm_before.weight", "layernorm_before.bias"}, {},
+    {"attention.attention.query.weight", "attention.attention.query.bias"},
+    {"attention.attention.key.weight", "attention.attention.key.bias"},
+    {"attention.attention.value.weight", "attention.attention.value.bias"},
+    {"attention.output.dense.weight", "attention.output.dense.bias"}, {"layernorm_after.weight", "layernorm_after.bias"},
+    {"intermediate.dense.weight", "intermediate.dense.bias"}, {"output.dense.weight", "output.dense.bias"},
+    {"layernorm.weight", "layernorm.bias"}, {"classifier.weight", "classifier.bias"}, {},
+    "a Hugging Face ViT holds (vit.)embeddings.{patch_embeddings.projection, cls_token, position_embeddings}, "
+    "(vit.)encoder.layer.<i>.{layernorm_before, attention.attention.{query,key,value}, attention.output.dense, "
+    "layernorm_after, intermediate.dense, output.dense}, (vit.)layernorm and classifier"};
+
+constexpr const VitNames* kVitFamilies[] = {&kTimmNames, &kTorchvisionNames, &kHuggingFaceNames};
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string with_block(const char* pattern, std::size_t block) {
+    std::string out = pattern;
+    const std::size_t hash = out.find('#');
+    return hash == std::string::npos ? out : out.replace(hash, 1, std::to_string(block));
+}
+
+// Tensors of one checkpoint, looked up by the names of its family; every error starts with the path.
 class Checkpoint {
 public:
-    explicit Checkpoint(const std::string& path) : file_(SafetensorsFile::open(path)) {}
+    explicit Checkpoint(const std::string& path) : source_(TensorSource::open(path)) {
+        for (const TensorInfo& t : source_.tensors())
+            for (const VitNames* family : kVitFamilies)
+                if (!names_ && ends_with(t.name, std::string(family->patch) + ".weight")) {
+                    names_ = family;
+                    prefix_ = t.name.substr(0, t.name.size() - std::strlen(family->patch) - 7);
+                }
+        if (!names_) {
+            std::string wanted;
+            for (const VitNames* family : kVitFamilies) wanted += std::string(wanted.empty() ? "" : "; ") + family->listing;
+            fail("no patch embedding (patch_embed.proj.weight, conv_proj.weight or "
+                 "embeddings.patch_embeddings.projection.weight), so not a ViT checkpoint attnscope knows: " + wanted);
+        }
+        head_prefix_ = names_->family == VitFamily::HuggingFace && ends_with(prefix_, "vit.")
+                           ? prefix_.substr(0, prefix_.size() - 4)
+                           : prefix_;
+    }
 
-    const SafetensorsFile& file() const { return file_; }
-    bool has(const std::string& name) const { return file_.find(name) != nullptr; }
+    const VitNames& names() const { return *names_; }
+    VitFamily family() const {
+        return names_->dist && has(names_->dist) ? VitFamily::TimmDistilled : names_->family;
+    }
+    // The file's name for a model tensor ("blocks.#." patterns take `block`), or a head tensor.
+    std::string name(const char* relative, std::size_t block = 0) const { return prefix_ + with_block(relative, block); }
+    std::string block_name(const char* relative, std::size_t block) const {
+        return prefix_ + with_block(names_->block, block) + relative;
+    }
+    std::string head_name(const char* relative) const { return head_prefix_ + relative; }
 
-    [[noreturn]] void fail(const std::string& problem) const { throw FileError(file_.path() + ": " + problem); }
+    bool has(const std::string& relative) const { return source_.find(prefix_ + relative) != nullptr; }
+    bool has_file_name(const std::string& name) const { return source_.find(name) != nullptr; }
 
-    // The shape in the header (nothing is read yet).
+    [[noreturn]] void fail(const std::string& problem) const { throw FileError(source_.path() + ": " + problem); }
+
+    // The shape in the listing (nothing is read yet).
     Shape shape(const std::string& name) const {
-        const SafetensorsEntry* e = file_.find(name);
-        if (!e)
-            fail("no tensor named '" + name + "'; a timm ViT checkpoint holds patch_embed.proj, cls_token, pos_embed, "
-                 "blocks.<i>.{norm1, attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2}, norm and head");
-        return e->shape;
+        const TensorInfo* t = source_.find(name);
+        if (!t) fail("no tensor named '" + name + "'; " + names_->listing);
+        return t->shape;
     }
 
     // Loads `name`, which must have shape `expected`; `why` names the tensor that fixed that shape.
@@ -57,12 +153,12 @@ public:
         if (actual != expected)
             fail(name + " has shape " + format_shape(actual) + ", expected " + format_shape(expected) + " to match " +
                  why);
-        return file_.load(name);
+        return source_.load(name);
     }
 
     const std::string* metadata(const std::string& key) const {
-        const auto it = file_.metadata().find(key);
-        return it == file_.metadata().end() ? nullptr : &it->second;
+        const auto it = source_.metadata().find(key);
+        return it == source_.metadata().end() ? nullptr : &it->second;
     }
 
     // A whole number from the metadata (num_heads, image_size ...), or nothing when absent.
@@ -89,7 +185,9 @@ public:
     }
 
 private:
-    SafetensorsFile file_;
+    TensorSource source_;
+    const VitNames* names_ = nullptr;
+    std::string prefix_, head_prefix_;
 };
 
 std::size_t integer_sqrt(std::size_t n) {
@@ -99,36 +197,49 @@ std::size_t integer_sqrt(std::size_t n) {
     return r;
 }
 
-// The config, from the tensors' shapes in the header.
+// The config, from the tensors' shapes in the listing.
 VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, std::string* heads_from) {
+    const VitNames& n = ck.names();
     VitConfig cfg;
-    const Shape pw = ck.shape("patch_embed.proj.weight");  // [D, 3, p, p]
+    cfg.family = ck.family();
+    const std::string patch = ck.name(n.patch) + ".weight", pos_name = ck.name(n.pos);
+    const Shape pw = ck.shape(patch);  // [D, 3, p, p]
     if (pw.size() != 4 || pw[1] != 3 || pw[2] != pw[3] || pw[0] == 0 || pw[2] == 0)
-        ck.fail("patch_embed.proj.weight has shape " + format_shape(pw) +
-                ", expected [D, 3, p, p]: a square stride-p convolution over RGB");
+        ck.fail(patch + " has shape " + format_shape(pw) + ", expected [D, 3, p, p]: a square stride-p convolution over RGB");
     cfg.dim = pw[0];
     cfg.patch_size = pw[2];
-    const Shape pos = ck.shape("pos_embed");  // [1, N, D]
-    if (pos.size() != 3 || pos[0] != 1 || pos[2] != cfg.dim || pos[1] < 2)
-        ck.fail("pos_embed has shape " + format_shape(pos) + ", expected [1, 1 + P, D] with D = " +
-                std::to_string(cfg.dim) + " from patch_embed.proj.weight " + format_shape(pw));
-    const std::size_t grid = integer_sqrt(pos[1] - 1);
-    if (grid * grid != pos[1] - 1)
-        ck.fail("pos_embed has shape " + format_shape(pos) + ": after the class token, " + std::to_string(pos[1] - 1) +
+    const std::size_t prefix = cfg.prefix_tokens();
+    const Shape pos = ck.shape(pos_name);  // [1, N, D]
+    if (pos.size() != 3 || pos[0] != 1 || pos[2] != cfg.dim || pos[1] < prefix + 1)
+        ck.fail(pos_name + " has shape " + format_shape(pos) + ", expected [1, " + std::to_string(prefix) +
+                " + P, D] with D = " + std::to_string(cfg.dim) + " from " + patch + " " + format_shape(pw));
+    const std::size_t grid = integer_sqrt(pos[1] - prefix);
+    if (grid * grid != pos[1] - prefix)
+        ck.fail(pos_name + " has shape " + format_shape(pos) + ": after the " +
+                (prefix == 1 ? "class token, " : "class and distillation tokens, ") + std::to_string(pos[1] - prefix) +
                 " patch positions do not form a square grid");
     cfg.image_size = grid * cfg.patch_size;
     cfg.depth = 0;
-    while (ck.has("blocks." + std::to_string(cfg.depth) + ".norm1.weight")) ++cfg.depth;
-    if (cfg.depth == 0) ck.shape("blocks.0.norm1.weight");  // throws: names the missing tensor
-    const Shape fc1 = ck.shape("blocks.0.mlp.fc1.weight");  // [M, D]
-    if (fc1.size() != 2 || fc1[0] == 0)
-        ck.fail("blocks.0.mlp.fc1.weight has shape " + format_shape(fc1) + ", expected 2-D [M, D]");
+    while (ck.has_file_name(ck.block_name(n.norm1[0], cfg.depth))) ++cfg.depth;
+    if (cfg.depth == 0) ck.shape(ck.block_name(n.norm1[0], 0));  // throws: names the missing tensor
+    const std::string fc1_name = ck.block_name(n.fc1[0], 0);
+    const Shape fc1 = ck.shape(fc1_name);  // [M, D]
+    if (fc1.size() != 2 || fc1[0] == 0) ck.fail(fc1_name + " has shape " + format_shape(fc1) + ", expected 2-D [M, D]");
     cfg.mlp_hidden = fc1[0];
-    const Shape head = ck.shape("head.weight");  // [K, D]
-    if (head.size() != 2 || head[0] == 0)
-        ck.fail("head.weight has shape " + format_shape(head) + ", expected 2-D [K, D]");
-    cfg.classes = head[0];
-    cfg.qkv_bias = ck.has("blocks.0.attn.qkv.bias");
+    const std::string head_name = ck.head_name(n.head[0]);
+    if (ck.has_file_name(head_name)) {
+        const Shape head = ck.shape(head_name);  // [K, D]
+        if (head.size() != 2 || head[0] == 0) ck.fail(head_name + " has shape " + format_shape(head) + ", expected 2-D [K, D]");
+        cfg.classes = head[0];
+    } else if (cfg.family == VitFamily::HuggingFace) {
+        cfg.classes = 0;  // a ViTModel: the encoder without a classifier
+    } else if (cfg.family == VitFamily::Torchvision && ck.has_file_name(ck.head_name("heads.pre_logits.weight"))) {
+        ck.fail("heads.pre_logits is a representation layer before the head, which attnscope does not run; a "
+                "torchvision ViT built with representation_size=None has heads.head only");
+    } else {
+        ck.shape(head_name);  // throws: names the missing tensor
+    }
+    cfg.qkv_bias = ck.has_file_name(ck.block_name(n.qkv[0] ? n.qkv[1] : n.q[1], 0));
 
     const std::optional<std::size_t> meta_heads = ck.metadata_count("num_heads");
     if (heads) {
@@ -145,51 +256,72 @@ VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, st
         *heads_from = "dim / 64";
     }
     if (cfg.heads == 0 || cfg.dim % cfg.heads != 0)
-        ck.fail("dim " + std::to_string(cfg.dim) + " of patch_embed.proj.weight is not divisible by " +
-                std::to_string(cfg.heads) + " heads (from " + *heads_from + "); pass a --heads that divides it");
+        ck.fail("dim " + std::to_string(cfg.dim) + " of " + patch + " is not divisible by " + std::to_string(cfg.heads) +
+                " heads (from " + *heads_from + "); pass a --heads that divides it");
     for (const auto& [key, value] : {std::pair<const char*, std::size_t>{"image_size", cfg.image_size},
                                      std::pair<const char*, std::size_t>{"patch_size", cfg.patch_size}})
         if (const auto meta = ck.metadata_count(key); meta && *meta != value)
-            ck.fail(std::string("metadata ") + key + " = " + std::to_string(*meta) + " disagrees with the tensors (" +
-                    key + " " + std::to_string(value) + " from patch_embed.proj.weight " + format_shape(pw) +
-                    " and pos_embed " + format_shape(pos) + ")");
+            ck.fail(std::string("metadata ") + key + " = " + std::to_string(*meta) + " disagrees with the tensors (" + key +
+                    " " + std::to_string(value) + " from " + patch + " " + format_shape(pw) + " and " + pos_name + " " +
+                    format_shape(pos) + ")");
     return cfg;
 }
 
 VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
+    const VitNames& n = ck.names();
     const std::size_t D = cfg.dim, p = cfg.patch_size, M = cfg.mlp_hidden, K = cfg.classes;
-    const std::string by_dim = "dim D = " + std::to_string(D) + " of patch_embed.proj.weight";
-    const std::string by_mlp = "M = " + std::to_string(M) + " of blocks.0.mlp.fc1.weight and " + by_dim;
+    const std::string patch = ck.name(n.patch);
+    const std::string by_dim = "dim D = " + std::to_string(D) + " of " + patch + ".weight";
+    const std::string by_mlp = "M = " + std::to_string(M) + " of " + ck.block_name(n.fc1[0], 0) + " and " + by_dim;
+    const std::string qkv_bias0 = ck.block_name(n.qkv[0] ? n.qkv[1] : n.q[1], 0);
     VitWeights w;
-    w.patch_weight = ck.load("patch_embed.proj.weight", {D, 3, p, p}, by_dim);
+    w.patch_weight = ck.load(patch + ".weight", {D, 3, p, p}, by_dim);
     w.patch_weight.reshape({D, 3 * p * p});  // the conv as a linear over patchify's rows
-    w.patch_bias = ck.load("patch_embed.proj.bias", {D}, by_dim);
-    w.cls_token = ck.load("cls_token", {1, 1, D}, by_dim);
-    w.pos_embed = ck.load("pos_embed", {1, cfg.tokens(), D}, by_dim);
+    w.patch_bias = ck.load(patch + ".bias", {D}, by_dim);
+    w.cls_token = ck.load(ck.name(n.cls), {1, 1, D}, by_dim);
+    if (cfg.family == VitFamily::TimmDistilled) w.dist_token = ck.load(ck.name(n.dist), {1, 1, D}, by_dim);
+    w.pos_embed = ck.load(ck.name(n.pos), {1, cfg.tokens(), D}, by_dim);
     for (std::size_t i = 0; i < cfg.depth; ++i) {
-        const std::string b = "blocks." + std::to_string(i) + ".";
+        auto name = [&](const char* relative) { return ck.block_name(relative, i); };
         VitBlockWeights blk;
-        blk.norm1_weight = ck.load(b + "norm1.weight", {D}, by_dim);
-        blk.norm1_bias = ck.load(b + "norm1.bias", {D}, by_dim);
-        blk.attn.qkv_weight = ck.load(b + "attn.qkv.weight", {3 * D, D}, "[3*D, D] for " + by_dim);
-        if (ck.has(b + "attn.qkv.bias") != cfg.qkv_bias)
-            ck.fail(b + "attn.qkv.bias is " + (cfg.qkv_bias ? "missing" : "present") +
-                    " but blocks.0.attn.qkv.bias is " + (cfg.qkv_bias ? "present" : "missing"));
-        if (cfg.qkv_bias) blk.attn.qkv_bias = ck.load(b + "attn.qkv.bias", {3 * D}, "[3*D] for " + by_dim);
-        blk.attn.proj_weight = ck.load(b + "attn.proj.weight", {D, D}, by_dim);
-        blk.attn.proj_bias = ck.load(b + "attn.proj.bias", {D}, by_dim);
-        blk.norm2_weight = ck.load(b + "norm2.weight", {D}, by_dim);
-        blk.norm2_bias = ck.load(b + "norm2.bias", {D}, by_dim);
-        blk.fc1_weight = ck.load(b + "mlp.fc1.weight", {M, D}, by_mlp);
-        blk.fc1_bias = ck.load(b + "mlp.fc1.bias", {M}, by_mlp);
-        blk.fc2_weight = ck.load(b + "mlp.fc2.weight", {D, M}, by_mlp);
-        blk.fc2_bias = ck.load(b + "mlp.fc2.bias", {D}, by_dim);
+        blk.norm1_weight = ck.load(name(n.norm1[0]), {D}, by_dim);
+        blk.norm1_bias = ck.load(name(n.norm1[1]), {D}, by_dim);
+        // q, k, v: one [3D, D] linear (timm, torchvision), or three [D, D] ones stacked in that order.
+        const std::string why_qkv = "[3*D, D] for " + by_dim;
+        if (n.qkv[0])
+            blk.attn.qkv_weight = ck.load(name(n.qkv[0]), {3 * D, D}, why_qkv);
+        else
+            blk.attn.qkv_weight = stack_qkv(ck.load(name(n.q[0]), {D, D}, by_dim), ck.load(name(n.k[0]), {D, D}, by_dim),
+                                            ck.load(name(n.v[0]), {D, D}, by_dim));
+        const std::string bias_name = name(n.qkv[0] ? n.qkv[1] : n.q[1]);
+        if (ck.has_file_name(bias_name) != cfg.qkv_bias)
+            ck.fail(bias_name + " is " + (cfg.qkv_bias ? "missing" : "present") + " but " + qkv_bias0 + " is " +
+                    (cfg.qkv_bias ? "present" : "missing"));
+        if (cfg.qkv_bias)
+            blk.attn.qkv_bias = n.qkv[0] ? ck.load(name(n.qkv[1]), {3 * D}, "[3*D] for " + by_dim)
+                                         : stack_qkv(ck.load(name(n.q[1]), {D}, by_dim), ck.load(name(n.k[1]), {D}, by_dim),
+                                                     ck.load(name(n.v[1]), {D}, by_dim));
+        blk.attn.proj_weight = ck.load(name(n.proj[0]), {D, D}, by_dim);
+        blk.attn.proj_bias = ck.load(name(n.proj[1]), {D}, by_dim);
+        blk.norm2_weight = ck.load(name(n.norm2[0]), {D}, by_dim);
+        blk.norm2_bias = ck.load(name(n.norm2[1]), {D}, by_dim);
+        blk.fc1_weight = ck.load(name(n.fc1[0]), {M, D}, by_mlp);
+        blk.fc1_bias = ck.load(name(n.fc1[1]), {M}, by_mlp);
+        blk.fc2_weight = ck.load(name(n.fc2[0]), {D, M}, by_mlp);
+        blk.fc2_bias = ck.load(name(n.fc2[1]), {D}, by_dim);
         w.blocks.push_back(std::move(blk));
     }
-    w.norm_weight = ck.load("norm.weight", {D}, by_dim);
-    w.norm_bias = ck.load("norm.bias", {D}, by_dim);
-    w.head_weight = ck.load("head.weight", {K, D}, by_dim);
-    w.head_bias = ck.load("head.bias", {K}, "K = " + std::to_string(K) + " classes of head.weight");
+    w.norm_weight = ck.load(ck.name(n.norm[0]), {D}, by_dim);
+    w.norm_bias = ck.load(ck.name(n.norm[1]), {D}, by_dim);
+    if (K > 0) {
+        const std::string by_classes = "K = " + std::to_string(K) + " classes of " + ck.head_name(n.head[0]);
+        w.head_weight = ck.load(ck.head_name(n.head[0]), {K, D}, by_dim);
+        w.head_bias = ck.load(ck.head_name(n.head[1]), {K}, by_classes);
+        if (cfg.family == VitFamily::TimmDistilled) {
+            w.head_dist_weight = ck.load(ck.head_name(n.head_dist[0]), {K, D}, by_classes + " and " + by_dim);
+            w.head_dist_bias = ck.load(ck.head_name(n.head_dist[1]), {K}, by_classes);
+        }
+    }
     return w;
 }
 
@@ -269,11 +401,97 @@ const Step& find_step(const std::vector<Step>& steps, std::string_view name, con
     throw std::out_of_range(std::string(where) + " has no step named '" + std::string(name) + "'");
 }
 
+// The PyTorch lines of one family's forward, shown with each step (the numbers are the same).
+struct VitLines {
+    const char* patch_embed;
+    const char* patch_weight;  // the conv's weight, as the code names it
+    const char* tokens;
+    const char* cls;
+    const char* embed;
+    const char* pos;
+    const char* norm1;
+    const char* norm1_weight;
+    const char* attn;
+    const char* residual1;
+    const char* residual1_branch;  // the second operand of residual1
+    const char* norm2;
+    const char* norm2_weight;
+    const char* fc1;
+    const char* fc1_weight;
+    const char* act;
+    const char* fc2;
+    const char* fc2_weight;
+    const char* residual2;
+    const char* residual2_branch;
+    const char* norm;
+    const char* norm_weight;
+    const char* cls_out;
+    const char* logits;
+    const char* head_weight;
+};
+
+constexpr VitLines kTimmLines = {
+    "self.patch_embed.proj(x).flatten(2).transpose(1, 2)", "self.patch_embed.proj.weight",
+    "torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)", "self.cls_token", "x = x + self.pos_embed",
+    "self.pos_embed", "self.norm1(x)", "self.norm1.weight", "self.attn(x)", "x = x + self.attn(self.norm1(x))",
+    "self.attn(self.norm1(x))", "self.norm2(x)", "self.norm2.weight", "self.mlp.fc1(x)", "self.mlp.fc1.weight",
+    "self.mlp.act(x)", "self.mlp.fc2(x)", "self.mlp.fc2.weight", "x = x + self.mlp(self.norm2(x))",
+    "self.mlp(self.norm2(x))", "self.norm(x)", "self.norm.weight", "x[:, 0]", "self.head(x)", "self.head.weight"};
+
+constexpr VitLines kDistilledLines = {
+    "self.patch_embed.proj(x).flatten(2).transpose(1, 2)", "self.patch_embed.proj.weight",
+    "torch.cat((self.cls_token.expand(B, -1, -1), self.dist_token.expand(B, -1, -1), x), dim=1)", "self.cls_token",
+    "x = x + self.pos_embed", "self.pos_embed", "self.norm1(x)", "self.norm1.weight", "self.attn(x)",
+    "x = x + self.attn(self.norm1(x))", "self.attn(self.norm1(x))", "self.norm2(x)", "self.norm2.weight",
+    "self.mlp.fc1(x)", "self.mlp.fc1.weight", "self.mlp.act(x)", "self.mlp.fc2(x)", "self.mlp.fc2.weight",
+    "x = x + self.mlp(self.norm2(x))", "self.mlp(self.norm2(x))", "self.norm(x)", "self.norm.weight", "x[:, 0]",
+    "(self.head(x[:, 0]) + self.head_dist(x[:, 1])) / 2", "self.head.weight"};
+
+constexpr VitLines kTorchvisionLines = {
+    "self.conv_proj(x).reshape(n, self.hidden_dim, n_h * n_w).permute(0, 2, 1)", "self.conv_proj.weight",
+    "torch.cat([self.class_token.expand(n, -1, -1), x], dim=1)", "self.class_token",
+    "input = input + self.pos_embedding", "self.encoder.pos_embedding", "x = self.ln_1(input)", "self.ln_1.weight",
+    "x, _ = self.self_attention(x, x, x, need_weights=False)", "x = x + input", "self.self_attention(x, x, x)",
+    "y = self.ln_2(x)", "self.ln_2.weight", "self.mlp[0](y)", "self.mlp[0].weight", "self.mlp[1](y)",
+    "self.mlp[3](y)", "self.mlp[3].weight", "return x + y", "y = self.mlp(y)", "self.encoder.ln(x)",
+    "self.encoder.ln.weight", "x[:, 0]", "self.heads(x)", "self.heads.head.weight"};
+
+constexpr VitLines kHuggingFaceLines = {
+    "self.patch_embeddings(pixel_values)", "self.patch_embeddings.projection.weight",
+    "torch.cat((self.cls_token.expand(batch_size, -1, -1), embeddings), dim=1)", "self.cls_token",
+    "embeddings = embeddings + self.position_embeddings", "self.position_embeddings",
+    "self.layernorm_before(hidden_states)", "self.layernorm_before.weight",
+    "self.attention(self.layernorm_before(hidden_states))", "hidden_states = attention_output + hidden_states",
+    "attention_output", "layer_output = self.layernorm_after(hidden_states)", "self.layernorm_after.weight",
+    "self.intermediate.dense(hidden_states)", "self.intermediate.dense.weight",
+    "self.intermediate.intermediate_act_fn(hidden_states)", "self.output.dense(hidden_states)",
+    "self.output.dense.weight", "hidden_states = hidden_states + input_tensor", "self.output.dense(...)",
+    "sequence_output = self.layernorm(sequence_output)", "self.layernorm.weight", "sequence_output[:, 0, :]",
+    "self.classifier(sequence_output[:, 0, :])", "self.classifier.weight"};
+
+const VitLines& lines_of(VitFamily family) {
+    switch (family) {
+        case VitFamily::TimmDistilled: return kDistilledLines;
+        case VitFamily::Torchvision: return kTorchvisionLines;
+        case VitFamily::HuggingFace: return kHuggingFaceLines;
+        case VitFamily::Timm: break;
+    }
+    return kTimmLines;
+}
+
+// "b n C -> b n C  (normalize over C, eps 1e-6)"
+std::string layernorm_formula(const VitConfig& cfg) {
+    return cfg.family == VitFamily::HuggingFace ? "b n C -> b n C  (normalize over C, eps 1e-12)"
+                                                : "b n C -> b n C  (normalize over C, eps 1e-6)";
+}
+
 // x = x + blk.attn(blk.norm1(x)); x = x + blk.mlp(blk.norm2(x))                     [B, N, D]
 VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeights& w, const Tensor& x,
                         const std::string& x_name, Progress& progress) {
     const std::size_t N = cfg.tokens(), D = cfg.dim, M = cfg.mlp_hidden;
     const Shape bnd{B, N, D};
+    const VitLines& code = lines_of(cfg.family);
+    const float eps = cfg.layer_norm_eps();
     VitBlockTrace blk;
     auto& steps = blk.steps;
     steps.reserve(vit_block_step_names().size());  // references handed out stay valid
@@ -281,41 +499,41 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
     // self.norm1(x)                                                          [B, N, D]
     const Step& norm1 = record(
         steps, progress,
-        {"norm1", "layernorm", "self.norm1(x)", "b n C -> b n C  (normalize over C, eps 1e-6)", {x_name},
-         {{"x", bnd}, operand("self.norm1.weight", w.norm1_weight)},
+        {"norm1", "layernorm", code.norm1, layernorm_formula(cfg), {x_name},
+         {{"x", bnd}, operand(code.norm1_weight, w.norm1_weight)},
          "new contiguous tensor: every token is normalized to mean 0, variance 1, then scaled and shifted"},
-        layer_norm(x, w.norm1_weight, w.norm1_bias, kLayerNormEps, "norm1.weight"));
+        layer_norm(x, w.norm1_weight, w.norm1_bias, eps, "norm1.weight"));
 
     // self.attn(x): the 17 recorded steps of the single-layer pipeline        [B, N, D]
     blk.attention = run_attention(cfg.attention(B), w.attn, contiguous(norm1.view()), progress.nested());  // shares norm1's values
     progress.advance(blk.attention.steps.size());
     const Step& attn_out = record(
         steps, progress,
-        {"attn_out", "attention", "self.attn(x)", "b n C -> b n C  (multi-head self-attention)", {"norm1"},
+        {"attn_out", "attention", code.attn, "b n C -> b n C  (multi-head self-attention)", {"norm1"},
          {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
         blk.attention.at("out_drop").view());
 
     // x = x + self.attn(self.norm1(x))                                        [B, N, D]
     const Step& residual1 = record(
         steps, progress,
-        {"residual1", "add", "x = x + self.attn(self.norm1(x))", "b n C, b n C -> b n C", {x_name, "attn_out"},
-         {{"x", bnd}, {"self.attn(self.norm1(x))", bnd}},
+        {"residual1", "add", code.residual1, "b n C, b n C -> b n C", {x_name, "attn_out"},
+         {{"x", bnd}, {code.residual1_branch, bnd}},
          "new contiguous tensor: the residual connection adds the attention's output to the block's input"},
         add(x, attn_out.tensor(), "x", "attn_out"));
 
     // self.norm2(x)                                                           [B, N, D]
     const Step& norm2 = record(
         steps, progress,
-        {"norm2", "layernorm", "self.norm2(x)", "b n C -> b n C  (normalize over C, eps 1e-6)", {"residual1"},
-         {{"x", bnd}, operand("self.norm2.weight", w.norm2_weight)},
+        {"norm2", "layernorm", code.norm2, layernorm_formula(cfg), {"residual1"},
+         {{"x", bnd}, operand(code.norm2_weight, w.norm2_weight)},
          "new contiguous tensor: the MLP's input, normalized per token like norm1"},
-        layer_norm(residual1.tensor(), w.norm2_weight, w.norm2_bias, kLayerNormEps, "norm2.weight"));
+        layer_norm(residual1.tensor(), w.norm2_weight, w.norm2_bias, eps, "norm2.weight"));
 
     // self.mlp.fc1(x)                                                         [B, N, M]
     const Step& fc1 = record(
         steps, progress,
-        {"fc1", "linear", "self.mlp.fc1(x)", "b n C, M C -> b n M", {"norm2"},
-         {{"x", bnd}, operand("self.mlp.fc1.weight", w.fc1_weight)},
+        {"fc1", "linear", code.fc1, "b n C, M C -> b n M", {"norm2"},
+         {{"x", bnd}, operand(code.fc1_weight, w.fc1_weight)},
          "new contiguous tensor: nn.Linear widens every token from D = " + std::to_string(D) + " to M = " +
              std::to_string(M)},
         linear(norm2.tensor(), w.fc1_weight, &w.fc1_bias, "M", "mlp.fc1.weight", w.fc1_packed.get()));
@@ -323,22 +541,22 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
     // self.mlp.act(x)                                                         [B, N, M]
     const Step& act = record(
         steps, progress,
-        {"gelu", "gelu", "self.mlp.act(x)", "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
+        {"gelu", "gelu", code.act, "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
          {{"x", {B, N, M}}}, "new contiguous tensor: nn.GELU(), the exact erf form"},
         gelu(fc1.tensor()));
 
     // self.mlp.fc2(x)                                                         [B, N, D]
     const Step& fc2 = record(
         steps, progress,
-        {"fc2", "linear", "self.mlp.fc2(x)", "b n M, C M -> b n C", {"gelu"},
-         {{"x", {B, N, M}}, operand("self.mlp.fc2.weight", w.fc2_weight)},
+        {"fc2", "linear", code.fc2, "b n M, C M -> b n C", {"gelu"},
+         {{"x", {B, N, M}}, operand(code.fc2_weight, w.fc2_weight)},
          "new contiguous tensor: nn.Linear narrows every token back to D"},
         linear(act.tensor(), w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight", w.fc2_packed.get()));
 
     // x = x + self.mlp(self.norm2(x))                                         [B, N, D]
     record(steps, progress,
-           {"residual2", "add", "x = x + self.mlp(self.norm2(x))", "b n C, b n C -> b n C", {"residual1", "fc2"},
-            {{"x", bnd}, {"self.mlp(self.norm2(x))", bnd}},
+           {"residual2", "add", code.residual2, "b n C, b n C -> b n C", {"residual1", "fc2"},
+            {{"x", bnd}, {code.residual2_branch, bnd}},
             "new contiguous tensor: the second residual connection; this is the block's output"},
            add(residual1.tensor(), fc2.tensor(), "x", "fc2"));
     return blk;
@@ -417,8 +635,8 @@ std::vector<std::string> validate(const VitConfig& c, std::size_t batch, std::ui
     if (c.patch_size && (c.image_size == 0 || c.image_size % c.patch_size != 0))
         problems.push_back("image size " + std::to_string(c.image_size) + " is not a positive multiple of the patch size " +
                            std::to_string(c.patch_size));
-    if (c.dim == 0 || c.depth == 0 || c.mlp_hidden == 0 || c.classes == 0 || batch == 0)
-        problems.push_back("dim, depth, MLP width, classes and batch must all be at least 1");
+    if (c.dim == 0 || c.depth == 0 || c.mlp_hidden == 0 || batch == 0)
+        problems.push_back("dim, depth, MLP width and batch must all be at least 1");
     if (c.heads == 0 || (c.dim % c.heads) != 0)
         problems.push_back("dim " + std::to_string(c.dim) + " is not divisible by " + std::to_string(c.heads) +
                            " heads (head_dim c = D / h must be a whole number); pass a --heads that divides it");
@@ -489,7 +707,9 @@ Array sincos_pos_embed(std::size_t dim, std::size_t grid) {
     return pos;
 }
 
-VitModel fresh_vit_model(const VitConfig& cfg, std::uint64_t seed) {
+VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed) {
+    VitConfig cfg = config;
+    cfg.family = VitFamily::Timm;  // timm's initialisation and names, one class token
     const auto problems = validate(cfg, 1, std::numeric_limits<std::uint64_t>::max());
     if (!problems.empty()) throw std::invalid_argument(problems.front());
     const std::size_t D = cfg.dim, p = cfg.patch_size, M = cfg.mlp_hidden, K = cfg.classes;
@@ -534,6 +754,16 @@ VitModel fresh_vit_model(const VitConfig& cfg, std::uint64_t seed) {
     return m;
 }
 
+const char* vit_family_name(VitFamily family) {
+    switch (family) {
+        case VitFamily::TimmDistilled: return "timm DeiT (distilled)";
+        case VitFamily::Torchvision: return "torchvision";
+        case VitFamily::HuggingFace: return "Hugging Face";
+        case VitFamily::Timm: break;
+    }
+    return "timm";
+}
+
 const Step& VitBlockTrace::at(std::string_view name) const { return find_step(steps, name, "the block"); }
 
 const Step& VitTrace::at(std::string_view name) const {
@@ -564,7 +794,10 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     const std::size_t B = pixels.values.shape()[0], S = cfg.image_size, p = cfg.patch_size, P = cfg.patches();
     const std::size_t N = cfg.tokens(), D = cfg.dim, K = cfg.classes;
     const std::size_t per_block = vit_block_step_names().size() + attention_step_names().size();
-    Progress progress(hooks, vit_embed_step_names().size() + cfg.depth * per_block + vit_head_step_names().size());
+    const std::size_t head_steps = K > 0 ? vit_head_step_names().size() : 2;  // norm, cls_out without a classifier
+    Progress progress(hooks, vit_embed_step_names().size() + cfg.depth * per_block + head_steps);
+    const VitLines& code = lines_of(cfg.family);
+    const bool distilled = cfg.family == VitFamily::TimmDistilled;
     VitTrace t;
     t.config = cfg;
     t.grid = PatchGrid::of(cfg);
@@ -593,30 +826,34 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     // self.patch_embed(x): the conv as a linear over the patches             [B, P, D]
     const Step& patch_embed = record(
         t.embed, progress,
-        {"patch_embed", "linear", "self.patch_embed.proj(x).flatten(2).transpose(1, 2)",
-         "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
-         {{"x", {B, 3, S, S}}, {"self.patch_embed.proj.weight", {D, 3, p, p}}},
+        {"patch_embed", "linear", code.patch_embed, "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
+         {{"x", {B, 3, S, S}}, {code.patch_weight, {D, 3, p, p}}},
          "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
              std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
         linear(patches.tensor(), w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight",
                w.patch_packed.get()));
 
     // torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)                 [B, N, D]
-    Tensor tokens = concat(expand(Tensor{w.cls_token, {"1", "1", "C"}}, {B, 1, D}), patch_embed.tensor(), 1,
-                           "cls_token", "x");
+    // (DeiT distilled: the class token, then the distillation token, then the patches)
+    Tensor prefix = expand(Tensor{w.cls_token, {"1", "1", "C"}}, {B, 1, D});
+    if (distilled)
+        prefix = concat(prefix, expand(Tensor{w.dist_token, {"1", "1", "C"}}, {B, 1, D}), 1, "cls_token", "dist_token");
+    Tensor tokens = concat(prefix, patch_embed.tensor(), 1, distilled ? "tokens" : "cls_token", "x");
     tokens.axes = {"B", "N", "C"};
     const Step& cat = record(
         t.embed, progress,
-        {"tokens", "cat", "torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)", "b P D -> b (1 + P) D",
-         {"patch_embed"}, {operand("self.cls_token", w.cls_token), {"x", {B, P, D}}},
-         "new contiguous tensor: the learned class token is put before the patches; its output feeds the head"},
+        {"tokens", "cat", code.tokens, distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {"patch_embed"},
+         {operand(code.cls, w.cls_token), {"x", {B, P, D}}},
+         distilled ? "new contiguous tensor: the learned class token and distillation token are put before the "
+                     "patches; their outputs feed the two heads"
+                   : "new contiguous tensor: the learned class token is put before the patches; its output feeds the head"},
         std::move(tokens));
 
     // x = x + self.pos_embed                                                  [B, N, D]
     const Step& embed = record(
         t.embed, progress,
-        {"embed", "add", "x = x + self.pos_embed", "b n D, 1 n D -> b n D", {"tokens"},
-         {{"x", {B, N, D}}, operand("self.pos_embed", w.pos_embed)},
+        {"embed", "add", code.embed, "b n D, 1 n D -> b n D", {"tokens"},
+         {{"x", {B, N, D}}, operand(code.pos, w.pos_embed)},
          "new contiguous tensor: every token gets the embedding of its position (the class token too)"},
         add(cat.tensor(), Tensor{w.pos_embed, {"1", "N", "C"}}, "x", "pos_embed"));
 
@@ -632,24 +869,37 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     // self.norm(x)                                                            [B, N, D]
     const Step& norm = record(
         t.head, progress,
-        {"norm", "layernorm", "self.norm(x)", "b n C -> b n C  (normalize over C, eps 1e-6)", {x_name},
-         {{"x", {B, N, D}}, operand("self.norm.weight", w.norm_weight)}, "new contiguous tensor: the final LayerNorm"},
-        layer_norm(*x, w.norm_weight, w.norm_bias, kLayerNormEps, "norm.weight"));
+        {"norm", "layernorm", code.norm, layernorm_formula(cfg), {x_name},
+         {{"x", {B, N, D}}, operand(code.norm_weight, w.norm_weight)}, "new contiguous tensor: the final LayerNorm"},
+        layer_norm(*x, w.norm_weight, w.norm_bias, cfg.layer_norm_eps(), "norm.weight"));
 
     // x[:, 0]: the class token                                                [B, D]
     const Step& cls_out = record(
         t.head, progress,
-        {"cls_out", "select", "x[:, 0]", "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
-         "view, no copy: the class token's row of every image; only it reaches the head"},
+        {"cls_out", "select", code.cls_out, "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
+         K > 0 ? "view, no copy: the class token's row of every image; only it reaches the head"
+               : "view, no copy: the class token's row of every image (this model has no classifier)"},
         select_view(norm.view(), 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
+    if (K == 0) {  // a Hugging Face ViTModel: the encoder's output is the result
+        t.nonfinite = first_nonfinite(t);
+        return t;
+    }
 
     // self.head(x)                                                            [B, K]
+    // (DeiT distilled in eval: the mean of the class token's head and the distillation token's)
+    Tensor head = linear(cls_out.tensor(), w.head_weight, &w.head_bias, "K", "head.weight");
+    if (distilled) {
+        const Tensor dist = linear(gather(select_view(norm.view(), 1, 1)), w.head_dist_weight, &w.head_dist_bias, "K",
+                                   "head_dist.weight");  // x[:, 1]  [B, D] -> [B, K]
+        head = scale(add(head, dist, "head", "head_dist"), 0.5f);
+    }
     const Step& logits = record(
         t.head, progress,
-        {"logits", "linear", "self.head(x)", "b C, K C -> b K", {"cls_out"},
-         {{"x", {B, D}}, operand("self.head.weight", w.head_weight)},
-         "new contiguous tensor: one score per class (" + std::to_string(K) + ")"},
-        linear(cls_out.tensor(), w.head_weight, &w.head_bias, "K", "head.weight"));
+        {"logits", "linear", code.logits, "b C, K C -> b K", {"cls_out"},
+         {{"x", {B, D}}, operand(code.head_weight, w.head_weight)},
+         "new contiguous tensor: one score per class (" + std::to_string(K) + ")" +
+             (distilled ? std::string(", the mean of the class head's and the distillation head's") : std::string())},
+        std::move(head));
 
     // logits.softmax(dim=-1)                                                  [B, K]
     record(t.head, progress,

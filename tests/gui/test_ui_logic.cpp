@@ -510,7 +510,9 @@ TEST_CASE("tensor file extensions, any case") {
     CHECK(is_tensor_file("x.npy"));
     CHECK(is_tensor_file("dump.NPZ"));
     CHECK(is_tensor_file("model.safetensors"));
-    CHECK(!is_tensor_file("model.pt"));
+    CHECK(is_tensor_file("model.pt"));
+    CHECK(is_tensor_file("pytorch_model.BIN"));
+    CHECK(!is_tensor_file("model.txt"));
     CHECK(!is_tensor_file("npy"));
     CHECK(!is_tensor_file("x.npy.txt"));
 }

@@ -25,7 +25,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 bool is_tensor_file(const std::string& name) {
     const std::string n = lower(name);
-    return ends_with(n, ".npy") || ends_with(n, ".npz") || ends_with(n, ".safetensors");
+    for (const char* ext : {".npy", ".npz", ".safetensors", ".pt", ".pth", ".bin", ".ckpt"})
+        if (ends_with(n, ext)) return true;
+    return false;
 }
 
 bool is_image_file(const std::string& name) {

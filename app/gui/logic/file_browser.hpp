@@ -14,7 +14,7 @@ struct DirEntry {
     std::uintmax_t size = 0; // bytes (files)
 };
 
-// .npy, .npz, .safetensors (any case).
+// .npy, .npz, .safetensors and torch.save's .pt, .pth, .bin, .ckpt (any case).
 bool is_tensor_file(const std::string& name);
 
 // .png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm (any case): a picture for the ViT.

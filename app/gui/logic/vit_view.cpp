@@ -19,7 +19,8 @@ std::optional<PatchPick> patch_at(float x, float y, float width, float height, c
 
 std::string query_name(std::size_t token, const PatchGrid& grid) {
     if (token == 0 || grid.cols == 0) return tr("class token");
-    const std::size_t p = token - 1;
+    if (token < grid.prefix) return tr("distillation token");
+    const std::size_t p = token - grid.prefix;
     return tr("patch (") + std::to_string(p / grid.cols) + ", " + std::to_string(p % grid.cols) + ")";
 }
 

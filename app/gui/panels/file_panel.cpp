@@ -1,4 +1,4 @@
-// File > Open: a file browser drawn in ImGui (folders first, .npy/.npz/.safetensors, a folder of
+// File > Open: a file browser drawn in ImGui (folders first, torch.save/.npy/.npz/.safetensors, a folder of
 // .npy opened as one source), and the modal that says why a file could not be opened. Both only
 // write requests into UiState (open_request); the frame loop runs trace_from_file in the worker.
 #include <imgui.h>
@@ -66,7 +66,7 @@ void DrawFileBrowser(UiState& ui) {
         if (ui::is_openable_file(typed)) RequestOpen(ui, typed);  // a file path typed in: open it
         else GoTo(ui, typed);
     }
-    ImGui::TextDisabled(tr(".npy, .npz, .safetensors files, folders, and pictures for the ViT; double-click opens"));
+    ImGui::TextDisabled(tr(".pt, .pth, .bin, .ckpt (torch.save), .npy, .npz, .safetensors files, folders, and pictures for the ViT; double-click opens"));
 
     const float footer = ImGui::GetFrameHeightWithSpacing() * 2.2f;
     if (ImGui::BeginChild("entries", ImVec2(0, -footer), true)) {
@@ -75,7 +75,7 @@ void DrawFileBrowser(UiState& ui) {
             ImGui::TextColored(BadColor(), tr("\u2717 cannot list %s"), listing.error.c_str());
             ImGui::PopTextWrapPos();
         } else if (listing.entries.empty()) {
-            ImGui::TextDisabled(tr("No folders and no .npy, .npz or .safetensors files here."));
+            ImGui::TextDisabled(tr("No folders and no .pt, .pth, .bin, .ckpt, .npy, .npz or .safetensors files here."));
         }
         for (std::size_t i = 0; i < listing.entries.size(); ++i) {
             const ui::DirEntry& e = listing.entries[i];

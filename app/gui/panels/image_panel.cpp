@@ -33,8 +33,8 @@ void PatchRect(const PatchGrid& grid, ImVec2 p0, float side, ui::PatchPick p, Im
 }
 
 std::optional<ui::PatchPick> QueryPatch(std::size_t token, const PatchGrid& grid) {
-    if (token == 0 || token >= grid.tokens() || grid.cols == 0) return std::nullopt;
-    return ui::PatchPick{(token - 1) / grid.cols, (token - 1) % grid.cols};
+    if (token < grid.prefix || token >= grid.tokens() || grid.cols == 0) return std::nullopt;
+    return ui::PatchPick{(token - grid.prefix) / grid.cols, (token - grid.prefix) % grid.cols};
 }
 
 // A square picture the user can click: hover outlines a patch, a click makes it the query,
@@ -82,6 +82,13 @@ bool ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
 }
 
 void Prediction(const VitSnapshot& vit, float width) {
+    if (!vit.trace.has_head()) {
+        ImGui::TextDisabled(tr("no classifier"));
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(tr("this checkpoint is the encoder alone (a Hugging Face ViTModel): it has no head, so no "
+                                 "prediction; every block's attention is here"));
+        return;
+    }
     const auto top = ranked_classes(vit.trace.probs(), 0, 5, vit.labels);
     if (vit.fresh_patch) ImGui::TextColored(WarnColor(), tr("prediction (random weights: chance)"));
     else ImGui::TextDisabled(tr("prediction"));

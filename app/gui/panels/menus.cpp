@@ -19,7 +19,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             ImGui::SetTooltip(tr("Writes the inspector's current slice as a PNG: choose the folder and name (asks before replacing a file)"));
         if (ImGui::MenuItem(tr("Open ..."), "Ctrl+O")) OpenFileBrowser(ui);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("Your saved activations (.npz, .safetensors, a folder of .npy), a dump or a checkpoint; "
+            ImGui::SetTooltip(tr("Your saved activations (torch.save .pt/.pth, .npz, .safetensors, a folder of .npy), a dump or a checkpoint; "
                               "you can also drop a file on the window"));
         if (ImGui::BeginMenu(tr("Open recent"), !ui.recent_files.empty())) {
             for (const std::string& path : ui.recent_files)
