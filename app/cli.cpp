@@ -248,6 +248,7 @@ struct BenchExtras {
     bool vit_b = false;
     bool sgemm = false;
     std::string open_path;
+    std::string vit_model;
 };
 
 int cmd_bench(const ConfigOptions& o, std::size_t repeat, bool json, const BenchExtras& extra) {
@@ -258,6 +259,10 @@ int cmd_bench(const ConfigOptions& o, std::size_t repeat, bool json, const Bench
     }
     if (!extra.open_path.empty()) {
         std::cout << bench_open(extra.open_path, repeat).dump() << "\n";
+        return 0;
+    }
+    if (!extra.vit_model.empty()) {
+        std::cout << bench_vit_model(extra.vit_model, repeat).dump() << "\n";
         return 0;
     }
     if (extra.vit_b) {
@@ -394,6 +399,8 @@ int run_cli(int argc, char** argv) {
     bench->add_flag("--vit-b", bench_extras.vit_b, "ViT-B/16 on a 224x224 image instead (random weights), JSON");
     bench->add_flag("--sgemm", bench_extras.sgemm, "OpenBLAS sgemm GFLOP/s on 1 thread and on all, JSON");
     bench->add_option("--open", bench_extras.open_path, "time opening FILE and listing its tensors, JSON");
+    bench->add_option("--vit-model", bench_extras.vit_model,
+                      "time loading a ViT checkpoint (against reading the file once) and its forward, JSON");
 
     CommandAction file_command, vit_command, teach_command, handout_command;
     add_file_commands(app, file_command);

@@ -2,24 +2,30 @@
 // recorded run costs, and opening a file. Each prints one JSON line for bench/run_all.sh.
 //
 //   bench --vit-b [--repeat R]      ViT-B/16 on one 224x224 image, random weights (timm names)
+//   bench --vit-model FILE [--repeat R]  a user's ViT checkpoint: load time, read-once time, forward
 //   bench --sgemm                   OpenBLAS sgemm GFLOP/s, 1 thread and all threads
 //   bench --open FILE [--repeat R]  TensorSource::open + listing the tensors (no values read)
 #include "cli_bench.hpp"
 
 #include <cblas.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "io.hpp"
+#include "memory_budget.hpp"
 #include "pipeline.hpp"
 #include "random.hpp"
 #include "tensor_source.hpp"
@@ -175,6 +181,47 @@ nlohmann::json bench_vit_b(std::size_t repeat) {
     j["gflop"] = gflop;
     j["gflops_per_s"] = gflop / (j["median_ms"].get<double>() * 1e-3);
     j["rss_with_model_bytes"] = model_rss;
+    return j;
+}
+
+namespace {
+
+// Reads the whole file with pread(2) into one new buffer of its size: what reading it into memory
+// once costs (the page cache is warm: the file was just loaded).
+double read_once_ms(const std::string& path) {
+    const auto start = Clock::now();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw FileError(path + ": cannot open it to time a read");
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    const std::size_t bytes = size > 0 ? static_cast<std::size_t>(size) : 0;
+    const std::unique_ptr<char[]> buffer(new char[bytes ? bytes : 1]);  // not zeroed: read(2) writes each byte
+    for (std::size_t done = 0; done < bytes;) {
+        const ssize_t n = ::pread(fd, buffer.get() + done, bytes - done, static_cast<off_t>(done));
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    return ms_since(start);
+}
+
+}  // namespace
+
+nlohmann::json bench_vit_model(const std::string& path, std::size_t repeat) {
+    // The load first, in a process that has allocated nothing yet, as `attnscope vit` does; then one
+    // read of the file into new memory while the model is still held (neither reuses the other's pages).
+    const auto start = Clock::now();
+    const VitModel model = load_vit_model(path, std::nullopt, memory_budget());
+    const double load_ms = ms_since(start);
+    const double read_ms = read_once_ms(path);
+    const VitConfig& cfg = model.config;
+    Tensor pixels{make_array({1, 3, cfg.image_size, cfg.image_size}), {"B", "3", "H", "W"}};
+    Rng rng(0, 1);
+    for (float& v : pixels.values) v = rng.normal();
+    nlohmann::json j = time_and_measure(repeat, [&] { return run_vit(model, pixels); });
+    j["family"] = vit_family_name(cfg.family);
+    j["load_ms"] = load_ms;
+    j["read_once_ms"] = read_ms;
+    j["file"] = path;
     return j;
 }
 

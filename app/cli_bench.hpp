@@ -21,6 +21,11 @@ nlohmann::json bench_attention(const AttentionConfig& config, std::size_t repeat
 // ViT-B/16 on one 224x224 image (random weights, timm names), every step recorded; peak RSS.
 nlohmann::json bench_vit_b(std::size_t repeat);
 
+// A ViT checkpoint the user has (any family, any format): the time to load it (load_vit_model:
+// read, convert, pack) against the time to read the file's bytes once, and its forward on one
+// image of its size (random pixels), every step recorded.
+nlohmann::json bench_vit_model(const std::string& path, std::size_t repeat);
+
 // OpenBLAS sgemm GFLOP/s at the ViT-B qkv shape and at 1024^3, on 1 thread and on all.
 nlohmann::json bench_sgemm();
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Every figure of issue 8 (performance) in one run: attnscope against PyTorch 1.13 eager on this
-# machine, interleaved (attnscope, then PyTorch in eight set-ups, ROUNDS times; medians of the
-# per-round medians), the ViT-B/16 forward, memory, OpenBLAS's sgemm rate, opening a 1 GB file,
-# the large-N case, and the GUI timings.
+# Every performance figure in one run: attnscope against PyTorch 1.13 eager on this machine,
+# interleaved (attnscope, then PyTorch in eight set-ups, ROUNDS times; medians of the per-round
+# medians), the ViT-B/16 forward, torchvision's vit_b_16 from its .pth (forward and load), memory,
+# OpenBLAS's sgemm rate, opening a 1 GB file, the large-N case, and the GUI timings.
 #
 # usage: bench/run_all.sh [path/to/attnscope]     (ROUNDS=3 REPEAT=20 VIT_REPEAT=5 by default)
 #
@@ -81,6 +81,15 @@ done
 for ((r = 0; r < rounds; ++r)); do
   "${core_env[@]}" "$exe" bench --vit-b --repeat "$vit_repeat" >> "$tmp/ours_vit"
   torch_runs torch_vit.py vit "$vit_repeat"
+done
+
+# --- a user's checkpoint: torchvision's vit_b_16 saved by torch.save (330 MB .pth), each side ------
+# loading it (attnscope: list, convert, pack; torchvision: build the module, torch.load,
+# load_state_dict) and its forward; attnscope also reads the file into new memory once.
+$py "$here/torchvision_vit.py" --make "$tmp/vit_b_16.pth"
+for ((r = 0; r < rounds; ++r)); do
+  "${core_env[@]}" "$exe" bench --vit-model "$tmp/vit_b_16.pth" --repeat "$vit_repeat" >> "$tmp/ours_tvvit"
+  torch_runs torchvision_vit.py tvvit "$vit_repeat" "$tmp/vit_b_16.pth"
 done
 
 # --- files: open a 1 GB safetensors and list its tensors ----------------------------------------
@@ -175,6 +184,16 @@ print(f"per-round ratios {min(vr):.2f}-{max(vr):.2f}; fastest runs: attnscope {v
 print(f"memory: peak RSS {v['peak_rss_bytes'] / 2**20:.0f} MiB (model alone {v['rss_with_model_bytes'] / 2**20:.0f} MiB); "
       f"one recorded forward grows RSS by {v['rss_growth_bytes'] / 2**20:.0f} MiB for {v['visible_bytes'] / 2**20:.0f} MiB "
       f"of recorded tensors = {v['memory_ratio']:.2f}x (target <= 1.1)")
+best, label = torch_best("tvvit")
+ours = med("ours_tvvit")
+tr = per_round("tvvit")
+print(f"\ntorchvision's vit_b_16 from its torch.save file (330 MB .pth), one 224x224 image (median of {rounds} rounds x "
+      f"{vit_repeat} runs): torchvision eager " + ", ".join(f"{LABELS[s]} {med(s + '_tvvit'):.1f} ms" for s in SETUPS) +
+      f"; attnscope {ours:.1f} ms: ratio {ours / best:.2f}x to torchvision's best ({label}) (target <= 0.8); "
+      f"per-round ratios {min(tr):.2f}-{max(tr):.2f}")
+print(f"loading it: attnscope {med('ours_tvvit', 'load_ms'):.0f} ms against {med('ours_tvvit', 'read_once_ms'):.0f} ms to read "
+      f"the file into new memory once (target: no more); torchvision (build the module, torch.load, load_state_dict) "
+      f"{min(med(s + '_tvvit', 'load_ms') for s in SETUPS):.0f} ms")
 big, op = json.load(open(os.path.join(tmp, "big.json"))), json.load(open(os.path.join(tmp, "open.json")))
 print(f"\nFiles: opening a {big['bytes'] / 2**30:.2f} GiB safetensors and listing its {op['tensors']} tensors: "
       f"median {op['median_ms']:.1f} ms, max {op['max_ms']:.1f} ms (target <= 300 ms)")

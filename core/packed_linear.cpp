@@ -82,12 +82,16 @@ std::shared_ptr<const PackedWeight> pack_weight(const Array& weight) {
     packed->out = out;
     packed->in = in;
     packed->source = weight.data();
-    packed->panels.assign(panels * in * kPanel, 0.0f);
-    // panels[p, k, j] = W[32p + j, k]
-    for (std::size_t o = 0; o < out; ++o) {
-        const float* row = weight.data() + o * in;
-        float* dst = packed->panels.data() + (o / kPanel) * in * kPanel + o % kPanel;
-        for (std::size_t k = 0; k < in; ++k) dst[k * kPanel] = row[k];
+    packed->panels.resize(panels * in * kPanel);  // uninitialized (PanelAllocator)
+    // panels[p, k, j] = W[32p + j, k], or 0 past the last output feature; written in order, once.
+    float* dst = packed->panels.data();
+    for (std::size_t p = 0; p < panels; ++p) {
+        const std::size_t rows = std::min<std::size_t>(kPanel, out - p * kPanel);
+        const float* w = weight.data() + p * kPanel * in;
+        for (std::size_t k = 0; k < in; ++k, dst += kPanel) {
+            for (std::size_t j = 0; j < rows; ++j) dst[j] = w[j * in + k];
+            for (std::size_t j = rows; j < kPanel; ++j) dst[j] = 0.0f;
+        }
     }
     return packed;
 }
@@ -252,7 +256,7 @@ void packed_linear(const float* x, std::size_t rows, const PackedWeight& w, cons
                             if (carried < groups) next = slice(carried * kGroup, depth_of(pass + 1).first);
                         }
                     }
-                    const std::size_t cols = std::min(kPanel, out - p * kPanel);
+                    const std::size_t cols = std::min<std::size_t>(kPanel, out - p * kPanel);
                     for (std::size_t b = first_block; b < end_block; ++b) {
                         const RowBlock blk = blocks[b];
                         const std::size_t i = b - first_block;

@@ -34,6 +34,12 @@ struct PanelAllocator {
     PanelAllocator(const PanelAllocator<U>&) noexcept {}
     T* allocate(std::size_t n) { return static_cast<T*>(allocate_panels(n * sizeof(T))); }
     void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+    // resize() leaves the floats uninitialized (pack_weight writes every one): no zeroing pass over
+    // memory that is about to be written, which on a VM with slow page faults is most of its cost.
+    template <typename U>
+    void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
     template <typename U>
     bool operator==(const PanelAllocator<U>&) const noexcept { return true; }
     template <typename U>

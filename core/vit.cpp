@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -281,9 +282,14 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
     w.cls_token = ck.load(ck.name(n.cls), {1, 1, D}, by_dim);
     if (cfg.family == VitFamily::TimmDistilled) w.dist_token = ck.load(ck.name(n.dist), {1, 1, D}, by_dim);
     w.pos_embed = ck.load(ck.name(n.pos), {1, cfg.tokens(), D}, by_dim);
-    for (std::size_t i = 0; i < cfg.depth; ++i) {
+    // The blocks on every core: copying the bytes into new memory is mostly page faults, which the
+    // kernel serves on each core at once. The first error in block order is the one reported.
+    w.blocks.resize(cfg.depth);
+    std::vector<std::exception_ptr> errors(cfg.depth);
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t i = 0; i < cfg.depth; ++i) try {
         auto name = [&](const char* relative) { return ck.block_name(relative, i); };
-        VitBlockWeights blk;
+        VitBlockWeights& blk = w.blocks[i];
         blk.norm1_weight = ck.load(name(n.norm1[0]), {D}, by_dim);
         blk.norm1_bias = ck.load(name(n.norm1[1]), {D}, by_dim);
         // q, k, v: one [3D, D] linear (timm, torchvision), or three [D, D] ones stacked in that order.
@@ -309,8 +315,11 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
         blk.fc1_bias = ck.load(name(n.fc1[1]), {M}, by_mlp);
         blk.fc2_weight = ck.load(name(n.fc2[0]), {D, M}, by_mlp);
         blk.fc2_bias = ck.load(name(n.fc2[1]), {D}, by_dim);
-        w.blocks.push_back(std::move(blk));
+    } catch (...) {
+        errors[i] = std::current_exception();
     }
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
     w.norm_weight = ck.load(ck.name(n.norm[0]), {D}, by_dim);
     w.norm_bias = ck.load(ck.name(n.norm[1]), {D}, by_dim);
     if (K > 0) {

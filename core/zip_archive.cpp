@@ -13,8 +13,13 @@ namespace {
 // An open member, closed on every path out.
 class OpenMember {
 public:
+    // A stored member is opened raw (ZIP_FL_COMPRESSED: its bytes as they are in the archive), which
+    // skips libzip's CRC pass over every byte read; a deflated one is inflated and its CRC checked.
+    // A stored member is opened raw (ZIP_FL_COMPRESSED: its bytes as they are in the archive), which
+    // skips libzip's CRC pass over every byte read (torch.save stores its storages; a corrupted byte
+    // then shows as a wrong value, not as an error). A deflated member is inflated and its CRC checked.
     OpenMember(zip_t* archive, const ZipMember& m, const std::string& label)
-        : file_(zip_fopen_index(archive, m.index, 0)) {
+        : file_(zip_fopen_index(archive, m.index, m.stored ? ZIP_FL_COMPRESSED : 0)) {
         if (!file_) throw FileError(label + ": cannot open: " + zip_strerror(archive));
     }
     ~OpenMember() { zip_fclose(file_); }
@@ -52,30 +57,62 @@ private:
 
 }  // namespace
 
+zip* ZipArchive::open_handle() const {
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* source = zip_source_buffer_create(file_.data(), file_.size(), 0, &error);
+    zip_t* archive = source ? zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error) : nullptr;
+    if (!archive) {
+        const std::string why = zip_error_strerror(&error);
+        zip_error_fini(&error);
+        if (source) zip_source_free(source);
+        throw FileError(why);
+    }
+    zip_error_fini(&error);
+    return archive;
+}
+
+ZipArchive::Handle::Handle(const ZipArchive& archive) : archive_(archive), handle_(nullptr) {
+    {
+        std::lock_guard<std::mutex> lock(archive_.mutex_);
+        if (!archive_.idle_.empty()) {
+            handle_ = archive_.idle_.back();
+            archive_.idle_.pop_back();
+        }
+    }
+    if (handle_) return;
+    try {
+        handle_ = archive_.open_handle();  // the bytes were accepted before: this fails only without memory
+    } catch (const FileError& e) {
+        throw FileError(archive_.path() + ": cannot open the archive again: " + e.what());
+    }
+}
+
+ZipArchive::Handle::~Handle() {
+    std::lock_guard<std::mutex> lock(archive_.mutex_);
+    archive_.idle_.push_back(handle_);
+}
+
 std::shared_ptr<ZipArchive> ZipArchive::open(MappedFile file, const std::string& what) {
     std::shared_ptr<ZipArchive> z(new ZipArchive());
     z->file_ = std::move(file);
     const std::string& path = z->file_.path();
     if (z->file_.size() < 4 || z->file_.data()[0] != 'P' || z->file_.data()[1] != 'K')
         throw FileError(path + ": not a " + what + " (a zip archive starts with the bytes PK)");
-    zip_error_t error;
-    zip_error_init(&error);
-    zip_source_t* source = zip_source_buffer_create(z->file_.data(), z->file_.size(), 0, &error);
-    z->archive_ = source ? zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error) : nullptr;
-    if (!z->archive_) {
-        const std::string why = zip_error_strerror(&error);
-        zip_error_fini(&error);
-        if (source) zip_source_free(source);
-        throw FileError(path + ": not a readable " + what + " (zip archive): " + why);
+    zip_t* archive = nullptr;
+    try {
+        archive = z->open_handle();
+    } catch (const FileError& e) {
+        throw FileError(path + ": not a readable " + what + " (zip archive): " + e.what());
     }
-    zip_error_fini(&error);
+    z->idle_.push_back(archive);
 
-    const zip_int64_t count = zip_get_num_entries(z->archive_, 0);
+    const zip_int64_t count = zip_get_num_entries(archive, 0);
     for (zip_int64_t i = 0; i < count; ++i) {
         zip_stat_t st;
         zip_stat_init(&st);
-        if (zip_stat_index(z->archive_, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !st.name)
-            throw FileError(path + ": zip entry " + std::to_string(i) + " is unreadable: " + zip_strerror(z->archive_));
+        if (zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !st.name)
+            throw FileError(path + ": zip entry " + std::to_string(i) + " is unreadable: " + zip_strerror(archive));
         ZipMember m;
         m.index = static_cast<std::uint64_t>(i);
         m.name = st.name;
@@ -93,7 +130,7 @@ std::shared_ptr<ZipArchive> ZipArchive::open(MappedFile file, const std::string&
 }
 
 ZipArchive::~ZipArchive() {
-    if (archive_) zip_discard(archive_);
+    for (zip* handle : idle_) zip_discard(handle);
 }
 
 const ZipMember* ZipArchive::find(const std::string& name) const {
@@ -104,8 +141,8 @@ const ZipMember* ZipArchive::find(const std::string& name) const {
 std::vector<std::uint8_t> ZipArchive::read_prefix(const ZipMember& m, std::size_t limit) const {
     const std::string label = path() + ": member '" + m.name + "'";
     if (!m.problem.empty()) throw FileError(m.problem);
-    std::lock_guard<std::mutex> lock(mutex_);
-    OpenMember file(archive_, m, label);
+    const Handle handle(*this);
+    OpenMember file(handle.get(), m, label);
     std::vector<std::uint8_t> bytes(limit);
     bytes.resize(file.read(bytes.data(), limit, label));
     return bytes;
@@ -132,8 +169,8 @@ void ZipArchive::read_range(const ZipMember& m, std::uint64_t offset, std::size_
     if (offset > m.size || length > m.size - offset)
         throw FileError(label + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + length) +
                         ") run past the member's " + std::to_string(m.size) + " bytes");
-    std::lock_guard<std::mutex> lock(mutex_);
-    OpenMember file(archive_, m, label);
+    const Handle handle(*this);
+    OpenMember file(handle.get(), m, label);
     file.skip_to(offset, m.stored, label);
     if (file.read(out, length, label) != length)
         throw FileError(label + ": truncated: ends before byte " + std::to_string(offset + length));

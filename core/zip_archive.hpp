@@ -3,7 +3,8 @@
 //
 // The sizes in the zip headers are never trusted: a member is read into a buffer of at most the
 // size asked for, and reading it whole checks that it inflates to exactly its declared size (a
-// zip bomb inflates past it). A zip_t is not thread-safe: every read takes the archive's lock.
+// zip bomb inflates past it). A zip_t is not thread-safe: each read borrows one of a pool of
+// handles over the same mapped bytes, so threads read members at the same time.
 #pragma once
 
 #include <cstddef>
@@ -53,10 +54,26 @@ public:
 
 private:
     ZipArchive() = default;
-    MappedFile file_;  // outlives archive_, which reads from it
-    zip* archive_ = nullptr;
+    zip* open_handle() const;  // a new zip_t over file_; FileError when libzip refuses the bytes
+
+    // A handle of the pool for the duration of one read.
+    class Handle {
+    public:
+        explicit Handle(const ZipArchive& archive);
+        ~Handle();
+        Handle(const Handle&) = delete;
+        Handle& operator=(const Handle&) = delete;
+        zip* get() const { return handle_; }
+
+    private:
+        const ZipArchive& archive_;
+        zip* handle_;
+    };
+
+    MappedFile file_;  // outlives every handle, which read from it
     std::vector<ZipMember> members_;
-    mutable std::mutex mutex_;
+    mutable std::mutex mutex_;        // guards idle_
+    mutable std::vector<zip*> idle_;  // handles not in use
 };
 
 }  // namespace attnscope

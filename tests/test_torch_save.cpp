@@ -5,11 +5,14 @@
 // itself; expected.npz holds torch's own float32 conversion of every float tensor.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -215,4 +218,24 @@ TEST_CASE("pickle: sharing that would list 2^40 names, and a list inside itself,
     CHECK(self.tensors()[0].name == "1");
     CHECK(self.tensors()[0].problem.find("is an int (7)") != std::string::npos);
     fs::remove_all(dir);
+}
+
+TEST_CASE("torch.save: several threads load from one file at once and get torch's values") {
+    const TensorSource acts = TensorSource::open(kData + "acts.pt");
+    const TensorSource expected = TensorSource::open(kData + "expected.npz");
+    std::vector<std::string> names;
+    for (const TensorInfo& t : acts.tensors())
+        if (t.problem.empty()) names.push_back(t.name);
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 4; ++k)
+        threads.emplace_back([&, k] {
+            for (int round = 0; round < 25; ++round)
+                for (std::size_t i = 0; i < names.size(); ++i) {
+                    const std::string& name = names[(i + k) % names.size()];
+                    if (!same_bits(acts.load(name), expected.load("acts.pt/" + name))) ++wrong;
+                }
+        });
+    for (std::thread& t : threads) t.join();
+    CHECK(wrong == 0);
 }
