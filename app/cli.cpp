@@ -309,6 +309,7 @@ int cmd_gui(const ConfigOptions& o, const std::string& open_path, std::optional<
     g.open_path = open_path;
     g.block = block;
     g.model_path = model_path;
+    if (o.heads->count()) g.heads = o.config.heads;
     g.image_path = image_path;
     g.screenshot_path = screenshot;
     g.step = step;
@@ -349,9 +350,9 @@ int run_cli(int argc, char** argv) {
     ClassroomOptions classroom;  // --lang, --presentation, --quiz (app/cli_handout.cpp)
     add_classroom_options(app, classroom);
     add_memory_budget_option(app);
-    app.add_option("file", open_path, "open this file in the app (.npy, .npz, .safetensors or a folder)");
+    app.add_option("file", open_path, "open this file in the app (torch.save .pt/.pth/.bin/.ckpt, .npy, .npz, .safetensors or a folder)");
     app.add_option("--block", gui_block, "the block of a multi-block file")->check(whole_number(1u << 20));
-    app.add_option("--model", model_path, "a timm-named ViT checkpoint (.safetensors) for the Image panel");
+    app.add_option("--model", model_path, "a ViT checkpoint (timm, DeiT, torchvision or Hugging Face; torch.save, .safetensors or .npz) for the Image panel");
     app.add_option("--image", image_path, "the picture the ViT looks at (PNG or JPG)");
     app.add_option("--screenshot", screenshot, "render the app headless for a few frames, write this PNG, exit");
     app.add_option("--step", step, "step selected at start (e.g. attn)");
@@ -377,7 +378,7 @@ int run_cli(int argc, char** argv) {
     add_config_options(*run, run_options);
     add_memory_budget_option(*run);
     run->add_flag("--force", run_force, "overwrite the files of an earlier dump in DIR");
-    run->add_option("--weights", weights, "safetensors with qkv.weight, qkv.bias (optional), proj.weight, proj.bias");
+    run->add_option("--weights", weights, "attention weights (torch.save, .safetensors, .npz) under timm's, the reference MultiHeadAttention's, nn.MultiheadAttention's or Hugging Face's names");
     run->add_option("--block", block, "read blocks.<I>.attn.* from a whole checkpoint")->check(whole_number(1u << 20));
     run->add_option("--input", input, "x as a .npy of shape [B, N, C] (sets B, N, C)");
     run->add_option("--dump", dump, "folder for the dump")->required();

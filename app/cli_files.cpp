@@ -203,7 +203,7 @@ void add_file_commands(CLI::App& app, CommandAction& action) {
     // The options live as long as the callbacks that read them (CLI11 keeps the callbacks).
     auto inspect_path = std::make_shared<std::string>();
     auto inspect_json = std::make_shared<bool>(false);
-    CLI::App* inspect = app.add_subcommand("inspect", "list every tensor of a .npy/.npz/.safetensors/folder: "
+    CLI::App* inspect = app.add_subcommand("inspect", "list every tensor of a torch.save file, .npy, .npz, .safetensors or folder: "
                                                       "dtype, shape, recognized role, stats, attention-map row sums");
     inspect->add_option("FILE", *inspect_path, "the file or folder")->required();
     inspect->add_flag("--json", *inspect_json, "print JSON");
@@ -216,10 +216,10 @@ void add_file_commands(CLI::App& app, CommandAction& action) {
     CLI::App* check = app.add_subcommand(
         "check", "compare your own attention intermediates with the reference, step by step, and name the first "
                  "divergence (exit 0 all match, 3 divergence, 2 unreadable)");
-    check->add_option("DUMP", o->dump, "your steps (.npz, .safetensors or a folder of .npy) under step names or "
+    check->add_option("DUMP", o->dump, "your steps (torch.save, .npz, .safetensors or a folder of .npy) under step names or "
                                        "aliases; may hold the weights and input too")
         ->required();
-    check->add_option("--weights", o->weights, "attention weights (timm or Hugging Face names) if not in DUMP");
+    check->add_option("--weights", o->weights, "attention weights (any convention inspect recognizes) if not in DUMP");
     check->add_option("--block", o->block, "the block of a whole checkpoint or a multi-block dump")
         ->check(CLI::Range(0, 1 << 20));
     check->add_option("--input", o->input, "x [B, N, C] if not in DUMP");

@@ -15,7 +15,8 @@ struct GuiOptions {
     bool config_from_user = false;  // true when config options were given on the command line
     std::string open_path;        // `attnscope FILE`: open this file (activations, checkpoint, dump)
     std::optional<std::size_t> block;  // --block: the block of a multi-block file
-    std::string model_path;       // --model: a timm-named ViT checkpoint (the Image panel)
+    std::string model_path;       // --model: a ViT checkpoint of any family (the Image panel)
+    std::optional<std::size_t> heads;  // --heads given: the heads of the file or ViT checkpoint opened
     std::string image_path;       // --image: the picture it looks at (PNG/JPG)
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
     std::string step;             // step selected at start ("" = the saved one, else attn)

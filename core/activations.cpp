@@ -136,12 +136,15 @@ std::string block_list(const std::vector<std::size_t>& blocks) {
     return list;
 }
 
-// N of a checkpoint: pos_embed / position_embeddings [1, N, C].
+// N of a checkpoint: pos_embed / pos_embedding / position_embeddings [1, N, C].
 std::optional<std::size_t> checkpoint_tokens(const TensorSource& source, std::size_t dim) {
+    // timm's pos_embed, torchvision's encoder.pos_embedding, Hugging Face's position_embeddings, under any prefix
+    auto ends_with = [](const std::string& name, const std::string& suffix) {
+        return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
     for (const TensorInfo& t : source.tensors()) {
-        const std::string suffix = "position_embeddings";
-        const bool named = t.name == "pos_embed" || (t.name.size() >= suffix.size() &&
-                                                     t.name.compare(t.name.size() - suffix.size(), suffix.size(), suffix) == 0);
+        const bool named = ends_with(t.name, "pos_embed") || ends_with(t.name, "pos_embedding") ||
+                           ends_with(t.name, "position_embeddings");
         if (named && t.shape.size() == 3 && t.shape[0] == 1 && t.shape[2] == dim) return t.shape[1];
     }
     return std::nullopt;
@@ -168,8 +171,8 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
     if (roles.empty())
         throw FileError(path + ": no tensor is named like a step (input, qkv, q, k, v, scores, attn, context, merged, "
                                "out, or an alias such as attn_weights) or like attention weights; nothing to show");
-    for (const TensorInfo& t : source.tensors())
-        if (!t.problem.empty() && recognize_role(t.name, t.shape).kind == RoleKind::None)
+    for (const TensorInfo& t : source.tensors())  // not values that are no tensors (a checkpoint's epoch)
+        if (!t.problem.empty() && !t.listed_only && recognize_role(t.name, t.shape).kind == RoleKind::None)
             result.notes.push_back("skipped tensor '" + t.name + "': " + t.problem);
     result.blocks = blocks_of(roles);
     if (block && !result.blocks.empty() &&
@@ -217,7 +220,7 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
             result.notes.push_back(std::string(e.what()) + "; the steps the file lacks are not computed");
         }
     } else if (!user.empty() && !any_weight) {
-        result.notes.push_back("no attention weights in the file (qkv.weight ... or query/key/value): only the "
+        result.notes.push_back("no attention weights in the file (qkv, qkv_proj, in_proj_weight or query/key/value): only the "
                                "file's steps are shown; `attnscope check FILE --weights W` compares them");
     }
     if (user.empty() && !weights)

@@ -420,7 +420,7 @@ int run_gui(const GuiOptions& options) {
     }
     if (open_vit && shot) {
         // --screenshot --model --image: wait for the ViT, so the PNG shows the Image panel (or exit 2).
-        StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path));
+        StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path, options.heads));
         const std::optional<EngineResult> r = runner.wait();
         if (!r || !AcceptResult(*r, trace, vit, ui)) {
             std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the ViT job was cancelled");
@@ -430,6 +430,7 @@ int run_gui(const GuiOptions& options) {
     } else if (open_file && shot) {
         // --screenshot FILE: wait for the worker, so the PNG shows the file (or exit 2 with its error).
         ui.open_block = options.block;
+        ui.open_heads = options.heads;
         StartFile(runner, ui, options.open_path);
         const std::optional<EngineResult> r = runner.wait();
         if (!r || !AcceptResult(*r, trace, vit, ui)) {
@@ -547,10 +548,11 @@ int run_gui(const GuiOptions& options) {
     glfwSetDropCallback(window, OnDrop);  // the ImGui backend does not install one
     if (open_file && !shot) {
         ui.open_block = options.block;
+        ui.open_heads = options.heads;
         StartFile(runner, ui, options.open_path);  // the demo stays on screen until the file is read
     }
     if (open_vit && !shot)  // the demo stays on screen until the ViT has run; errors go to the modal
-        StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path));
+        StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path, options.heads));
     std::string window_title = "attnscope";
     ImGui_ImplOpenGL3_Init("#version 330 core");
     // The classroom options; Chinese needs a CJK font (else English and a one-line message).
@@ -666,7 +668,7 @@ int run_gui(const GuiOptions& options) {
                 StartFile(runner, ui, ui.open_request);
             } else if (const std::string model = trained_vit ? trained_vit->model_path : options.model_path;
                        !model.empty()) {  // a picture: the ViT (on screen, or still loading) looks at it instead
-                StartVit(runner, ui, EngineRunner::vit_job(model, ui.open_request));
+                StartVit(runner, ui, EngineRunner::vit_job(model, ui.open_request, options.heads));
             } else {
                 ui.file_error = ui.open_request + ": a picture needs a ViT model; start attnscope with --model "
                                                   "FILE.safetensors --image PICTURE (make run opens the demo model)";

@@ -95,9 +95,10 @@ EngineResult run_vit_on(const VitModel& model, std::shared_ptr<VitSnapshot> snap
 
 }  // namespace
 
-EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string& image_path) {
-    return [model_path, image_path](const RunHooks& hooks) {
-        const VitModel model = load_vit_model(model_path, std::nullopt, memory_budget());
+EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string& image_path,
+                                std::optional<std::size_t> heads) {
+    return [model_path, image_path, heads](const RunHooks& hooks) {
+        const VitModel model = load_vit_model(model_path, heads, memory_budget());
         auto snap = std::make_shared<VitSnapshot>();
         snap->source = load_image(image_path, memory_budget());
         snap->trained_config = model.config;

@@ -69,7 +69,9 @@ public:
     // run_zoo: the correct and the buggy pipeline of one bug of the zoo on the config.
     static EngineJob zoo_job(const AttentionConfig& config, Bug bug);
     // load_vit_model + load_image + run_vit: the checkpoint on the picture.
-    static EngineJob vit_job(const std::string& model_path, const std::string& image_path);
+    // heads: --heads when given, else the checkpoint's metadata or D / 64 (load_vit_model).
+    static EngineJob vit_job(const std::string& model_path, const std::string& image_path,
+                             std::optional<std::size_t> heads = std::nullopt);
     // The same picture through a fresh random model (fresh_vit_model) whose patch size is `patch`.
     static EngineJob fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch);
 

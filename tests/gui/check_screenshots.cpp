@@ -16,6 +16,8 @@ const std::vector<std::string> g_paths = {ATTNSCOPE_SHOT_DIR "/qkv_heads.png", A
                                           ATTNSCOPE_SHOT_DIR "/merged.png",
                                           ATTNSCOPE_SHOT_DIR "/file_bug_softmax.png",
                                           ATTNSCOPE_SHOT_DIR "/vit_square.png",
+                                          ATTNSCOPE_SHOT_DIR "/torch_save_acts.png",
+                                          ATTNSCOPE_SHOT_DIR "/vit_torchvision.png",
                                           ATTNSCOPE_SHOT_DIR "/beyond_flash.png",
                                           ATTNSCOPE_SHOT_DIR "/beyond_kv_cache.png",
                                           ATTNSCOPE_SHOT_DIR "/beyond_windows_shift.png",
