@@ -101,56 +101,61 @@ def randomized(module, gen):
     return module
 
 
-gen = torch.Generator().manual_seed(21)
-x = torch.randn(B, N, C, generator=gen)
+def main():
+    gen = torch.Generator().manual_seed(21)
+    x = torch.randn(B, N, C, generator=gen)
 
-with torch.no_grad():
-    # The article's class: its own nn.Linear initialisation (bias on), eval() so dropout is off.
-    torch.manual_seed(5)
-    ref = MultiHeadAttention(C, H, dropout=0.1).eval()
-    s = reference_steps(ref, x)
-    assert torch.equal(s["out"], ref(x)), "line-by-line forward differs from MultiHeadAttention.forward"
-    write_case("reference_mha", ref.state_dict(), x, {k: v for k, v in s.items() if k != "input"},
-               {"convention": "reference MultiHeadAttention"})
+    with torch.no_grad():
+        # The article's class: its own nn.Linear initialisation (bias on), eval() so dropout is off.
+        torch.manual_seed(5)
+        ref = MultiHeadAttention(C, H, dropout=0.1).eval()
+        s = reference_steps(ref, x)
+        assert torch.equal(s["out"], ref(x)), "line-by-line forward differs from MultiHeadAttention.forward"
+        write_case("reference_mha", ref.state_dict(), x, {k: v for k, v in s.items() if k != "input"},
+                   {"convention": "reference MultiHeadAttention"})
 
-    # nn.MultiheadAttention, batch first: PyTorch's own attention and its per-head weights.
-    mha = randomized(nn.MultiheadAttention(C, H, batch_first=True), gen).eval()
-    out, attn = mha(x, x, x, need_weights=True, average_attn_weights=False)
-    write_case("nn_mha_batch_first", mha.state_dict(), x, {"out": out, "attn": attn},
-               {"convention": "nn.MultiheadAttention"})
+        # nn.MultiheadAttention, batch first: PyTorch's own attention and its per-head weights.
+        mha = randomized(nn.MultiheadAttention(C, H, batch_first=True), gen).eval()
+        out, attn = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        write_case("nn_mha_batch_first", mha.state_dict(), x, {"out": out, "attn": attn},
+                   {"convention": "nn.MultiheadAttention"})
 
-    # Sequence first (the default): the module takes [N, B, C].
-    mha_sf = randomized(nn.MultiheadAttention(C, H), gen).eval()
-    out_sf, attn_sf = mha_sf(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), need_weights=True,
-                             average_attn_weights=False)
-    write_case("nn_mha_seq_first", mha_sf.state_dict(), x, {"out": out_sf.transpose(0, 1), "attn": attn_sf},
-               {"convention": "nn.MultiheadAttention"})
+        # Sequence first (the default): the module takes [N, B, C].
+        mha_sf = randomized(nn.MultiheadAttention(C, H), gen).eval()
+        out_sf, attn_sf = mha_sf(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), need_weights=True,
+                                 average_attn_weights=False)
+        write_case("nn_mha_seq_first", mha_sf.state_dict(), x, {"out": out_sf.transpose(0, 1), "attn": attn_sf},
+                   {"convention": "nn.MultiheadAttention"})
 
-    # Hugging Face ViT's names for the batch-first module's weights: query, key, value are the
-    # in_proj rows [0, C), [C, 2C), [2C, 3C); attention.output.dense is out_proj.
-    sd = mha.state_dict()
-    w, b = sd["in_proj_weight"], sd["in_proj_bias"]
-    pre = "vit.encoder.layer.0.attention."
-    hf = {pre + "attention.query.weight": w[:C], pre + "attention.query.bias": b[:C],
-          pre + "attention.key.weight": w[C:2 * C], pre + "attention.key.bias": b[C:2 * C],
-          pre + "attention.value.weight": w[2 * C:], pre + "attention.value.bias": b[2 * C:],
-          pre + "output.dense.weight": sd["out_proj.weight"], pre + "output.dense.bias": sd["out_proj.bias"]}
-    hf = {k: v.clone() for k, v in hf.items()}
-    write_case("hugging_face", hf, x, {"out": out, "attn": attn}, {"convention": "Hugging Face"},
-               weights_file="pytorch_model.bin")
+        # Hugging Face ViT's names for the batch-first module's weights: query, key, value are the
+        # in_proj rows [0, C), [C, 2C), [2C, 3C); attention.output.dense is out_proj.
+        sd = mha.state_dict()
+        w, b = sd["in_proj_weight"], sd["in_proj_bias"]
+        pre = "vit.encoder.layer.0.attention."
+        hf = {pre + "attention.query.weight": w[:C], pre + "attention.query.bias": b[:C],
+              pre + "attention.key.weight": w[C:2 * C], pre + "attention.key.bias": b[C:2 * C],
+              pre + "attention.value.weight": w[2 * C:], pre + "attention.value.bias": b[2 * C:],
+              pre + "output.dense.weight": sd["out_proj.weight"], pre + "output.dense.bias": sd["out_proj.bias"]}
+        hf = {k: v.clone() for k, v in hf.items()}
+        write_case("hugging_face", hf, x, {"out": out, "attn": attn}, {"convention": "Hugging Face"},
+                   weights_file="pytorch_model.bin")
 
-    # The article's class as block 1 of a model, saved in a training checkpoint.
-    class Model(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.blocks = nn.ModuleList([nn.ModuleDict({"attn": MultiHeadAttention(C, H)}) for _ in range(2)])
+        # The article's class as block 1 of a model, saved in a training checkpoint.
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([nn.ModuleDict({"attn": MultiHeadAttention(C, H)}) for _ in range(2)])
 
-    model = randomized(Model(), gen).eval()
-    s1 = reference_steps(model.blocks[1]["attn"], x)
-    os.makedirs(os.path.join(OUT, "nested_checkpoint"), exist_ok=True)
-    torch.save({"model": model.state_dict(), "epoch": 7, "best_acc": 0.5},
-               os.path.join(OUT, "nested_checkpoint", "checkpoint.pth"))
-    save("nested_checkpoint", "input", x)
-    for name in ("attn", "out"):
-        save("nested_checkpoint", name, s1[name])
-print("wrote", OUT, file=sys.stderr)
+        model = randomized(Model(), gen).eval()
+        s1 = reference_steps(model.blocks[1]["attn"], x)
+        os.makedirs(os.path.join(OUT, "nested_checkpoint"), exist_ok=True)
+        torch.save({"model": model.state_dict(), "epoch": 7, "best_acc": 0.5},
+                   os.path.join(OUT, "nested_checkpoint", "checkpoint.pth"))
+        save("nested_checkpoint", "input", x)
+        for name in ("attn", "out"):
+            save("nested_checkpoint", name, s1[name])
+    print("wrote", OUT, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_convention_fixtures import MultiHeadAttention  # noqa: E402  the reference article's first class
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "torch")
 BAD = os.path.join(OUT, "bad")
 
@@ -55,17 +58,6 @@ def path(name):
 
 # ---- readable files, written by torch.save ---------------------------------------------------
 # A module's state_dict (an OrderedDict with _metadata), as the article's reference class has it.
-class MultiHeadAttention(nn.Module):  # the reference article's first class, its __init__ as written
-    def __init__(self, embed_dim=768, num_heads=8, dropout=0.1):
-        super().__init__()
-        self.embed_dim = embed_dim
-        self.num_heads = num_heads
-        self.head_dim = embed_dim // num_heads
-        self.qkv_proj = nn.Linear(embed_dim, embed_dim * 3)
-        self.out_proj = nn.Linear(embed_dim, embed_dim)
-        self.dropout = nn.Dropout(dropout)
-
-
 mha = MultiHeadAttention(16, 4)
 sd = mha.state_dict()
 torch.save(sd, path("state_dict.pt"))
