@@ -68,6 +68,17 @@ TEST_CASE("the reference article's MultiHeadAttention: every step of run equals 
     CHECK(w.weights.qkv_bias);
 }
 
+TEST_CASE("check on the class's intermediates saved with torch.save: all match; a scale after the softmax is found") {
+    const fs::path dir = kData / "reference_mha";
+    const std::string weights = " --weights '" + (dir / "weights.pt").string() + "' --heads 4";
+    const auto ok = run_attnscope("check '" + (dir / "acts.pt").string() + "'" + weights);
+    CHECK(ok.status == 0);
+    CHECK(ok.out.find("all steps match") != std::string::npos);
+    const auto bug = run_attnscope("check '" + (dir / "acts_bug.pt").string() + "'" + weights);
+    CHECK(bug.status == 3);
+    CHECK(bug.out.find("first divergence: attn") != std::string::npos);
+}
+
 TEST_CASE("nn.MultiheadAttention, batch first and sequence first: out and every head's attention equal the module's") {
     for (const char* c : {"nn_mha_batch_first", "nn_mha_seq_first"}) {
         CAPTURE(c);

@@ -6,7 +6,8 @@ Run with Debian's Python (it has torch):  /usr/bin/python3 tools/make_convention
 Each case folder holds input.npy ([B, N, C], what `attnscope run --input` takes), the layer's
 weights as the library saved them (weights.pt by torch.save of the module's state_dict, and the
 same tensors as weights.safetensors), meta.json, and the steps the module itself computed:
-  reference_mha/        the article's MultiHeadAttention (its code copied below), every step
+  reference_mha/        the article's MultiHeadAttention (its code copied below), every step, and
+                        acts.pt: some of its intermediates saved with torch.save
   nn_mha_batch_first/   torch.nn.MultiheadAttention(batch_first=True): out and the per-head attn
                         (need_weights=True, average_attn_weights=False)
   nn_mha_seq_first/     the same with batch_first=False (the module takes [N, B, C]; input.npy
@@ -113,6 +114,12 @@ def main():
         assert torch.equal(s["out"], ref(x)), "line-by-line forward differs from MultiHeadAttention.forward"
         write_case("reference_mha", ref.state_dict(), x, {k: v for k, v in s.items() if k != "input"},
                    {"convention": "reference MultiHeadAttention"})
+        # The class's intermediates as a user saves them (q, k, v are views of one storage), for `check`.
+        acts = {"x": x, "qkv": s["qkv"], "q": s["q"], "k": s["k"], "v": s["v"], "attn": s["attn"], "out": s["out"]}
+        torch.save(acts, os.path.join(OUT, "reference_mha", "acts.pt"))
+        # The same with a common bug: the scale applied after the softmax.
+        buggy = (s["scores"].softmax(dim=-1)) * (ref.head_dim ** -0.5)
+        torch.save(dict(acts, attn=buggy), os.path.join(OUT, "reference_mha", "acts_bug.pt"))
 
         # nn.MultiheadAttention, batch first: PyTorch's own attention and its per-head weights.
         mha = randomized(nn.MultiheadAttention(C, H, batch_first=True), gen).eval()
