@@ -104,16 +104,27 @@ std::string with_block(const char* pattern, std::size_t block) {
     return hash == std::string::npos ? out : out.replace(hash, 1, std::to_string(block));
 }
 
+// The family whose patch embedding `source` names, and the prefix before it ("", "model.", "vit.").
+struct FoundFamily {
+    const VitNames* names = nullptr;  // null: no patch embedding of any family
+    std::string prefix;
+};
+
+FoundFamily find_family(const TensorSource& source) {
+    for (const TensorInfo& t : source.tensors())
+        for (const VitNames* family : kVitFamilies)
+            if (const std::string patch = std::string(family->patch) + ".weight"; ends_with(t.name, patch))
+                return {family, t.name.substr(0, t.name.size() - patch.size())};
+    return {};
+}
+
 // Tensors of one checkpoint, looked up by the names of its family; every error starts with the path.
 class Checkpoint {
 public:
     explicit Checkpoint(const std::string& path) : source_(TensorSource::open(path)) {
-        for (const TensorInfo& t : source_.tensors())
-            for (const VitNames* family : kVitFamilies)
-                if (!names_ && ends_with(t.name, std::string(family->patch) + ".weight")) {
-                    names_ = family;
-                    prefix_ = t.name.substr(0, t.name.size() - std::strlen(family->patch) - 7);
-                }
+        FoundFamily found = find_family(source_);
+        names_ = found.names;
+        prefix_ = std::move(found.prefix);
         if (!names_) {
             std::string wanted;
             for (const VitNames* family : kVitFamilies) wanted += std::string(wanted.empty() ? "" : "; ") + family->listing;
@@ -139,7 +150,8 @@ public:
     bool has(const std::string& relative) const { return source_.find(prefix_ + relative) != nullptr; }
     bool has_file_name(const std::string& name) const { return source_.find(name) != nullptr; }
 
-    [[noreturn]] void fail(const std::string& problem) const { throw FileError(source_.path() + ": " + problem); }
+    [[noreturn]] void fail(const std::string& problem) const { throw FileError(where(problem)); }
+    std::string where(const std::string& problem) const { return source_.path() + ": " + problem; }
 
     // The shape in the listing (nothing is read yet).
     Shape shape(const std::string& name) const {
@@ -251,8 +263,8 @@ VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, st
         *heads_from = "metadata num_heads";
     } else {
         if (cfg.dim % 64 != 0)
-            ck.fail("no num_heads in the metadata, and dim " + std::to_string(cfg.dim) +
-                    " is not a multiple of 64 (the usual head size); pass --heads H");
+            throw VitHeadsUnknown(ck.where("no num_heads in the metadata, and dim " + std::to_string(cfg.dim) +
+                                           " is not a multiple of 64 (the usual head size); pass --heads H"));
         cfg.heads = cfg.dim / 64;
         *heads_from = "dim / 64";
     }
@@ -761,6 +773,13 @@ VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed) {
     w.head_bias = filled({K}, 0.0f);
     pack_weights(w);
     return m;
+}
+
+std::optional<VitFamily> whole_vit_family(const TensorSource& source) {
+    const FoundFamily found = find_family(source);
+    if (!found.names || !source.find(found.prefix + found.names->pos)) return std::nullopt;
+    if (found.names->dist && source.find(found.prefix + found.names->dist)) return VitFamily::TimmDistilled;
+    return found.names->family;
 }
 
 const char* vit_family_name(VitFamily family) {

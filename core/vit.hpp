@@ -23,10 +23,13 @@
 #include <vector>
 
 #include "config.hpp"
+#include "io.hpp"
 #include "pipeline.hpp"
 #include "trace.hpp"
 
 namespace attnscope {
+
+class TensorSource;  // tensor_source.hpp
 
 // Whose code the checkpoint comes from: it decides the tensors' names, the PyTorch lines shown,
 // the tokens before the patches and LayerNorm's eps.
@@ -132,6 +135,14 @@ struct VitModel {
 // both tensors whose shapes disagree.
 VitModel load_vit_model(const std::string& path, std::optional<std::size_t> heads,
                         std::uint64_t memory_budget_bytes);
+// load_vit_model's error when neither `heads`, the metadata nor D (a multiple of 64) gives h.
+struct VitHeadsUnknown : FileError {
+    using FileError::FileError;
+};
+
+// The family of the whole ViT in `source` (its patch embedding and position embedding under one
+// prefix), without reading a tensor; nullopt when the file holds none (e.g. one attention layer).
+std::optional<VitFamily> whole_vit_family(const TensorSource& source);
 
 // 2-D sin-cos position embeddings (MAE's get_2d_sincos_pos_embed, class token zeros): the first
 // D/2 channels encode the column, the last D/2 the row.   -> [1, N, D]; D must be a multiple of 4.

@@ -232,10 +232,11 @@ std::string ZooStartStep(const ZooRun& zoo) {
     return zoo.buggy.steps.empty() ? std::string() : zoo.buggy.steps.back().name;
 }
 
-// Runs trace_from_file in the worker; the trace on screen stays until it is done.
-void StartFile(EngineRunner& runner, UiState& ui, const std::string& path) {
+// Runs trace_from_file in the worker (a whole ViT: on `picture` when there is one); the trace on
+// screen stays until it is done.
+void StartFile(EngineRunner& runner, UiState& ui, const std::string& path, const std::string& picture) {
     ui.loading_path = path;
-    runner.start(EngineRunner::file_job(path, ui.open_block, ui.open_heads));
+    runner.start(EngineRunner::file_job(path, ui.open_block, ui.open_heads, picture));
     ui.engine_busy = true;
 }
 
@@ -245,6 +246,8 @@ void CloseFile(UiState& ui) {
     ui.file_blocks.clear();
     ui.file_block.reset();
     ui.file_notes.clear();
+    ui.file_vit_family.clear();
+    ui.file_vit_needs_heads = false;
     ui.open_heads.reset();
     ui.show_difference = false;
 }
@@ -311,6 +314,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.vit_patch = vit->fresh_patch;
         ShowVitBlock(vit, first ? ui.vit_blocks - 1 : ui.vit_block, trace, ui);  // default: the last block
         if (vit->fresh_patch == 0) RememberRecent(ui, vit->image_path);  // Open recent offers the picture again
+        if (was_file) RememberRecent(ui, path);  // a whole ViT opened as a file: and the checkpoint, first
         if (ui.vit_query >= vit->trace.grid.tokens()) ui.vit_query = 0;
         ui.run_error.clear();
         ui.file_error.clear();
@@ -323,6 +327,8 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.file_blocks = r.file->blocks;
         ui.file_block = r.file->block;
         ui.file_notes = r.file->notes;
+        ui.file_vit_family = r.vit_family;
+        ui.file_vit_needs_heads = r.vit_needs_heads;
         ui.file_error.clear();
         RememberRecent(ui, path);
         if (!same_file) ui.views.clear();  // other shapes: zoom and slices start fresh
@@ -431,7 +437,7 @@ int run_gui(const GuiOptions& options) {
         // --screenshot FILE: wait for the worker, so the PNG shows the file (or exit 2 with its error).
         ui.open_block = options.block;
         ui.open_heads = options.heads;
-        StartFile(runner, ui, options.open_path);
+        StartFile(runner, ui, options.open_path, {});
         const std::optional<EngineResult> r = runner.wait();
         if (!r || !AcceptResult(*r, trace, vit, ui)) {
             std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the file job was cancelled");
@@ -549,7 +555,7 @@ int run_gui(const GuiOptions& options) {
     if (open_file && !shot) {
         ui.open_block = options.block;
         ui.open_heads = options.heads;
-        StartFile(runner, ui, options.open_path);  // the demo stays on screen until the file is read
+        StartFile(runner, ui, options.open_path, {});  // the demo stays on screen until the file is read
     }
     if (open_vit && !shot)  // the demo stays on screen until the ViT has run; errors go to the modal
         StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path, options.heads));
@@ -664,14 +670,17 @@ int run_gui(const GuiOptions& options) {
             g_dropped.clear();
         }
         if (!ui.open_request.empty()) {
-            if (!ui::is_image_file(ui.open_request)) {
-                StartFile(runner, ui, ui.open_request);
-            } else if (const std::string model = trained_vit ? trained_vit->model_path : options.model_path;
-                       !model.empty()) {  // a picture: the ViT (on screen, or still loading) looks at it instead
+            if (!ui::is_image_file(ui.open_request)) {  // a whole ViT runs on the picture on screen
+                StartFile(runner, ui, ui.open_request, trained_vit ? trained_vit->image_path : std::string());
+            } else if (const std::string model = !ui.file_vit_family.empty() ? ui.file_path
+                                                 : trained_vit                ? trained_vit->model_path
+                                                                              : options.model_path;
+                       !model.empty()) {  // a picture: the ViT (open, on screen, or still loading) looks at it
                 StartVit(runner, ui, EngineRunner::vit_job(model, ui.open_request, options.heads));
             } else {
-                ui.file_error = ui.open_request + ": a picture needs a ViT model; start attnscope with --model "
-                                                  "FILE.safetensors --image PICTURE (make run opens the demo model)";
+                ui.file_error = ui.open_request + ": a picture needs a ViT model; open a ViT checkpoint first (File > "
+                                                  "Open), or start attnscope with --model FILE --image PICTURE (make "
+                                                  "run opens the demo model)";
                 ui.file_error_shown = false;
             }
             ui.open_request.clear();

@@ -62,10 +62,22 @@ EngineJob EngineRunner::zoo_job(const AttentionConfig& config, Bug bug) {
 }
 
 EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::size_t> block,
-                                 std::optional<std::size_t> heads) {
-    return [path, block, heads](const RunHooks&) {
+                                 std::optional<std::size_t> heads, const std::string& picture) {
+    return [path, block, heads, picture](const RunHooks& hooks) {
+        const TensorSource source = TensorSource::open(path);
+        const std::optional<VitFamily> family = whole_vit_family(source);
+        bool heads_unknown = false;
+        if (family && !block && !picture.empty()) {
+            try {
+                return vit_job(path, picture, heads)(hooks);
+            } catch (const VitHeadsUnknown&) {
+                heads_unknown = true;  // the block view asks for h; with it the file runs on the picture
+            }
+        }
         EngineResult r;
-        auto file = std::make_shared<const FileTrace>(trace_from_file(TensorSource::open(path), block, heads));
+        auto file = std::make_shared<const FileTrace>(trace_from_file(source, block, heads));
+        if (family) r.vit_family = vit_family_name(*family);
+        r.vit_needs_heads = heads_unknown;
         r.config = file->trace.config;
         r.trace = std::shared_ptr<const Trace>(file, &file->trace);  // shares ownership with the file
         r.file = std::move(file);

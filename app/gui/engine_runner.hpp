@@ -43,6 +43,8 @@ struct EngineResult {
     std::shared_ptr<const FileTrace> file;  // a file's trace (blocks, notes); trace points into it
     std::shared_ptr<const VitSnapshot> vit; // a ViT run; trace points at its last block's attention
     std::shared_ptr<const ZooRun> zoo;      // a bug-zoo run; trace points at its buggy trace
+    std::string vit_family;                 // set with file: the file is a whole ViT of this family
+    bool vit_needs_heads = false;           // ... which did not run on the picture: h is not known
     std::string error;                      // what the engine or the file reader threw
     double seconds = 0.0;
 };
@@ -62,10 +64,12 @@ public:
 
     static EngineResult run_now(const AttentionConfig& config);
 
-    // The jobs: the engine on a config, or trace_from_file on a path.
+    // The jobs: the engine on a config, or trace_from_file on a path. A file holding a whole ViT
+    // runs on `picture` instead (vit_job) when there is one and no block was asked for; without a
+    // picture the result names the ViT's family (vit_family), so a picture opened next runs it.
     static EngineJob config_job(const AttentionConfig& config);
     static EngineJob file_job(const std::string& path, std::optional<std::size_t> block,
-                              std::optional<std::size_t> heads);
+                              std::optional<std::size_t> heads, const std::string& picture = {});
     // run_zoo: the correct and the buggy pipeline of one bug of the zoo on the config.
     static EngineJob zoo_job(const AttentionConfig& config, Bug bug);
     // load_vit_model + load_image + run_vit: the checkpoint on the picture.

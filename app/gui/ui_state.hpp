@@ -95,6 +95,8 @@ struct UiState {
     std::vector<std::size_t> file_blocks;    // its blocks (a selector when more than one)
     std::optional<std::size_t> file_block;   // the block shown
     std::vector<std::string> file_notes;     // where input, weights, heads came from
+    std::string file_vit_family;             // the file is a whole ViT of this family: a picture runs it
+    bool file_vit_needs_heads = false;       // ... which has not run on the picture on screen: h unknown
     std::string loading_path;                // a file job is running for this path
     std::string open_request;                // File > Open, drop, recent: the frame loop opens it
     std::optional<std::size_t> open_block;   // the block to open (block selector)

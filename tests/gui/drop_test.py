@@ -3,7 +3,8 @@
 protocol (as a file manager does), and pass when the app opened it (the file appears in the
 recent-files list of settings.json, which the app saves on every open).
 
-usage (under xvfb-run): drop_test.py ATTNSCOPE FILE [app arguments ...]
+usage (under xvfb-run): drop_test.py [--expect-title TEXT] ATTNSCOPE FILE [app arguments ...]
+  --expect-title: also wait until the window's title contains TEXT (what the app shows)
 """
 import json
 import os
@@ -65,8 +66,22 @@ def drop(d, target, path, timeout=5.0):
     return False
 
 
+def title(d, window):
+    """The window's UTF-8 title (_NET_WM_NAME), or ''."""
+    try:
+        prop = window.get_full_property(d.intern_atom("_NET_WM_NAME"), d.intern_atom("UTF8_STRING"))
+        value = prop.value if prop else b""
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    except Exception:
+        return ""
+
+
 def main():
-    exe, path, app_args = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3:]
+    args = sys.argv[1:]
+    expect_title = None
+    if args[:1] == ["--expect-title"]:
+        expect_title, args = args[1], args[2:]
+    exe, path, app_args = args[0], os.path.abspath(args[1]), args[2:]
     with tempfile.TemporaryDirectory() as config:
         env = dict(os.environ, XDG_CONFIG_HOME=config)
         app = subprocess.Popen([exe] + app_args, env=env)
@@ -82,12 +97,16 @@ def main():
             while time.time() < deadline:
                 try:
                     with open(settings) as f:
-                        if path in json.load(f).get("recent_files", []):
-                            print("PASS: the dropped file was opened:", path)
-                            return
+                        opened = path in json.load(f).get("recent_files", [])
                 except (OSError, ValueError):
-                    pass
+                    opened = False
+                shown = title(d, window)
+                if opened and (expect_title is None or expect_title in shown):
+                    print("PASS: the dropped file was opened:", path, "| window title:", shown)
+                    return
                 time.sleep(0.2)
+            if expect_title is not None:
+                sys.exit("FAIL: after the drop the window title is %r, expected it to contain %r" % (shown, expect_title))
             sys.exit("FAIL: the dropped file never reached the recent-files list")
         finally:
             app.terminate()

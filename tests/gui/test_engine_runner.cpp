@@ -119,6 +119,52 @@ TEST_CASE("engine runner: errors come back as a message and the runner keeps wor
     CHECK(r->trace);
 }
 
+TEST_CASE("engine runner: a whole ViT opened as a file runs on the picture, else shows a block and names its family") {
+    const std::string model = ATTNSCOPE_TEST_DATA "/vit_families/torchvision/model.pth";
+    const std::string picture = ATTNSCOPE_TEST_DATA "/vit/resize/up.png";
+    EngineRunner runner;
+
+    runner.start(EngineRunner::file_job(model, std::nullopt, 4, picture));
+    std::optional<EngineResult> r = runner.wait();
+    REQUIRE(r);
+    INFO(r->error);
+    REQUIRE(r->vit);
+    CHECK_FALSE(r->file);
+    CHECK(r->vit->model_path == model);
+    CHECK(r->vit->image_path == picture);
+    CHECK(r->vit->trained_config.family == VitFamily::Torchvision);
+    CHECK(r->vit->trace.blocks.size() == 2);
+    CHECK(r->trace.get() == &r->vit->trace.blocks.back().attention);
+
+    // No picture, a block asked for, or h unknown (D = 48, no metadata): the block's attention on a
+    // seeded input, and the family; only the last needs h before it can run on the picture.
+    struct Open {
+        std::optional<std::size_t> block, heads;
+        std::string picture;
+        bool needs_heads;
+    };
+    for (const Open& open : {Open{std::nullopt, 4, "", false}, Open{1, 4, picture, false},
+                             Open{std::nullopt, std::nullopt, picture, true}}) {
+        runner.start(EngineRunner::file_job(model, open.block, open.heads, open.picture));
+        r = runner.wait();
+        REQUIRE(r);
+        INFO(r->error);
+        REQUIRE(r->file);
+        CHECK_FALSE(r->vit);
+        CHECK(r->vit_family == "torchvision");
+        CHECK(r->vit_needs_heads == open.needs_heads);
+        CHECK(r->file->block == open.block.value_or(0));
+    }
+
+    // One attention layer is not a whole ViT: a picture changes nothing.
+    runner.start(EngineRunner::file_job(ATTNSCOPE_TEST_DATA "/conventions/reference_mha/weights.pt", std::nullopt,
+                                        std::nullopt, picture));
+    r = runner.wait();
+    REQUIRE(r);
+    REQUIRE(r->file);
+    CHECK(r->vit_family.empty());
+}
+
 TEST_CASE("engine runner: a snapshot stays valid and unchanged while later jobs run") {
     EngineRunner runner;
     runner.start(small_config(4));
