@@ -99,14 +99,24 @@ SourceWeights load_attention_weights(const TensorSource& source, std::optional<s
         throw FileError(path + ": no " + role + where + " (the file's " + found.convention + " names); " +
                         weight_conventions_text());
     };
+    // q, k, v of one shape stacked in that order; keys and values of another width are cross-attention.
+    auto stacked = [&](const std::string& part) -> Array {
+        const Array q = tensor("q." + part), k = tensor("k." + part), v = tensor("v." + part);
+        if (shape_of(k) != shape_of(q) || shape_of(v) != shape_of(q))
+            throw FileError(path + ": " + by_role["q." + part] + " " + format_shape(shape_of(q)) + ", " +
+                            by_role["k." + part] + " " + format_shape(shape_of(k)) + " and " + by_role["v." + part] +
+                            " " + format_shape(shape_of(v)) + " differ" + where +
+                            ": keys and values of another width (nn.MultiheadAttention's kdim, vdim) are "
+                            "cross-attention; attnscope steps through self-attention, where all three are [C, C]");
+        return stack_qkv(q, k, v);
+    };
     AttentionWeights& w = found.weights;
-    // q, k, v as one [3C, C] weight, or three [C, C] ones stacked in that order.
-    w.qkv_weight = by_role.count("qkv.weight") ? tensor("qkv.weight")
-                                               : stack_qkv(tensor("q.weight"), tensor("k.weight"), tensor("v.weight"));
+    // q, k, v as one [3C, C] weight, or three [C, C] ones.
+    w.qkv_weight = by_role.count("qkv.weight") ? tensor("qkv.weight") : stacked("weight");
     if (by_role.count("qkv.bias"))
         w.qkv_bias = tensor("qkv.bias");
     else if (by_role.count("q.bias") || by_role.count("k.bias") || by_role.count("v.bias"))
-        w.qkv_bias = stack_qkv(tensor("q.bias"), tensor("k.bias"), tensor("v.bias"));
+        w.qkv_bias = stacked("bias");
     w.proj_weight = tensor("proj.weight");
     w.proj_bias = tensor("proj.bias");
     const std::size_t C = dim ? *dim : w.qkv_weight.shape()[1];

@@ -8,6 +8,7 @@
 // with need_weights=True, average_attn_weights=False).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -151,4 +152,14 @@ TEST_CASE("files that match no convention say what each convention is called; tw
     CHECK_THROWS_WITH_AS(load_attention_weights(TensorSource::open((dir / "two.safetensors").string()), {}, {}),
                          doctest::Contains("two attention layers, 'enc' and 'dec'"), FileError);
     fs::remove_all(dir);
+}
+
+TEST_CASE("nn.MultiheadAttention with keys and values of other widths (kdim, vdim) is refused as cross-attention") {
+    const fs::path file = kData / "cross_attention" / "weights.pt";
+    const auto r = run_attnscope("run --weights '" + file.string() + "' --dump '" + scratch("cross").string() + "'");
+    CHECK(r.status == 2);
+    CHECK(r.err.find(file.string() + ": q_proj_weight [24, 24], k_proj_weight [24, 12] and v_proj_weight [24, 6] differ") !=
+          std::string::npos);
+    CHECK(r.err.find("cross-attention; attnscope steps through self-attention") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

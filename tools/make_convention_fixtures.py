@@ -16,6 +16,8 @@ same tensors as weights.safetensors), meta.json, and the steps the module itself
                         pytorch_model.bin (torch.save), its in_proj rows split into query, key, value
   nested_checkpoint/    the reference class inside a model, saved as a training checkpoint
                         {"model": state_dict, "epoch": ...}: blocks.0 and blocks.1 (--block)
+  cross_attention/      weights.pt of nn.MultiheadAttention(kdim=C/2, vdim=C/4): q_proj_weight,
+                        k_proj_weight, v_proj_weight of three widths, which attnscope refuses
 """
 import json
 import os
@@ -161,6 +163,11 @@ def main():
         save("nested_checkpoint", "input", x)
         for name in ("attn", "out"):
             save("nested_checkpoint", name, s1[name])
+
+        # Cross-attention: keys and values of other widths, so separate q/k/v_proj_weight.
+        cross = randomized(nn.MultiheadAttention(C, H, kdim=C // 2, vdim=C // 4, batch_first=True), gen)
+        os.makedirs(os.path.join(OUT, "cross_attention"), exist_ok=True)
+        torch.save(cross.state_dict(), os.path.join(OUT, "cross_attention", "weights.pt"))
     print("wrote", OUT, file=sys.stderr)
 
 
