@@ -98,7 +98,7 @@ fuzz: deps
 golden: tool-deps
 	/usr/bin/python3 tools/make_golden.py tests/data/golden
 
-# Every performance figure (issue 8) against PyTorch eager on the same machine, in one run (README: Benchmark).
+# Every performance figure against PyTorch eager on the same machine, in one run (README: Benchmark).
 bench: tool-deps build
 	bench/run_all.sh $(BUILD_DIR)/app/attnscope
 

@@ -1,4 +1,4 @@
-// `attnscope bench` extras (issue 8): the whole ViT-B/16, OpenBLAS's sgemm rate, the memory a
+// `attnscope bench` extras: the whole ViT-B/16, OpenBLAS's sgemm rate, the memory a
 // recorded run costs, and opening a file. Each prints one JSON line for bench/run_all.sh.
 //
 //   bench --vit-b [--repeat R]      ViT-B/16 on one 224x224 image, random weights (timm names)

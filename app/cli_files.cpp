@@ -1,4 +1,4 @@
-// `attnscope inspect` and `attnscope check`: saved activations and checkpoints (issue 4).
+// `attnscope inspect` and `attnscope check`: saved activations and checkpoints.
 //
 //   inspect FILE [--json]        every tensor: name, dtype, shape, role, stats; attention maps get
 //                                the row-sum check. Exit 0 when the file was read, 2 when not.

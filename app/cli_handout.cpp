@@ -76,7 +76,8 @@ RgbImage SliceImage(const ui::Slice2D& slice, const ui::ColorRange& range) {
             if (std::isfinite(v)) rgba = ui::colormap_color(range.colormap, ui::normalize_value(v, range));
             for (std::size_t y = r * cell_h; y < (r + 1) * cell_h; ++y)
                 for (std::size_t x = c * cell_w; x < (c + 1) * cell_w; ++x)
-                    std::copy(rgba.begin(), rgba.begin() + 3, img.pixels.begin() + static_cast<long>((y * img.width + x) * 3));
+                    std::copy(rgba.begin(), rgba.begin() + 3,
+                              img.pixels.begin() + static_cast<long>((y * img.width + x) * 3));
         }
     return img;
 }

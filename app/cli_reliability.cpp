@@ -27,8 +27,7 @@ void refuse_overwrite(const std::vector<std::string>& paths, bool force) {
     if (force) return;
     for (const std::string& path : paths) {
         std::error_code ec;
-        if (std::filesystem::exists(path, ec))
-            throw UsageError(path + " already exists; pass --force to overwrite it");
+        if (std::filesystem::exists(path, ec)) throw UsageError(path + " already exists; pass --force to overwrite it");
     }
 }
 

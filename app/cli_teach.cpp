@@ -1,4 +1,4 @@
-// `attnscope cost` and `attnscope zoo`: the cost table of one layer, and the bug zoo (issue 6).
+// `attnscope cost` and `attnscope zoo`: the cost table of one layer, and the bug zoo.
 //
 //   cost [-B N] [-N N] [-C N] [--heads H] [--qkv-bias] [--training --attn-drop P --proj-drop P]
 //   zoo  [--bug KEY] [-B N] [-N N] [-C N] [--heads H] [--qkv-bias] [--seed S]
@@ -99,7 +99,7 @@ namespace attnscope {
 namespace {
 std::string g_bug, g_follow;
 bool g_cost = false;
-}
+}  // namespace
 
 void add_teach_gui_options(CLI::App& app) {
     app.add_option("--bug", g_bug, "start with a bug of the zoo switched on (attnscope zoo lists the keys)");
@@ -110,7 +110,8 @@ void add_teach_gui_options(CLI::App& app) {
 void apply_teach_gui_options(GuiOptions& g) {
     g.show_cost = g_cost;
     if (!g_bug.empty()) {
-        if (!bug_from_key(g_bug)) throw UsageError("--bug " + g_bug + " is not a bug of the zoo (attnscope zoo lists them)");
+        if (!bug_from_key(g_bug))
+            throw UsageError("--bug " + g_bug + " is not a bug of the zoo (attnscope zoo lists them)");
         g.bug = g_bug;
     }
     if (g_follow.empty()) return;

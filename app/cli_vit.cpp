@@ -1,4 +1,4 @@
-// `attnscope vit`: a whole Vision Transformer forward on an image (issue 5).
+// `attnscope vit`: a whole Vision Transformer forward on an image.
 //
 //   vit --model FILE (--image PNG/JPG | --pixels X.npy) [--heads H] [--json] [--top K] [--dump DIR]
 //       [--overlay OUT.png [--block I] [--head H|mean] [--query cls|ROW,COL]]

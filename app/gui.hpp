@@ -28,7 +28,7 @@ struct GuiOptions {
     std::string language;         // --lang en|zh ("" = the saved one)
     bool presentation = false;    // --presentation: start in presentation mode (F5)
     bool quiz = false;            // --quiz: start with the "predict the next shape" quiz on
-    bool bench = false;           // --bench-gui: time frames headless, print JSON, exit (issue 8)
+    bool bench = false;           // --bench-gui: time frames headless, print JSON, exit
     int width = 1600;
     int height = 1000;
 };

@@ -36,8 +36,8 @@ core_env=(env -u OPENBLAS_L2_SIZE -u OMP_WAIT_POLICY OPENBLAS_CORETYPE="$chosen"
 passive_env=(env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE="$chosen" OMP_WAIT_POLICY=passive)
 # glibc's malloc set as `attnscope bench` sets its own (app/cli_bench.cpp keep_freed_memory): large
 # blocks from the heap, one arena, freed memory kept. By default glibc hands PyTorch's large
-# temporaries back to the kernel and every run faults them in again; where a page fault is slow (10 us
-# per 4 KB page on session 7's VM) that alone made PyTorch's (1,1025) layer 500-700 ms instead of 60-70.
+# temporaries back to the kernel and every run faults them in again; where a page fault is slow (on
+# some VMs) that alone makes PyTorch's (1,1025) layer several times slower (README, Benchmark).
 kept=GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.arena_max=1:glibc.malloc.trim_threshold=1073741824:glibc.malloc.top_pad=67108864
 # PyTorch's eight set-ups (1 or 2 threads, default or passive wait policy, glibc's default malloc or
 # memory kept), one run each, appended to $tmp/<set-up>_PREFIX:

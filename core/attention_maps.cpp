@@ -65,7 +65,9 @@ Array fuse_heads(const Array& attn, std::size_t batch, HeadFusion fusion) {
         const float* src = attn.data() + (batch * h + head) * n * m;
         for (std::size_t i = 0; i < n * m; ++i) {
             float& o = out.data()[i];
-            o = fusion == HeadFusion::mean ? o + src[i] : fusion == HeadFusion::max ? std::max(o, src[i]) : std::min(o, src[i]);
+            o = fusion == HeadFusion::mean  ? o + src[i]
+                : fusion == HeadFusion::max ? std::max(o, src[i])
+                                            : std::min(o, src[i]);
         }
     }
     if (fusion == HeadFusion::mean)
@@ -89,7 +91,9 @@ Array attention_rollout(const std::vector<const Array*>& attns, std::size_t batc
             for (std::size_t j = 0; j < n; ++j) sum += row[j];
             for (std::size_t j = 0; j < n; ++j) row[j] = static_cast<float>(row[j] / sum);
         }
-        rollout = b == 0 ? a : matmul(Tensor{a, {"N", "N'"}}, Tensor{rollout, {"N", "N'"}}, {"N", "N'"}, "A", "rollout").values;
+        rollout =
+            b == 0 ? a
+                   : matmul(Tensor{a, {"N", "N'"}}, Tensor{rollout, {"N", "N'"}}, {"N", "N'"}, "A", "rollout").values;
     }
     return rollout;
 }

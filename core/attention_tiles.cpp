@@ -129,7 +129,7 @@ void attention_overview_rows(const FlashAttentionSource& s, std::size_t b, std::
                                 "]");
     const std::size_t r0 = band0 * block, r1 = std::min(N, band1 * block), rows = r1 - r0;
     // Key chunks of whole blocks, about 256 keys wide: one [rows, chunk] tile per thread in memory
-    // at a time. Chunks fill disjoint cells, so both cores take them as they finish one.
+    // at a time. Chunks fill disjoint cells, so the threads take them as they finish one.
     const std::size_t chunk = std::max<std::size_t>(1, 256 / block) * block, chunks = (N + chunk - 1) / chunk;
     std::fill(out, out + (band1 - band0) * cells, 0.0f);  // weights are >= 0: max starts at 0
     SerialBlas serial;

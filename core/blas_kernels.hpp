@@ -21,9 +21,8 @@ void prefer_known_blas_kernels(char** argv);
 
 // The desktop app computes in bursts between frames, on cores it shares with the GL rasterizer's
 // threads. Idle worker threads that spin (libgomp's default; OpenBLAS's threads call sched_yield for
-// 2^28 cycles before they sleep) take those cores from the rasterizer and the app thread: under
-// llvmpipe on 2 cores, start to first frame at ViT-B layer size took 484-504 ms spinning and 404-442
-// sleeping (3 interleaved pairs). Both libraries read their settings when they load, so this sets
+// 2^28 cycles before they sleep) take those cores from the rasterizer and the app thread, and the
+// first frame comes later (README, Benchmark). Both libraries read their settings when they load, so this sets
 // OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles), each unless the user set it,
 // and starts this program once more (execv of /proc/self/exe with argv); returns when nothing
 // needs to change or the restart failed. The command line's commands keep spinning workers.

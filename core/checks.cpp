@@ -31,7 +31,8 @@ std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg)
         {"out_drop", "[B, N, C]", {B, N, C}},
     };
     if (!cfg.masked())
-        shapes.erase(std::find_if(shapes.begin(), shapes.end(), [](const ExpectedShape& e) { return e.step == "masked"; }));
+        shapes.erase(
+            std::find_if(shapes.begin(), shapes.end(), [](const ExpectedShape& e) { return e.step == "masked"; }));
     return shapes;
 }
 

@@ -32,7 +32,7 @@ std::uint64_t trace_bytes(const AttentionConfig& c) {
     // input 1, qkv/qkv_split/qkv_heads 3 each, q/k/v 1 each, k_t, context, context_t,
     // merged, out, out_drop 1 each: 19 x BNC.  scores, scaled, attn, attn_drop: 4 x BhNN.
     std::uint64_t floats = add(mul(19, bnc), mul(4 + c.masked(), bhnn));  // + masked
-    floats = add(floats, mul(2, bhn));                                   // row sums of attn, attn_drop
+    floats = add(floats, mul(2, bhn));                                    // row sums of attn, attn_drop
     floats = add(floats, add(mul(4, mul(c.dim, c.dim)), mul(4, c.dim)));  // weights
     return mul(floats, sizeof(float));
 }

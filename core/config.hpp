@@ -29,8 +29,8 @@ struct AttentionConfig {
     std::vector<std::size_t> valid_tokens;  // per batch item, keys >= valid are padding; empty = all N
     AttentionPath path = AttentionPath::standard;
     std::size_t tile_rows = 16, tile_cols = 16;  // flash: Br x Bc
-    std::size_t window = 0;                 // windowed: window size M (tokens form an H x H grid)
-    bool shift = false;                     // windowed: Swin's shifted windows (roll by -M/2)
+    std::size_t window = 0;                      // windowed: window size M (tokens form an H x H grid)
+    bool shift = false;                          // windowed: Swin's shifted windows (roll by -M/2)
 
     bool masked() const { return causal || !valid_tokens.empty(); }
     std::size_t head_dim() const { return heads ? dim / heads : 0; }

@@ -41,7 +41,7 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
         record->row_max.assign(B * h * N, 0.0f);  // [B, h, N]: 2 B h N floats, small next to q, k, v
         record->row_sum.assign(B * h * N, 0.0f);
     }
-    // The (b, head) pairs share nothing but the record's counters: both cores take them as they
+    // The (b, head) pairs share nothing but the record's counters: the threads take them as they
     // finish one (each the same numbers as alone), every sgemm on its own thread.
     std::size_t tiles_total = 0, tiles_skipped = 0;
     std::atomic<bool> cancelled{false};

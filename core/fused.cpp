@@ -29,8 +29,8 @@ ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
     const std::size_t n = xs.back();
     Axes row_axes = scores.axes;
     if (!row_axes.empty()) row_axes.pop_back();
-    ScaledSoftmax r{Tensor{make_array(xs), scores.axes}, Tensor{make_array(Shape(xs.begin(), xs.end() - 1)), row_axes},
-                    {}, {}, {}};
+    ScaledSoftmax r{
+        Tensor{make_array(xs), scores.axes}, Tensor{make_array(Shape(xs.begin(), xs.end() - 1)), row_axes}, {}, {}, {}};
     const std::size_t rows = n ? scores.values.size() / n : 0;
     const bool derive_scaled = scale > 0.0f && scale <= 1.0f;
     const bool one_call = derive_scaled && vmath::has_scaled_softmax_row();  // scaled's stats are not needed
@@ -50,7 +50,8 @@ ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
     for (std::ptrdiff_t c = 0; c < chunk_count; ++c) {
         Totals& t = parts[static_cast<std::size_t>(c)];
         std::vector<float> scaled(one_call ? 0 : n);  // one row of scaled, in L1
-        const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk, end = std::min(rows, begin + rows_per_chunk);
+        const std::size_t begin = static_cast<std::size_t>(c) * rows_per_chunk,
+                          end = std::min(rows, begin + rows_per_chunk);
         // On AVX-512 one call per row scales, softmaxes and takes the scores' and attn's totals
         // (rows of finite values; a row with a NaN or an infinity is counted value by value).
         const float inf = std::numeric_limits<float>::infinity();

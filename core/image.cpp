@@ -47,7 +47,8 @@ RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
     // stb_image accepts a PNM header of height 0 (found by tests/fuzz/fuzz_image.cpp): no pixels.
     auto require_pixels = [&] {
         if (w <= 0 || h <= 0)
-            throw FileError(path + ": the image is empty (" + std::to_string(w) + " x " + std::to_string(h) + " pixels)");
+            throw FileError(path + ": the image is empty (" + std::to_string(w) + " x " + std::to_string(h) +
+                            " pixels)");
     };
     require_pixels();
     // 8-bit RGB, then [3, H, W] floats twice (before and after normalization)
@@ -156,7 +157,8 @@ RgbImage upscale_nearest(const RgbImage& image, std::size_t factor) {
     big.pixels.resize(big.width * big.height * 3);
     for (std::size_t y = 0; y < big.height; ++y)
         for (std::size_t x = 0; x < big.width; ++x)
-            std::copy_n(&image.pixels[((y / factor) * image.width + x / factor) * 3], 3, &big.pixels[(y * big.width + x) * 3]);
+            std::copy_n(&image.pixels[((y / factor) * image.width + x / factor) * 3], 3,
+                        &big.pixels[(y * big.width + x) * 3]);
     return big;
 }
 

@@ -47,7 +47,7 @@ RgbImage pixels_to_image(const Array& pixels, std::size_t batch, const std::arra
 // Each pixel repeated factor x factor times (for showing a 64 x 64 image at 256 x 256).
 RgbImage upscale_nearest(const RgbImage& image, std::size_t factor);
 
-std::string encode_png(const RgbImage& image);                     // stb_image_write
+std::string encode_png(const RgbImage& image);                   // stb_image_write
 void write_png(const std::string& path, const RgbImage& image);  // atomically (temporary file, rename)
 
 }  // namespace attnscope

@@ -100,8 +100,7 @@ private:
 };
 
 // Writes F32 tensors (atomically), in the given order.
-void write_safetensors(const std::string& path,
-                       const std::vector<std::pair<std::string, Array>>& tensors,
+void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Array>>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace attnscope

@@ -20,7 +20,7 @@ namespace attnscope {
 
 namespace {
 
-// ---- both cores: the loops' sgemms run on their calling threads (SerialBlas) ---------------
+// ---- all threads: the loops' sgemms run on their calling threads (SerialBlas) -------------
 
 // Loops over fewer elements than this stay on one thread (starting the team costs microseconds).
 constexpr std::size_t kParallelMin = std::size_t(1) << 15;
@@ -116,7 +116,7 @@ Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std
     const std::size_t rows = in ? x.values.size() / in : element_count(Shape(xs.begin(), xs.end() - 1));
     float* yd = y.values.data();
     // y = bias, then y += x @ W^T (beta = 1), the order torch's addmm uses; without a bias, beta = 0.
-    // Both cores: each thread writes its own slab of output features y[:, j0:j1] = x @ W[j0:j1]^T.
+    // All threads: each writes its own slab of output features y[:, j0:j1] = x @ W[j0:j1]^T.
     if (rows && out && in && rows <= kPackedLinearMaxRows && packed_from(packed, weight)) {
         packed_linear(x.values.data(), rows, *packed, bias ? bias->data() : nullptr, yd, threads_for(rows * out * in / 64));
     } else if (rows && out && in) {
@@ -304,7 +304,7 @@ Tensor matmul(const TensorView& a, const TensorView& b, const Axes& out_axes, co
     const int N = blas_int(n, "matmul"), K = blas_int(k, "matmul"), M = blas_int(m, "matmul");
     // sgemm reads the strided operands in place (q and k_t straight out of qkv's storage).
     const BlasOperand A = blas_operand(a), Bop = blas_operand(b);
-    // Both cores: the (b, h) products are independent; each runs single-threaded on one core.
+    // All threads: the (b, h) products are independent; each runs single-threaded on one core.
     const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(batches);
     const int threads = batches > 1 ? threads_for(batches * n * m * k / 64) : 1;
     // Both operands row-major and a width of whole tiles (attn @ v at c = 64): the AVX-512 tile, which

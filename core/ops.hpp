@@ -53,8 +53,8 @@ Tensor transpose_backward(const Tensor& grad_y, std::size_t dim0, std::size_t di
 // The view form reads strided operands in place, as PyTorch's matmul reads q and k.transpose(-2, -1).
 Tensor matmul(const TensorView& a, const TensorView& b, const Axes& out_axes, const std::string& a_name,
               const std::string& b_name);
-Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes,
-              const std::string& a_name = "a", const std::string& b_name = "b");
+Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes, const std::string& a_name = "a",
+              const std::string& b_name = "b");
 // Backward of matmul: grad_a = grad_y @ b^T, grad_b = a^T @ grad_y (per batch).
 //   grad_y [..., n, m] -> grad_a [..., n, k] (a's labels), grad_b [..., k, m] (b's labels)
 struct MatmulGrads {

@@ -28,10 +28,9 @@ namespace {
 constexpr std::size_t kPanel = kInPlaceMatmulWidth;  // output features per panel: two 16-float vectors
 constexpr std::size_t kMinIn = 64;       // below this many input features OpenBLAS is as fast
 // Input features per pass: at most kMaxDepth, in near-equal passes. At 3072 a panel's slice is
-// 384 KB and a 14-row block of x 168 KB: in L2 with the next slice it prefetches (1 MB on session
-// 9's Zen 5, 2 MB on session 6's Xeon). ViT-B's fc2 (3072 features) then takes one pass instead of
-// four 768-deep ones, each of which ended in a barrier and read y back (2.95 against 3.14 ms,
-// medians of 4 runs).
+// 384 KB and a 14-row block of x 168 KB: they fit an L2 of 1 MB with the next slice it prefetches.
+// ViT-B's fc2 (3072 features) then takes one pass, not four 768-deep ones that each end in a
+// barrier and read y back.
 constexpr std::size_t kMaxDepth = 3072;
 constexpr std::size_t kRowChunk = 336;   // rows per pass: their interleaved x (1 MB at depth 768) stays in L2
 constexpr std::size_t kGroup = 4;        // panels a thread takes at a time
@@ -53,10 +52,9 @@ void* allocate_panels(std::size_t bytes) {
     }
     if (!p) throw std::bad_alloc();
     // Whole 2 MB pages only: the tail stays in 4 KB pages rather than fault in a huge page of which
-    // it uses a part. A hint: without THP every page stays 4 KB. Off by default: per linear, huge
-    // pages were 1-3% faster on session 8's VM (6% on session 6's Xeon), but where the kernel samples
-    // accessed bits (DAMON), ViT-B's forward took a median of 122 ms in 4 KB pages against 127 in
-    // huge ones, with a shorter tail (4 interleaved pairs of 20 runs; README, session 9).
+    // it uses a part. A hint: without THP every page stays 4 KB. Off by default: a single linear runs
+    // a little faster in huge pages, but where the kernel samples accessed bits (DAMON) the whole
+    // forward is slower in them, with a longer tail (README, Benchmark).
     static const bool huge = [] {
         const char* v = std::getenv("ATTNSCOPE_HUGE_PAGES");
         return v && std::string_view(v) == "1";

@@ -21,8 +21,8 @@ namespace attnscope {
 
 // `bytes` from malloc; blocks of 2 MB and up 2 MB-aligned. With ATTNSCOPE_HUGE_PAGES=1 in the
 // environment their whole 2 MB pages are marked for transparent huge pages (madvise); by default they
-// stay in 4 KB pages (README, session 9: on a VM whose kernel samples accessed bits with DAMON, huge
-// pages made ViT-B's forward slower and its tail longer). Freed with std::free; throws std::bad_alloc.
+// stay in 4 KB pages: where the kernel samples accessed bits (DAMON), huge pages made the forward
+// slower and its tail longer (README, Benchmark). Freed with std::free; throws std::bad_alloc.
 void* allocate_panels(std::size_t bytes);
 
 // Storage for the packed weights (allocate_panels).
@@ -63,8 +63,8 @@ std::shared_ptr<const PackedWeight> pack_weight(const Array& weight);
 bool packed_from(const PackedWeight* packed, const Array& weight);
 
 // Up to this many rows the kernel beats OpenBLAS; beyond, OpenBLAS's packing of the weight is spread
-// over enough rows and its sgemm is faster (measured at [rows, 768] x [2304, 768]^T, 2 threads:
-// 197 rows 300 against 256 GFLOP/s, 394 rows 297 against 283, 788 rows 296 against 308).
+// over enough rows and its sgemm is as fast or faster (README, Benchmark: the ViT-B qkv shape at
+// 197, 394 and 788 rows).
 constexpr std::size_t kPackedLinearMaxRows = 512;
 
 // y [rows, out] = x [rows, in] @ W^T (+ bias [out]) on `threads` threads; x and y row-major.

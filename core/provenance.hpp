@@ -25,7 +25,7 @@ struct Range {
 using Box = std::vector<Range>;  // one range per axis
 using Boxes = std::vector<Box>;
 
-Box element_box(const Shape& index);  // the box holding one element
+Box element_box(const Shape& index);            // the box holding one element
 std::size_t element_count(const Boxes& boxes);  // (boxes may overlap only after union of sources: counts distinct)
 bool contains(const Boxes& boxes, const Shape& index);
 // "[0, 1, 2, :]" for a box over shape; "[0, 1, 0:3, 4] + 2 more boxes" for several.
@@ -47,7 +47,7 @@ enum class EdgeKind {
 struct Edge {
     std::string input;
     EdgeKind kind = EdgeKind::Same;
-    std::vector<std::size_t> dims;  // Permute
+    std::vector<std::size_t> dims;    // Permute
     std::size_t axis = 0, index = 0;  // Select
 };
 

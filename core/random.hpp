@@ -14,9 +14,9 @@ public:
     // stream separates independent uses of one seed (input, each weight, each dropout mask).
     Rng(std::uint64_t seed, std::uint64_t stream);
 
-    float uniform();                      // [0, 1), 24 random bits
+    float uniform();                       // [0, 1), 24 random bits
     float uniform(float low, float high);  // [low, high)
-    float normal();                       // N(0, 1), Box-Muller
+    float normal();                        // N(0, 1), Box-Muller
 
 private:
     std::mt19937_64 engine_;

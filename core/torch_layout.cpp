@@ -45,9 +45,8 @@ std::optional<Strides> torch_view_strides(const TorchLayout& x, const Shape& sha
     std::size_t tensor_numel = 1, view_numel = 1;
     for (std::ptrdiff_t d = static_cast<std::ptrdiff_t>(x.shape.size()) - 1; d >= 0; --d) {
         tensor_numel *= x.shape[d];
-        const bool chunk_ends =
-            d == 0 || (x.shape[d - 1] != 1 &&
-                       x.strides[d - 1] != static_cast<std::ptrdiff_t>(tensor_numel) * chunk_base);
+        const bool chunk_ends = d == 0 || (x.shape[d - 1] != 1 &&
+                                           x.strides[d - 1] != static_cast<std::ptrdiff_t>(tensor_numel) * chunk_base);
         if (!chunk_ends) continue;
         while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
             out[view_d] = static_cast<std::ptrdiff_t>(view_numel) * chunk_base;

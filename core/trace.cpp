@@ -26,7 +26,7 @@ Stats finish(const std::vector<StatsTotals>& parts) {
     return all.stats();
 }
 
-// rows runs of `run` contiguous values; run r starts at d + offset_of(r). Both cores: each chunk
+// rows runs of `run` contiguous values; run r starts at d + offset_of(r). All threads: each chunk
 // of about kChunk values gets its own totals (the same cuts for any number of threads).
 template <typename OffsetOf>
 std::vector<StatsTotals> stats_of_runs(const float* d, std::size_t rows, std::size_t run, OffsetOf offset_of) {

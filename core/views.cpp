@@ -112,7 +112,7 @@ TensorView select_view(const TensorView& x, std::size_t axis, std::size_t index)
 }
 
 // Rows of the last axis, gathered in row-major order of the view; each row is a memcpy when the
-// last axis has stride 1. Both cores for large views.
+// last axis has stride 1. All threads for large views.
 Tensor gather(const TensorView& x) {
     const std::size_t rank = x.shape.size();
     Tensor out{make_array(x.shape), labels_for(x)};

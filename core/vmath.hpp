@@ -1,4 +1,4 @@
-// Vector kernels for the ops' elementwise and row loops (issue 8): exp and erfc from glibc's vector
+// Vector kernels for the ops' elementwise and row loops: exp and erfc from glibc's vector
 // math library libmvec (_ZGVdN8v_expf, _ZGVdN8v_erfcf: 8 floats per call, AVX2), softmax and GELU 16
 // lanes wide with AVX-512 and xsimd's exp and erfc inlined (core/vmath_avx512.cpp), and AVX2 + FMA
 // loops for sums, scaling and the stats. The CPU is checked once at run time; without AVX2 and FMA

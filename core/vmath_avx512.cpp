@@ -40,8 +40,12 @@ float lanes_pick(batch v, First first) {
     for (int i = 1; i < 16; ++i) m = first(lanes[i], m) ? lanes[i] : m;
     return m;
 }
-float lanes_max(batch v) { return lanes_pick(v, [](float a, float b) { return a > b; }); }
-float lanes_min(batch v) { return lanes_pick(v, [](float a, float b) { return a < b; }); }
+float lanes_max(batch v) {
+    return lanes_pick(v, [](float a, float b) { return a > b; });
+}
+float lanes_min(batch v) {
+    return lanes_pick(v, [](float a, float b) { return a < b; });
+}
 
 float lanes_sum(batch v) {
     const __m512 x = v;
@@ -179,7 +183,8 @@ float exp_shifted(const float* x, float shift, float mul, float* out, std::size_
     }
     if (rem) {
         const __mmask16 tail = first_lanes(rem);
-        const batch e(_mm512_maskz_mov_ps(tail, xsimd::exp(batch(_mm512_maskz_loadu_ps(tail, x + whole)) - s)));  // past n: 0
+        const batch e(
+            _mm512_maskz_mov_ps(tail, xsimd::exp(batch(_mm512_maskz_loadu_ps(tail, x + whole)) - s)));  // past n: 0
         _mm512_mask_storeu_ps(out + whole, tail, e * m);
         sum += e;
     }

@@ -86,7 +86,8 @@ SourceWeights load_attention_weights(const TensorSource& source, std::optional<s
                             "'; attnscope steps through one: save that layer's weights alone");
         module = roles[i].module;
         if (!by_role.emplace(roles[i].name, names[i]).second)
-            throw FileError(path + ": both '" + by_role[roles[i].name] + "' and '" + names[i] + "' are " + roles[i].name + where);
+            throw FileError(path + ": both '" + by_role[roles[i].name] + "' and '" + names[i] + "' are " +
+                            roles[i].name + where);
         if (found.convention.empty() || found.convention == kOutProjConvention) found.convention = roles[i].convention;
     }
     auto optional_tensor = [&](const std::string& role) -> std::optional<Array> {

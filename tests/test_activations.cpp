@@ -156,8 +156,9 @@ TEST_CASE("a folder of .npy without weights shows only its steps and says why") 
 }
 
 TEST_CASE("bad files: a FileError naming the file, or a trace that flags the NaN") {
-    const char* bad[] = {"axes33.npy", "bomb_declared.npz", "bomb_inflates.npz", "nan_input.npy", "lying_header.npz",
-                         "scalar.npy", "scalar_attn.npz", "truncated.npz", "wrong_magic.npz", "wrong_magic.safetensors"};
+    const char* bad[] = {
+        "axes33.npy", "bomb_declared.npz", "bomb_inflates.npz", "nan_input.npy",   "lying_header.npz",
+        "scalar.npy", "scalar_attn.npz",   "truncated.npz",     "wrong_magic.npz", "wrong_magic.safetensors"};
     for (const std::string name : bad) {
         CAPTURE(name);
         const std::string path = kData + "bad/" + name;

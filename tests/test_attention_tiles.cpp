@@ -225,7 +225,7 @@ TEST_CASE("tiles: a tile reads only its own query and key rows") {
     CHECK_THROWS_AS(attention_tile(s, 0, 0, 8, 33, 0, 4), std::out_of_range);
     CHECK_THROWS_AS(attention_tile(s, 0, 1, 0, 1, 0, 1), std::out_of_range);
     CHECK_THROWS_AS(attention_tile(s, 0, 0, 4, 4, 0, 1), std::out_of_range);
-    // The overview's bands run on both cores: a bad head is refused before, never inside, the loop.
+    // The overview's bands run on all threads: a bad head is refused before, never inside, the loop.
     CHECK_THROWS_AS(attention_overview(s, 0, 1, 2), std::out_of_range);
     CHECK_THROWS_AS(attention_overview(s, 1, 0, 2), std::out_of_range);
 }

@@ -131,7 +131,8 @@ TEST_CASE("merge without the transpose: merged is context reshaped and context_t
     const ZooRun z = run_zoo(cfg, Bug::MergeWithoutTranspose);
     CHECK(z.buggy.find("context_t") == nullptr);
     CHECK(z.buggy.at("merged").inputs == std::vector<std::string>{"context"});
-    CHECK(max_abs(z.buggy.at("merged").tensor().values, z.buggy.at("context").tensor().values) == 0.0);  // same memory order
+    CHECK(max_abs(z.buggy.at("merged").tensor().values, z.buggy.at("context").tensor().values) ==
+          0.0);  // same memory order
     CHECK(z.comparison.first_divergence()->step == "merged");
     CHECK(z.comparison.first_divergence()->finding == Finding::MergeTranspose);
 }
@@ -174,7 +175,8 @@ TEST_CASE("the zoo's buggy runs equal PyTorch's buggy implementations on the sam
     CHECK(check_against_fixture(kData + "activations/bug_split.npz", Bug::SplitHC3) >= 5);
     CHECK(check_against_fixture(kData + "activations/bug_softmax.safetensors", Bug::SoftmaxDim2) >= 7);
     CHECK(check_against_fixture(kData + "activations/bug_no_scale.npz", Bug::MissingScale) >= 5);
-    CHECK(check_against_fixture(kData + "activations/bug_scale_after_softmax.safetensors", Bug::ScaleAfterSoftmax) >= 4);
+    CHECK(check_against_fixture(kData + "activations/bug_scale_after_softmax.safetensors", Bug::ScaleAfterSoftmax) >=
+          4);
     CHECK(check_against_fixture(kData + "activations/bug_merge.safetensors", Bug::MergeWithoutTranspose) >= 5);
     CHECK(check_against_fixture(kData + "zoo/reshape_without_permute.npz", Bug::ReshapeWithoutPermute) >= 11);
 }

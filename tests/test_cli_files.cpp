@@ -24,7 +24,8 @@ ProcessResult run_in_fixtures(const std::string& args) { return run_attnscope(ar
 std::string last_line(const std::string& text) {
     const std::size_t end = text.find_last_not_of('\n');
     const std::size_t start = text.find_last_of('\n', end);
-    return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+    return text.substr(start == std::string::npos ? 0 : start + 1,
+                       end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 // Exit 2, exactly one line on stderr, naming the file and containing `phrase`.

@@ -46,7 +46,7 @@ TEST_CASE("handout: every step as a PNG and one markdown file with the shape tab
         // Not one flat colour: the slice's values are spread over the colormap.
         const auto [lo, hi] = std::minmax_element(img.pixels.begin(), img.pixels.end());
         CHECK(*hi - *lo > 50);
-        CHECK(md.find("](" + png + ")") != std::string::npos);                       // the image link
+        CHECK(md.find("](" + png + ")") != std::string::npos);                                        // the image link
         CHECK(md.find("| " + std::to_string(i + 1) + " | " + steps[i] + " |") != std::string::npos);  // table row
     }
     // Shapes with axis names, strides, the narrative.

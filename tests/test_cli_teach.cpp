@@ -34,8 +34,9 @@ TEST_CASE("zoo lists the bugs and runs one and refuses an unknown one in one lin
 }
 
 TEST_CASE("the app refuses an unknown bug or a followed element outside its step") {
-    for (const char* args : {"--bug nope --screenshot /tmp/never.png", "--follow \"scores[0,0,0,99]\" --screenshot /tmp/never.png",
-                             "--follow \"nope[0]\" --screenshot /tmp/never.png", "--follow scores --screenshot /tmp/never.png"}) {
+    for (const char* args :
+         {"--bug nope --screenshot /tmp/never.png", "--follow \"scores[0,0,0,99]\" --screenshot /tmp/never.png",
+          "--follow \"nope[0]\" --screenshot /tmp/never.png", "--follow scores --screenshot /tmp/never.png"}) {
         CAPTURE(args);
         const auto r = run_attnscope(args);
         CHECK(r.status == 2);

@@ -74,8 +74,8 @@ TEST_CASE("every step's FLOPs and bytes and views match a count over the recorde
             CHECK(table.flops == flops);
             CHECK(table.new_bytes == new_bytes);
             const AttentionWeights w = default_weights(cfg);
-            const std::uint64_t params = w.qkv_weight.size() + (w.qkv_bias ? w.qkv_bias->size() : 0) +
-                                         w.proj_weight.size() + w.proj_bias.size();
+            const std::uint64_t params =
+                w.qkv_weight.size() + (w.qkv_bias ? w.qkv_bias->size() : 0) + w.proj_weight.size() + w.proj_bias.size();
             CHECK(table.params == params);
         }
     }
@@ -96,7 +96,8 @@ TEST_CASE("with C fixed the parameters do not change with h and QK^T costs 2 B N
 
 TEST_CASE("the table text names every step and the h-independence") {
     const std::string text = format_cost_table(attention_cost(config(2, 16, 768, 8, false)));
-    for (const char* step : {"qkv", "qkv_heads", "scores", "attn", "merged", "out"}) CHECK(text.find(step) != std::string::npos);
+    for (const char* step : {"qkv", "qkv_heads", "scores", "attn", "merged", "out"})
+        CHECK(text.find(step) != std::string::npos);
     CHECK(text.find("does not depend on h") != std::string::npos);
     CHECK(text.find("2 B N^2 C") != std::string::npos);
     CHECK(format_count(2362368) == "2.36 M");

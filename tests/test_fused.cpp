@@ -1,4 +1,4 @@
-// The fused * self.scale + softmax pass (core/fused.hpp, issue 8) gives the values of the separate
+// The fused * self.scale + softmax pass (core/fused.hpp) gives the values of the separate
 // ops, and stats and row sums that agree with a plain double loop over the values; so do the stats
 // of qkv and its q, k and v taken in one pass (core/trace.hpp). Against PyTorch
 // the fused path is checked by the golden tests (test_pipeline: no mask, no hook, so it runs there).

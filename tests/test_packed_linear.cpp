@@ -1,4 +1,4 @@
-// The AVX-512 linear kernel (core/packed_linear, issue 8) against PyTorch: tools/make_linear_golden.py
+// The AVX-512 linear kernel (core/packed_linear) against PyTorch: tools/make_linear_golden.py
 // computes F.linear on inputs whose float32 result is exact in any summation order, so the kernel
 // must give it exactly, at shapes that reach every edge of its blocking. Rounding with real weights
 // is covered by the ViT golden cases (test_vit), which run through the same kernel. The same tile
@@ -96,7 +96,8 @@ TEST_CASE("the in-place tile gives PyTorch's exact matmul with b a window of wid
     REQUIRE(shape_of(expected) == Shape{2, 3, n, m});
     // The formulas of tools/make_linear_golden.py (matmul_inputs).
     Array a = make_array({2, 3, n, k}), whole = make_array({2, 3, k, width});
-    for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<float>(static_cast<long>(i * 37 % 255) - 127) / 128.0f;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        a.data()[i] = static_cast<float>(static_cast<long>(i * 37 % 255) - 127) / 128.0f;
     for (std::size_t j = 0; j < whole.size(); ++j)
         whole.data()[j] = static_cast<float>(static_cast<long>(j * 53 % 209) - 104) / 256.0f;
     if (!packed_linear_available()) {
@@ -114,7 +115,8 @@ TEST_CASE("the in-place tile gives PyTorch's exact matmul with b a window of wid
     for (std::size_t item = 0; item < 6; ++item)
         for (std::size_t r = 0; r < k; ++r)
             std::copy_n(whole.data() + (item * k + r) * width + first, m, b.data() + (item * k + r) * m);
-    const Tensor y_op = matmul(Tensor{a, {"B", "h", "N", "N'"}}, Tensor{b, {"B", "h", "N'", "c"}}, {"B", "h", "N", "c"});
+    const Tensor y_op =
+        matmul(Tensor{a, {"B", "h", "N", "N'"}}, Tensor{b, {"B", "h", "N'", "c"}}, {"B", "h", "N", "c"});
     CHECK(mismatches(y_op.values, expected) == 0);
 }
 

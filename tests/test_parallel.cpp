@@ -1,4 +1,4 @@
-// Both cores give the same numbers as one (issue 8). With OpenBLAS's Prescott kernels they agree bit
+// All threads give the same numbers as one. With OpenBLAS's Prescott kernels they agree bit
 // for bit; its Haswell kernels sum a narrower block of output features in another order, so the
 // two runs may differ by float32 rounding: 1e-6 of the step's largest value.
 #include <doctest/doctest.h>

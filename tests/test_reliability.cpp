@@ -1,4 +1,4 @@
-// Reliability (issue 9): the memory budget (per-step byte accounting, --memory-budget, refusals
+// Reliability: the memory budget (per-step byte accounting, --memory-budget, refusals
 // that say what is needed), and outputs that never overwrite a file without --force.
 #include <doctest/doctest.h>
 

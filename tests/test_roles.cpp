@@ -94,7 +94,8 @@ TEST_CASE("Hugging Face query, key, value rows stacked equal timm's qkv") {
     CHECK(*hf.weights.qkv_bias == *timm.weights.qkv_bias);
     CHECK(hf.weights.proj_weight == timm.weights.proj_weight);
     CHECK(hf.weights.proj_bias == timm.weights.proj_bias);
-    CHECK(shape_of(load_attention_weights(TensorSource::open(kData + "hf_model.safetensors"), 1, 24).weights.qkv_weight) ==
+    CHECK(shape_of(
+              load_attention_weights(TensorSource::open(kData + "hf_model.safetensors"), 1, 24).weights.qkv_weight) ==
           Shape{72, 24});
     CHECK_THROWS_AS(stack_qkv(xt::zeros<float>({2, 3}), xt::zeros<float>({2, 3}), xt::zeros<float>({3, 3})),
                     ShapeError);

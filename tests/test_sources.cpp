@@ -132,7 +132,8 @@ TEST_CASE("malformed members are listed with their problem - load refuses them")
         CHECK_THROWS_AS(s.load(name), FileError);
         return s.find(name)->problem;
     };
-    CHECK(problem(bad + "lying_header.npz", "attn").find("holds 100 bytes of data but its header") != std::string::npos);
+    CHECK(problem(bad + "lying_header.npz", "attn").find("holds 100 bytes of data but its header") !=
+          std::string::npos);
     CHECK(problem(bad + "bomb_declared.npz", "attn").find("declares 1.0 TiB uncompressed, over the memory budget") !=
           std::string::npos);
     CHECK(problem(bad + "int64.npz", "labels").find("'<i8' (signed integer) is not supported") != std::string::npos);

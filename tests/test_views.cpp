@@ -1,4 +1,4 @@
-// Layout steps are views, as in PyTorch (issue 8): reshape, permute, unbind and transpose share the
+// Layout steps are views, as in PyTorch: reshape, permute, unbind and transpose share the
 // storage of the step they come from and copy nothing until someone reads them. The reference
 // values here come from xtensor's own transpose/view/reshape and from plain loops, not from
 // core/views.
@@ -149,8 +149,8 @@ TEST_CASE("the recorded layout steps share storage and copy nothing until read")
     CHECK(t.at("merged").view().base != t.at("context").view().base);
 
     // Read: the same values the copying ops give from the step before.
-    const Tensor heads = permute(reshape(t.at("qkv").tensor(), {2, 9, 3, 4, 6}, {"B", "N", "3", "h", "c"}),
-                                 {2, 0, 3, 1, 4});
+    const Tensor heads =
+        permute(reshape(t.at("qkv").tensor(), {2, 9, 3, 4, 6}, {"B", "N", "3", "h", "c"}), {2, 0, 3, 1, 4});
     CHECK(same_values(t.at("k").tensor().values, select(heads, 0, 1).values));
     CHECK(t.at("k").holds_values());
     CHECK(t.at("k").tensor().axes == Axes{"B", "h", "N'", "c"});

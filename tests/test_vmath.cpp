@@ -1,4 +1,4 @@
-// The vector kernels of core/vmath.cpp (issue 8) against plain double-precision loops: every length
+// The vector kernels of core/vmath.cpp against plain double-precision loops: every length
 // from 0 to 40 (the partial last vector of each kernel), NaN and infinities where the ops meet them,
 // and compute_stats (core/trace.cpp) on its parallel path.
 #include <doctest/doctest.h>

@@ -123,9 +123,8 @@ void ApplySettings(const ui::Settings& s, UiState& ui) {
 }
 
 // software_gl: convex fills (rounded frames, circles) without their anti-aliased fringe, which a
-// software rasterizer sets up on this thread (logic/renderer.hpp). Under llvmpipe at ViT-B layer
-// size, 4 interleaved pairs of --bench-gui runs: an idle frame's app-thread CPU 1.62-2.03 ms with
-// the fringe, 1.44-1.87 without; a step or head switch 15.2-16.9 ms a frame, 13.3-15.2 without.
+// software rasterizer sets up on this thread (logic/renderer.hpp): without it frames take less of
+// the app thread (README, Benchmark: GUI).
 void SetupStyle(float scale, bool software_gl) {
     ImGuiStyle style;
     ImGui::StyleColorsDark(&style);
@@ -398,8 +397,8 @@ int run_gui(const GuiOptions& options) {
     AttentionConfig config = options.config;
     if (!shot && !options.config_from_user && settings && settings->has_config) config = settings->config;
 
-    // The first trace: in the worker, started once the window exists (creating it takes 150-300 ms
-    // of one core, slower with the engine's threads beside it), so GL and the fonts are set up
+    // The first trace: in the worker, started once the window exists (creating it takes a core for
+    // a while, longer with the engine's threads beside it), so GL and the fonts are set up
     // meanwhile and the first frame does not wait for it (the panels show "running" until it is
     // done); synchronous for --screenshot, whose frames must show it.
     EngineRunner runner;

@@ -1,4 +1,4 @@
-// --bench-gui: the app's own timings, headless (issue 8). The frame loop calls before_frame()
+// --bench-gui: the app's own timings, headless. The frame loop calls before_frame()
 // ahead of drawing, before_finish() once the frame's GL calls are issued (ImGui built, textures
 // uploaded, draw lists submitted) and after_frame() once the frame is finished on the GL side
 // (glFinish), until after_frame() returns false; result() is one JSON line for bench/run_all.sh.

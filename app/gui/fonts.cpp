@@ -79,7 +79,7 @@ void build_fonts(float scale, bool chinese) {
     const CjkFont* cjk = find_cjk();
     if (cjk) build_cjk_ranges(chinese);
     // Each font gets the CJK glyphs merged in at the same pixel size; in English only the body font,
-    // for the Language menu's label (each merge reads and copies the 5 MB font file: 15 ms).
+    // for the Language menu's label (each merge reads and copies the 5 MB font file).
     auto merge_cjk = [&](float size, bool body) {
         if (!cjk || (!chinese && !body)) return;
         ImFontConfig m;

@@ -1,6 +1,6 @@
-// Draws a frame only when something can have changed. A live attnscope used to draw 60 frames a
-// second (as fast as it could under software GL, which ignores vsync) even with nobody touching
-// it; each frame costs milliseconds of CPU for ImGui and llvmpipe. The pacer waits for input
+// Draws a frame only when something can have changed. Drawing every frame would run as fast as
+// software GL can (it ignores vsync) even with nobody touching the app, and each frame costs
+// milliseconds of CPU for ImGui and llvmpipe. The pacer waits for input
 // (glfwWaitEventsTimeout) when nothing animates, and draws:
 //   - for a few frames after any input event (mouse, keys, scroll, resize, expose, focus), so
 //     ImGui settles (hover, popups, auto-sized windows, requests the panels leave for the loop);

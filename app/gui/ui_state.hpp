@@ -133,7 +133,7 @@ struct UiState {
     bool browser_refresh = true;             // list browser_folder again
     int browser_selected = -1;               // index into browser_listing.entries
 
-    // ---- teaching (issue 6): the followed element, the bug zoo, the cost table
+    // ---- teaching: the followed element, the bug zoo, the cost table
     std::string follow_step;                 // the element the Follow panel follows ("" none)
     std::vector<std::size_t> follow_index;
     bool follow_pinned = false;              // a click in the inspector pins it; hovering follows otherwise

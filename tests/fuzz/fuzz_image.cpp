@@ -10,7 +10,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         const RgbImage image = load_image(fuzz::write_temp(data, size, ".img"), 16ull << 20);
         (void)image_to_pixels(image, 8, {0.5f, 0.5f, 0.5f}, {0.25f, 0.25f, 0.25f});  // [1, 3, 8, 8]
-    } catch (const FileError&) {
-    }
+    } catch (const FileError&) {}
     return 0;
 }

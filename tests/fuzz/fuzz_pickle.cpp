@@ -5,7 +5,6 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {
         (void)attnscope::read_pickle(data, size, "fuzz.pkl");
-    } catch (const attnscope::FileError&) {
-    }
+    } catch (const attnscope::FileError&) {}
     return 0;
 }

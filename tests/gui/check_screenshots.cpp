@@ -12,7 +12,8 @@
 namespace {
 
 // The smoke test writes these (tests/gui/CMakeLists.txt); ATTNSCOPE_SHOT_DIR is set there.
-const std::vector<std::string> g_paths = {ATTNSCOPE_SHOT_DIR "/qkv_heads.png", ATTNSCOPE_SHOT_DIR "/attn.png",
+const std::vector<std::string> g_paths = {ATTNSCOPE_SHOT_DIR "/qkv_heads.png",
+                                          ATTNSCOPE_SHOT_DIR "/attn.png",
                                           ATTNSCOPE_SHOT_DIR "/merged.png",
                                           ATTNSCOPE_SHOT_DIR "/file_bug_softmax.png",
                                           ATTNSCOPE_SHOT_DIR "/vit_square.png",

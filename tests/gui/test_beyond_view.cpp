@@ -35,8 +35,9 @@ TEST_CASE("beyond view: flash tiles fill row block by row block and causal tiles
 
     // The panel shows the grid as one picture, a pixel per tile.
     s = tile_states(r, 4);
-    const RgbImage grid = cell_picture(r.row_blocks, r.col_blocks, 512,
-                                       [&](std::size_t rb, std::size_t cb) { return tile_colour(s[rb * r.col_blocks + cb]); });
+    const RgbImage grid = cell_picture(r.row_blocks, r.col_blocks, 512, [&](std::size_t rb, std::size_t cb) {
+        return tile_colour(s[rb * r.col_blocks + cb]);
+    });
     REQUIRE((grid.width == 3 && grid.height == 3));
     const auto pixel = [&](std::size_t y, std::size_t x) {
         return std::array<std::uint8_t, 3>{grid.pixels[(y * 3 + x) * 3], grid.pixels[(y * 3 + x) * 3 + 1],

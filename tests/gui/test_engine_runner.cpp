@@ -26,7 +26,8 @@ AttentionConfig small_config(std::size_t tokens) {
 }
 
 // A job that runs until cancelled (or `limit` elapses), then returns a result tagged by `tokens`.
-EngineJob slow_job(std::size_t tokens, std::atomic<int>* started, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+EngineJob slow_job(std::size_t tokens, std::atomic<int>* started,
+                   std::chrono::milliseconds limit = std::chrono::seconds(20)) {
     return [=](const RunHooks& hooks) {
         if (started) ++*started;
         const auto end = std::chrono::steady_clock::now() + limit;

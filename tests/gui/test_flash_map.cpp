@@ -86,12 +86,12 @@ TEST_CASE("flash map: exact pictures and the overview equal the block max of the
     for (float side : {600.0f, 300.0f, 37.0f}) {
         CAPTURE(side);
         map.reset();  // an empty cache: every tile of the view computed here
-        const MapPlan p = plan_viewport(N, map.overview_block(), 250.3f * (600 - side) / 600, 100, side, side, 200, 200);
+        const MapPlan p =
+            plan_viewport(N, map.overview_block(), 250.3f * (600 - side) / 600, 100, side, side, 200, 200);
         REQUIRE(p.exact);
         CHECK(map.missing_tiles(0, 1, p) > 0);
         CHECK(map.exact_picture(N, 0, 1, p).empty());  // nothing before the tiles are there
-        while (map.compute_tiles(src, 0, 1, p, 0.0) > 0) {
-        }
+        while (map.compute_tiles(src, 0, 1, p, 0.0) > 0) {}
         CHECK(map.missing_tiles(0, 1, p) == 0);
         const Slice2D picture = map.exact_picture(N, 0, 1, p);
         REQUIRE(picture.rows == p.rows());

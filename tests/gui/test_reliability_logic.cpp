@@ -41,15 +41,16 @@ TEST_CASE("export dialog: the suggested name and the target path") {
 }
 
 TEST_CASE("settings: absurd numbers are clamped and never undefined behaviour") {
-    // Found by tests/fuzz/fuzz_settings.cpp: 1.9e86 was cast to size_t unchecked.
+    // Numbers past size_t (fuzz_settings's kind of input) must not be cast to it unchecked.
     std::string error;
     auto s = settings_from_json(R"({"config": {"heads": 1.9e86, "tokens": -1e300, "dim": 3.5, "seed": 1e30},
-                                    "ui_scale": 1e300, "play_interval": -1e300, "range_mode": 1e20})", &error);
+                                    "ui_scale": 1e300, "play_interval": -1e300, "range_mode": 1e20})",
+                                &error);
     REQUIRE(s);
     CHECK(s->config.heads == 18446744073709549568ull);  // the largest double below 2^64
     CHECK(s->config.tokens == 0);
     CHECK(s->config.dim == 3);
-    CHECK(s->ui_scale == 3.0f);       // then clamped to the UI's range
+    CHECK(s->ui_scale == 3.0f);  // then clamped to the UI's range
     CHECK(s->play_interval == 0.1);
     CHECK(s->range_mode == attnscope::ui::RangeMode(2));
     // The absurd config is kept for the Config panel, whose validation refuses it with a message.

@@ -37,13 +37,14 @@ void PremultipliedBlend(const ImDrawList*, const ImDrawCmd*) {
 CachedDrawings::CachedDrawings() = default;
 CachedDrawings::~CachedDrawings() = default;  // shutdown() must have run while the context lived
 
-void CachedDrawings::draw(ImDrawList* target, const std::string& slot, const std::string& key, ImVec2 min,
-                          ImVec2 max, const std::function<void(ImDrawList*)>& record) {
+void CachedDrawings::draw(ImDrawList* target, const std::string& slot, const std::string& key, ImVec2 min, ImVec2 max,
+                          const std::function<void(ImDrawList*)>& record) {
     auto& p = pieces_[slot];
     if (!p) p = std::make_unique<Piece>();
     Piece& piece = *p;
     piece.used = true;
-    const bool same_place = piece.min.x == min.x && piece.min.y == min.y && piece.max.x == max.x && piece.max.y == max.y;
+    const bool same_place =
+        piece.min.x == min.x && piece.min.y == min.y && piece.max.x == max.x && piece.max.y == max.y;
     if (!piece.ready || piece.key != key || !same_place) {
         piece.key = key;
         piece.min = min;

@@ -295,8 +295,7 @@ void HeatmapRenderer::collect() {
     }
 }
 
-bool HeatmapRenderer::export_png(const std::string& slot, const std::string& path, int min_size,
-                                 std::string* error) {
+bool HeatmapRenderer::export_png(const std::string& slot, const std::string& path, int min_size, std::string* error) {
     auto it = slots_.find(slot);
     if (it == slots_.end() || !it->second->fbo || !it->second->problem.empty()) {
         *error = "no heatmap is shown";
@@ -313,7 +312,8 @@ bool HeatmapRenderer::export_png(const std::string& slot, const std::string& pat
     glReadPixels(0, 0, s.tex_w, s.tex_h, GL_RGBA, GL_UNSIGNED_BYTE, cells.data());  // row 0 = slice row 0
     glPixelStorei(GL_PACK_ALIGNMENT, pack);
     glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(last_read));
-    const int scale = std::max(1, (min_size + std::max(s.tex_w, s.tex_h) - 1) / std::max(1, std::max(s.tex_w, s.tex_h)));
+    const int scale =
+        std::max(1, (min_size + std::max(s.tex_w, s.tex_h) - 1) / std::max(1, std::max(s.tex_w, s.tex_h)));
     const int W = s.tex_w * scale, H = s.tex_h * scale;
     std::vector<std::uint8_t> out(static_cast<std::size_t>(W) * H * 4);
     for (int y = 0; y < H; ++y)

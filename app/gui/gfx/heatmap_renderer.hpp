@@ -50,8 +50,8 @@ private:
     void render(Slot& s);
     std::map<std::string, std::unique_ptr<Slot>> slots_;
     unsigned program_ = 0, vao_ = 0, lut_ = 0;
-    int loc_values_ = -1, loc_lut_ = -1, loc_lo_ = -1, loc_hi_ = -1, loc_log_ = -1, loc_log_k_ = -1,
-        loc_colormap_ = -1, loc_nan_ = -1, loc_inf_ = -1;
+    int loc_values_ = -1, loc_lut_ = -1, loc_lo_ = -1, loc_hi_ = -1, loc_log_ = -1, loc_log_k_ = -1, loc_colormap_ = -1,
+        loc_nan_ = -1, loc_inf_ = -1;
     int max_texture_size_ = 4096;
     std::size_t uploads_ = 0;
     bool ready_ = false;

@@ -13,8 +13,7 @@ namespace attnscope::gfx {
 void flip_rows(std::vector<std::uint8_t>& rgba, int width, int height) {
     const std::size_t row = static_cast<std::size_t>(width) * 4;
     for (int y = 0; y < height / 2; ++y)
-        std::swap_ranges(rgba.begin() + y * row, rgba.begin() + (y + 1) * row,
-                         rgba.begin() + (height - 1 - y) * row);
+        std::swap_ranges(rgba.begin() + y * row, rgba.begin() + (y + 1) * row, rgba.begin() + (height - 1 - y) * row);
 }
 
 std::vector<std::uint8_t> read_pixels_top_down(int width, int height) {

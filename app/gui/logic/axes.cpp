@@ -19,8 +19,7 @@ std::uint32_t axis_color(const std::string& label) {
         {"3C", 0xB58A5A},  // brown: the fused qkv features
     };
     if (auto it = fixed.find(label); it != fixed.end()) return it->second;
-    static const std::array<std::uint32_t, 6> spare = {0x9DA3FF, 0xA0A0A0, 0xFF9DA7,
-                                                        0x8CD17D, 0xB6992D, 0x79706E};
+    static const std::array<std::uint32_t, 6> spare = {0x9DA3FF, 0xA0A0A0, 0xFF9DA7, 0x8CD17D, 0xB6992D, 0x79706E};
     std::uint32_t hash = 2166136261u;  // FNV-1a: stable across runs and machines
     for (unsigned char ch : label) hash = (hash ^ ch) * 16777619u;
     return spare[hash % spare.size()];

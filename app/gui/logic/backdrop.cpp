@@ -82,9 +82,8 @@ std::vector<Box> complement(const std::vector<Box>& boxes, const Box& display) {
             std::size_t k = i;
             while (k + 2 < xs.size() && !covered(0.5f * (xs[k + 1] + xs[k + 2]), yc)) ++k;
             const Box run{xs[i], y0, xs[k + 1], y1};
-            const auto above = std::find_if(open.begin(), open.end(), [&](std::size_t o) {
-                return out[o].x0 == run.x0 && out[o].x1 == run.x1;
-            });
+            const auto above = std::find_if(open.begin(), open.end(),
+                                            [&](std::size_t o) { return out[o].x0 == run.x0 && out[o].x1 == run.x1; });
             if (above != open.end()) {
                 out[*above].y1 = y1;
                 now.push_back(*above);

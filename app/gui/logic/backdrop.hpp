@@ -6,9 +6,8 @@
 // and only the rest is filled: the gaps between windows in the backdrop colour, the rounded corners
 // of those windows, and the backgrounds of windows stacked over other windows, each right before
 // its window, as ImGui would have drawn it. The picture is the same pixel for pixel (tested under
-// xvfb-run against ImGui's own backgrounds). Under llvmpipe at ViT-B layer size (3 interleaved pairs
-// of --bench-gui runs): a drawn frame's process CPU 22.9-23.5 -> 12.5-12.7 ms, a step or head switch
-// 13.8-14.1 -> 8.5-8.9 ms a frame.
+// xvfb-run against ImGui's own backgrounds). Under llvmpipe a drawn frame then takes about half the
+// CPU (README, Benchmark: GUI).
 #pragma once
 
 #include <cstddef>

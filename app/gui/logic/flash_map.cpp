@@ -27,8 +27,8 @@ void update_range(Slice2D& s) {
 
 }  // namespace
 
-MapPlan plan_viewport(std::size_t N, std::size_t block, float pan_x, float pan_y, float vis_c, float vis_r,
-                      float px_w, float px_h, bool allow_exact) {
+MapPlan plan_viewport(std::size_t N, std::size_t block, float pan_x, float pan_y, float vis_c, float vis_r, float px_w,
+                      float px_h, bool allow_exact) {
     MapPlan p;
     if (N == 0) return p;
     p.exact = allow_exact && (std::max(vis_c, vis_r) <= static_cast<float>(kExactMaxSide) || N <= kExactMaxSide);
@@ -92,7 +92,7 @@ bool FlashMap::advance_overview(const FlashAttentionSource& s, std::size_t b, st
     if (overview_done()) return true;
     const auto start = Clock::now();
     const std::size_t cells = overview_.rows;
-    // whole bands of blocks, about 64 rows of the map each (at N = 4097 about 1 ms a band)
+    // whole bands of blocks, about 64 rows of the map each: small enough to stop within a frame's budget
     const std::size_t band = std::max<std::size_t>(1, 64 / block_);
     bool first = true;  // at least one band per call, so any budget makes progress
     while (bands_done_ < cells && (first || budget < 0 || since(start) < budget)) {

@@ -45,7 +45,8 @@ Language language() { return current; }
 std::optional<Language> parse_language(const std::string& text) {
     if (text == "en" || text == "english" || text == "English" || text == "en_US" || text == "en-US")
         return Language::English;
-    if (text == "zh" || text == "zh-CN" || text == "zh_CN" || text == "zh-Hans" || text == "chinese" || text == "Chinese")
+    if (text == "zh" || text == "zh-CN" || text == "zh_CN" || text == "zh-Hans" || text == "chinese" ||
+        text == "Chinese")
         return Language::Chinese;
     return std::nullopt;
 }

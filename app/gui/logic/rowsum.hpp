@@ -12,8 +12,8 @@ namespace attnscope::ui {
 struct HeadRowSums {
     std::size_t batch = 0;
     std::size_t head = 0;
-    double max_error = 0.0;    // max |row sum - 1| of this (batch, head)
-    std::size_t failing = 0;   // rows over the tolerance
+    double max_error = 0.0;   // max |row sum - 1| of this (batch, head)
+    std::size_t failing = 0;  // rows over the tolerance
 };
 
 struct RowSumSummary {

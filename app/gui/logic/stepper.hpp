@@ -8,8 +8,8 @@ namespace attnscope::ui {
 enum class StepKey { Prev, Next, First, Last, TogglePlay };
 
 struct Stepper {
-    int count = 0;          // number of steps
-    int selected = 0;       // always in [0, count) when count > 0
+    int count = 0;     // number of steps
+    int selected = 0;  // always in [0, count) when count > 0
     bool playing = false;
     double interval = 1.2;  // seconds per step while playing
     double elapsed = 0.0;   // since the last automatic step
