@@ -605,6 +605,7 @@ Array parse_npy(const std::uint8_t* data, std::size_t size, const std::string& p
     Array out = make_array(shape);
     const std::size_t count = out.size();
     if (count == 0) return out;
+    prefault_for_writing(out.data(), count * sizeof(float));
     const std::uint8_t* src = data + header.data_offset;
     if (!header.fortran_order || shape.size() < 2) {
         convert_to_float(kind, src, count, out.data());
@@ -869,6 +870,7 @@ Array SafetensorsFile::load(const std::string& name) const {
     if (!is_float_dtype(e->dtype))
         fail(path(), "tensor '" + excerpt(name, 80) + "' has dtype " + e->dtype + "; " + kSafetensorsAccepts);
     Array out = make_array(e->shape);
+    prefault_for_writing(out.data(), out.size() * sizeof(float));
     if (out.size() > 0) decode_floats(e->dtype, file_.data() + data_start_ + e->begin, out.size(), out.data());
     return out;
 }

@@ -60,6 +60,7 @@ void* allocate_panels(std::size_t bytes) {
         return v && std::string_view(v) == "1";
     }();
     if (huge && bytes >= kHuge) madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);
+    prefault_for_writing(p, bytes);  // pack_weight writes every panel next
     return p;
 }
 

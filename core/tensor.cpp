@@ -1,7 +1,11 @@
 #include "tensor.hpp"
 
+#include <cstdint>
 #include <limits>
 #include <sstream>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace attnscope {
 
@@ -47,6 +51,19 @@ Strides contiguous_strides(const Shape& shape) {
 Array make_array(const Shape& shape) {
     element_count(shape);  // throws on overflow before xtensor multiplies silently
     return Array::from_shape(shape);
+}
+
+void prefault_for_writing(void* p, std::size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    if (bytes < (std::size_t(1) << 20)) return;
+    static const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+    const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // a hint: errors ignored
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 }  // namespace attnscope

@@ -59,4 +59,11 @@ Strides contiguous_strides(const Shape& shape);
 // An uninitialised row-major array of the given shape (no zero fill: every op writes all of it).
 Array make_array(const Shape& shape);
 
+// Maps the pages of [p, p + bytes) that are not yet mapped, in one call (madvise
+// MADV_POPULATE_WRITE), for memory about to be written whole: a file's tensors as they are read,
+// packed weights. Fresh memory otherwise costs a page fault per 4 KB at its first write, which on a
+// virtual machine can take longer than the write itself. Blocks under 1 MB are left alone; a kernel
+// without the call (before Linux 5.14) leaves all of it to the faults.
+void prefault_for_writing(void* p, std::size_t bytes);
+
 }  // namespace attnscope

@@ -255,6 +255,7 @@ public:
         const TorchTensor& t = tensors_.at(info.name);
         Array out = make_array(t.shape);
         if (t.numel == 0) return out;
+        prefault_for_writing(out.data(), out.size() * sizeof(float));
         const std::size_t bytes = static_cast<std::size_t>(t.numel) * t.item_size;
         if (t.contiguous && t.dtype == "F32" && little_endian_host()) {  // the file's bytes are the floats
             archive_->read_range(*t.record, t.offset * t.item_size, bytes, out.data(), t.label);

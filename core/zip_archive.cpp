@@ -14,8 +14,6 @@ namespace {
 class OpenMember {
 public:
     // A stored member is opened raw (ZIP_FL_COMPRESSED: its bytes as they are in the archive), which
-    // skips libzip's CRC pass over every byte read; a deflated one is inflated and its CRC checked.
-    // A stored member is opened raw (ZIP_FL_COMPRESSED: its bytes as they are in the archive), which
     // skips libzip's CRC pass over every byte read (torch.save stores its storages; a corrupted byte
     // then shows as a wrong value, not as an error). A deflated member is inflated and its CRC checked.
     OpenMember(zip_t* archive, const ZipMember& m, const std::string& label)
@@ -46,7 +44,8 @@ public:
         std::vector<std::uint8_t> sink(std::min<std::uint64_t>(offset, 1 << 20));
         for (std::uint64_t left = offset; left > 0;) {
             const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(left, sink.size()));
-            if (read(sink.data(), chunk, label) != chunk) throw FileError(label + ": truncated before byte " + std::to_string(offset));
+            if (read(sink.data(), chunk, label) != chunk)
+                throw FileError(label + ": truncated before byte " + std::to_string(offset));
             left -= chunk;
         }
     }
@@ -148,7 +147,8 @@ std::vector<std::uint8_t> ZipArchive::read_prefix(const ZipMember& m, std::size_
     return bytes;
 }
 
-std::vector<std::uint8_t> ZipArchive::read_all(const ZipMember& m, std::uint64_t max_bytes, const std::string& label) const {
+std::vector<std::uint8_t> ZipArchive::read_all(const ZipMember& m, std::uint64_t max_bytes,
+                                               const std::string& label) const {
     if (m.size > max_bytes)
         throw FileError(label + " declares " + format_bytes(m.size) + " uncompressed, over the limit of " +
                         format_bytes(max_bytes) + "; refusing it");
