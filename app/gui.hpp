@@ -20,7 +20,7 @@ struct GuiOptions {
     std::string image_path;       // --image: the picture it looks at (PNG/JPG)
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
     std::string step;             // step selected at start ("" = the saved one, else attn)
-    std::string bug;              // --bug: a bug of the zoo switched on at start (core/bug_zoo keys)
+    std::string bug;              // --bug: a bug of the zoo switched on at start (core/teach/bug_zoo keys)
     std::string follow_step;      // --follow STEP[i,j,...]: the element followed at start
     std::vector<std::size_t> follow_index;
     bool show_cost = false;       // --cost: the Cost panel open at start

@@ -9,7 +9,7 @@
 # OpenBLAS kernel: both attnscope and PyTorch use Debian's OpenBLAS 0.3.21 (DYNAMIC_ARCH). Its CPU
 # detection does not know recent Xeons (e.g. family 6 model 207) and falls back to the generic
 # "Prescott" kernels (about 5x slower sgemm). attnscope then restarts itself with the kernels
-# OpenBLAS would pick on a CPU it knew (core/blas_kernels.cpp: SkylakeX with AVX-512, else Haswell).
+# OpenBLAS would pick on a CPU it knew (core/kernels/blas_kernels.cpp: SkylakeX with AVX-512, else Haswell).
 # This script asks attnscope which kernels it runs on and sets OPENBLAS_CORETYPE to those for both
 # sides, for these commands only; OPENBLAS_L2_SIZE is unset.
 # OpenMP wait policy: each side runs as it is fastest. PyTorch runs with 1 and 2 threads, each with
@@ -101,7 +101,7 @@ $py "$here/make_big_safetensors.py" "$tmp/big.safetensors" 1 > "$tmp/big.json"
   "${core_env[@]}" "$exe" trace --flash --batch 1 --tokens 4097 --dim 1024 --heads 16 > /dev/null
 
 # --- the GUI (software GL: Mesa llvmpipe under Xvfb) --------------------------------------------
-if command -v xvfb-run >/dev/null && "$exe" --help 2>/dev/null | grep -q -- --bench-gui; then
+if command -v xvfb-run >/dev/null && "$exe" --help 2>/dev/null | grep -- --bench-gui >/dev/null; then  # not -q: attnscope would die of SIGPIPE
   xvfb-run -a -s "-screen 0 1600x1000x24" "${core_env[@]}" "$exe" --bench-gui --batch 1 --tokens 197 --dim 768 --heads 12 > "$tmp/gui.json" 2>/dev/null || true
   # the large-N flash path in the app: the Beyond panel's tile animation and the Attention map's tiles
   xvfb-run -a -s "-screen 0 1600x1000x24" "${core_env[@]}" "$exe" --bench-gui --flash --causal --batch 1 --tokens 4097 --dim 1024 --heads 16 > "$tmp/gui_flash.json" 2>/dev/null || true

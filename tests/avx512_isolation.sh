@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# core/vmath_avx512.cpp is the one file compiled for AVX-512. An inline function it emits (a weak
+# core/kernels/vmath_avx512.cpp is the one file compiled for AVX-512. An inline function it emits (a weak
 # symbol) that other files also use would exist twice, and the linker keeps one copy for the whole
 # program: if it kept this file's, a CPU without AVX-512 would run AVX-512 instructions. So every
 # weak function this object defines must name one of xsimd's AVX types, which no other file

@@ -1,4 +1,4 @@
-// The tests' main: the same OpenBLAS kernels as the app (core/blas_kernels.hpp), then doctest.
+// The tests' main: the same OpenBLAS kernels as the app (core/kernels/blas_kernels.hpp), then doctest.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 

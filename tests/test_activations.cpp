@@ -70,7 +70,7 @@ TEST_CASE("loaded steps keep the pinned labels and the file's tensor name") {
     const Step& attn = ft.trace.at("attn");
     CHECK(attn.origin == StepOrigin::Loaded);
     CHECK(attn.origin_detail == kData + "bug_split.npz: attn_weights");
-    CHECK(attn.tensor().axes == Axes{"B", "h", "N", "N'"});
+    CHECK(attn.axes() == Axes{"B", "h", "N", "N'"});
     CHECK(ft.trace.at("k_t").origin == StepOrigin::Computed);
     CHECK(ft.trace.config.heads == 4);
     CHECK(ft.trace.config.dim == 24);
@@ -110,7 +110,7 @@ TEST_CASE("a 3-D attention map [h, N, N'] gets the labels h, N, N' and per-head 
     const FileTrace ft = trace_from_file(TensorSource::open(path));
     REQUIRE(ft.trace.steps.size() == 1);
     CHECK(ft.trace.steps[0].name == "attn");
-    CHECK(ft.trace.steps[0].tensor().axes == Axes{"h", "N", "N'"});
+    CHECK(ft.trace.steps[0].axes() == Axes{"h", "N", "N'"});
     const RowSumCheck* rs = ft.trace.checks.row_sum("attn");
     REQUIRE(rs != nullptr);
     CHECK(rs->head_max_error.size() == 3);

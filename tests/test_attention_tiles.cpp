@@ -1,4 +1,4 @@
-// The flash path's attention map on demand (core/attention_tiles): exact tiles and the block-max
+// The flash path's attention map on demand (core/paths/attention_tiles): exact tiles and the block-max
 // overview against the standard path's attn step and PyTorch (tools/make_tile_golden.py), the
 // tile cache's byte cap.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Tests of core/bug_zoo: each bug's documented symptom, the check that catches it and its first
+// Tests of core/teach/bug_zoo: each bug's documented symptom, the check that catches it and its first
 // step, and its tensors against PyTorch's buggy implementations.
 //
 // Truth from outside: tests/data/activations/bug_* (tools/make_activation_fixtures.py) and

@@ -1,4 +1,4 @@
-// Tests of core/cost: the formulas against a count over the ops the recorded pipeline actually ran.
+// Tests of core/teach/cost: the formulas against a count over the ops the recorded pipeline actually ran.
 //
 // The count reads only what run_attention recorded (each step's op kind, its operands' shapes,
 // its tensor, whether it is a view) and the weights' array sizes; it shares no code with the

@@ -1,4 +1,4 @@
-// Tests of core/diagnose: the user's steps against the reference, and the names of known bugs.
+// Tests of core/files/diagnose: the user's steps against the reference, and the names of known bugs.
 //
 // Truth from outside: the bug_* fixtures are the intermediates of buggy attention implementations
 // run in PyTorch (tools/make_activation_fixtures.py); expected.json names each first divergence.

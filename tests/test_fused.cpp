@@ -1,6 +1,6 @@
-// The fused * self.scale + softmax pass (core/fused.hpp) gives the values of the separate
+// The fused * self.scale + softmax pass (core/kernels/fused.hpp) gives the values of the separate
 // ops, and stats and row sums that agree with a plain double loop over the values; so do the stats
-// of qkv and its q, k and v taken in one pass (core/trace.hpp). Against PyTorch
+// of qkv and its q, k and v taken in one pass (core/engine/trace.hpp). Against PyTorch
 // the fused path is checked by the golden tests (test_pipeline: no mask, no hook, so it runs there).
 #include <doctest/doctest.h>
 
@@ -114,7 +114,7 @@ TEST_CASE("after the fused pass scaled is computed on its first read") {
     CHECK(scaled.shape() == Shape{1, 2, 20, 20});
     CHECK(scaled.tensor().values == scale(t.at("scores").tensor(), attention_scale(cfg)).values);
     CHECK(scaled.holds_values());
-    CHECK(scaled.tensor().axes == t.at("scores").tensor().axes);
+    CHECK(scaled.axes() == t.at("scores").axes());
     CHECK(scaled.view().base.get() == &scaled.tensor());
 }
 

@@ -1,4 +1,4 @@
-// Tests of core/io: .npy and .safetensors readers and writers, MappedFile, write_file_atomic.
+// Tests of core/files/io: .npy and .safetensors readers and writers, MappedFile, write_file_atomic.
 //
 // Truth from outside: tests/data/io/ is written by tools/make_io_fixtures.py with numpy and
 // torch; expected.json holds the float32 bit patterns numpy/torch compute for each fixture.

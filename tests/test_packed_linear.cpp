@@ -1,4 +1,4 @@
-// The AVX-512 linear kernel (core/packed_linear) against PyTorch: tools/make_linear_golden.py
+// The AVX-512 linear kernel (core/kernels/packed_linear) against PyTorch: tools/make_linear_golden.py
 // computes F.linear on inputs whose float32 result is exact in any summation order, so the kernel
 // must give it exactly, at shapes that reach every edge of its blocking. Rounding with real weights
 // is covered by the ViT golden cases (test_vit), which run through the same kernel. The same tile

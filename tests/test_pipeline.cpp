@@ -135,13 +135,13 @@ TEST_CASE("every step is recorded with its name PyTorch line axes and shape form
         CHECK_FALSE(s.code.empty());
         CHECK_FALSE(s.formula.empty());
         CHECK_FALSE(s.note.empty());
-        CHECK(s.tensor().axes.size() == s.shape().size());
+        CHECK(s.axes().size() == s.shape().size());
     }
     CHECK(names == attention_step_names());
     CHECK(t.at("qkv_split").shape() == Shape{2, 16, 3, 8, 96});
     CHECK(t.at("qkv_heads").shape() == Shape{3, 2, 8, 16, 96});
-    CHECK(t.at("qkv_heads").tensor().axes == Axes{"3", "B", "h", "N", "c"});
-    CHECK(t.at("scores").tensor().axes == Axes{"B", "h", "N", "N'"});
+    CHECK(t.at("qkv_heads").axes() == Axes{"3", "B", "h", "N", "c"});
+    CHECK(t.at("scores").axes() == Axes{"B", "h", "N", "N'"});
     CHECK(t.at("merged").note.find("copy") == 0);
     CHECK(t.at("qkv_heads").is_view);
     CHECK(t.checks.shapes.size() == names.size());

@@ -1,4 +1,4 @@
-// Tests of core/provenance: the index maps of every layout step against a brute-force search.
+// Tests of core/teach/provenance: the index maps of every layout step against a brute-force search.
 //
 // Truth from outside the index arithmetic: the recorded pipeline itself (run_buggy_attention, the
 // real ops) run with qkv (and context) replaced by unique ids 0..n-1; every element of a layout

@@ -1,4 +1,4 @@
-// The weight-name matcher of core/roles.cpp without std::regex: it must agree with the patterns it
+// The weight-name matcher of core/files/roles.cpp without std::regex: it must agree with the patterns it
 // replaced on every name built from checkpoint words, and answer names of any length (the regex
 // version overflowed the stack on a 200 KB name, found by tests/fuzz/fuzz_roles.cpp).
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Tests of core/tensor_source: listing and lazy loading of .npy, .npz (stored and deflated),
+// Tests of core/files/tensor_source: listing and lazy loading of .npy, .npz (stored and deflated),
 // .safetensors and folders, and every kind of malformed file.
 //
 // Truth from outside: tests/data/activations/ is written by tools/make_activation_fixtures.py with

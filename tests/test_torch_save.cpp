@@ -1,4 +1,4 @@
-// Tests of core/torch_save and core/pickle: torch.save files listed and loaded through
+// Tests of core/files/torch_save and core/files/pickle: torch.save files listed and loaded through
 // TensorSource, and every kind of hostile or foreign file refused with one line.
 //
 // Truth from outside: tests/data/torch/ is written by tools/make_torch_fixtures.py with torch.save

@@ -1,7 +1,7 @@
 // Layout steps are views, as in PyTorch: reshape, permute, unbind and transpose share the
 // storage of the step they come from and copy nothing until someone reads them. The reference
 // values here come from xtensor's own transpose/view/reshape and from plain loops, not from
-// core/views.
+// core/tensor/views.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -153,7 +153,7 @@ TEST_CASE("the recorded layout steps share storage and copy nothing until read")
         permute(reshape(t.at("qkv").tensor(), {2, 9, 3, 4, 6}, {"B", "N", "3", "h", "c"}), {2, 0, 3, 1, 4});
     CHECK(same_values(t.at("k").tensor().values, select(heads, 0, 1).values));
     CHECK(t.at("k").holds_values());
-    CHECK(t.at("k").tensor().axes == Axes{"B", "h", "N'", "c"});
+    CHECK(t.at("k").axes() == Axes{"B", "h", "N'", "c"});
     CHECK(same_values(t.at("k_t").tensor().values, transpose(select(heads, 0, 1), 2, 3).values));
     CHECK(&t.at("attn_drop").tensor() == &t.at("attn").tensor());  // dropout's identity: the same tensor
     CHECK(t.checks.row_sum("attn_drop")->ok());
@@ -172,7 +172,7 @@ TEST_CASE("the input step holds the caller's shared tensor and a plain tensor is
     // Other labels than B, N, C: the step gets a relabelled copy.
     const auto other = std::make_shared<const Tensor>(Tensor{x->values, {"b", "t", "d"}});
     const Trace relabelled = run_attention(cfg, default_weights(cfg), other);
-    CHECK(relabelled.at("input").tensor().axes == Axes{"B", "N", "C"});
+    CHECK(relabelled.at("input").axes() == Axes{"B", "N", "C"});
 }
 
 TEST_CASE("two threads reading the same view or lazy step get one tensor") {

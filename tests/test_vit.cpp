@@ -202,7 +202,7 @@ TEST_CASE("the trace records the embedding, every block's steps and attention, a
     CHECK(names == vit_embed_step_names());
     CHECK(t.at("patches").shape() == Shape{1, 16, 3 * 8 * 8});
     CHECK(t.at("tokens").shape() == Shape{1, 17, 64});
-    CHECK(t.at("tokens").tensor().axes == Axes{"B", "N", "C"});
+    CHECK(t.at("tokens").axes() == Axes{"B", "N", "C"});
     CHECK(t.at("cls_out").shape() == Shape{1, 64});
     CHECK(t.at("cls_out").is_view);
     CHECK(t.at("probs").shape() == Shape{1, 10});

@@ -1,6 +1,6 @@
-// The vector kernels of core/vmath.cpp against plain double-precision loops: every length
+// The vector kernels of core/kernels/vmath.cpp against plain double-precision loops: every length
 // from 0 to 40 (the partial last vector of each kernel), NaN and infinities where the ops meet them,
-// and compute_stats (core/trace.cpp) on its parallel path.
+// and compute_stats (core/engine/trace.cpp) on its parallel path.
 #include <doctest/doctest.h>
 
 #include <omp.h>
@@ -113,7 +113,7 @@ TEST_CASE("softmax_row gives hidden keys exactly 0 and NaN rows where PyTorch do
 
 TEST_CASE("scaled_softmax_row gives scale then softmax_row bit for bit and the totals of a double loop") {
     if (!vmath::has_scaled_softmax_row()) {
-        MESSAGE("no AVX-512 here: core/fused.cpp takes scale, softmax_row and StatsTotals instead");
+        MESSAGE("no AVX-512 here: core/kernels/fused.cpp takes scale, softmax_row and StatsTotals instead");
         return;
     }
     auto lens = lengths();

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write PyTorch fixtures for the AVX-512 linear kernel (core/packed_linear) into OUT_DIR/<case>/.
+"""Write PyTorch fixtures for the AVX-512 linear kernel (core/kernels/packed_linear) into OUT_DIR/<case>/.
 
 Run with Debian's python3-torch:  /usr/bin/python3 tools/make_linear_golden.py tests/data/linear
 
@@ -15,7 +15,7 @@ Each case holds y.npy: F.linear(x, W, b) in float64, stored as float32, and meta
 
 The case matmul_2x3_n20_k45_m64 is torch.matmul(a, b) of the same kind of exact values, a
 [2, 3, 20, 45] and b [2, 3, 45, 64] = columns 64:128 of a [2, 3, 45, 192] tensor (rows 192 apart, as
-v sits in qkv), for the in-place tile of attn @ v (core/packed_linear: in_place_matmul).
+v sits in qkv), for the in-place tile of attn @ v (core/kernels/packed_linear: in_place_matmul).
 
 The shapes reach every edge of the kernel: rows not a multiple of its 14-row tile, more rows than
 one 336-row pass, more than 3072 input features (two passes over k), output features not a multiple

@@ -21,12 +21,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "backdrop.hpp"
+#include "softgl/backdrop.hpp"
 #include "bench_gui.hpp"
-#include "engine_runner.hpp"
+#include "logic/engine_runner.hpp"
 #include "fonts.hpp"
-#include "frame_pacer.hpp"
-#include "gfx/cached_drawing.hpp"
+#include "softgl/frame_pacer.hpp"
+#include "softgl/cached_drawing.hpp"
 #include "gfx/heatmap_renderer.hpp"
 #include "gfx/png.hpp"
 #include "gfx/rgb_textures.hpp"
@@ -36,7 +36,7 @@
 #include "logic/i18n.hpp"
 #include "logic/renderer.hpp"
 #include "logic/settings.hpp"
-#include "occlusion.hpp"
+#include "softgl/occlusion.hpp"
 #include "panels/panels.hpp"
 #include "ui_state.hpp"
 

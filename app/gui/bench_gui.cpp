@@ -86,7 +86,7 @@ void GuiBench::before_frame(const Trace& trace, UiState& ui) {
             const std::size_t heads = shape.size() == 4 ? shape[1] : 1;
             const std::size_t head = static_cast<std::size_t>(frame_ + 1) % heads;
             InspectorView& view = ui.views[attn->name];
-            view.spec = ui::head_slice(attn->tensor().axes, shape, view.spec, head);
+            view.spec = ui::head_slice(attn->axes(), shape, view.spec, head);
             view.has_spec = true;
             ui.focused_head = static_cast<int>(head);
         }

@@ -1,4 +1,4 @@
-// Fuzz target: the restricted unpickler alone (core/pickle), on raw pickle bytes.
+// Fuzz target: the restricted unpickler alone (core/files/pickle), on raw pickle bytes.
 #include "fuzz_util.hpp"
 #include "pickle.hpp"
 

@@ -1,11 +1,11 @@
-// Who paints the window backgrounds under software GL (app/gui/logic/backdrop.hpp). The pixels
+// Who paints the window backgrounds under software GL (app/gui/softgl/backdrop_plan.hpp). The pixels
 // themselves are compared with ImGui's own backgrounds by the gui_smoke test under xvfb-run.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <random>
 
-#include "logic/backdrop.hpp"
+#include "softgl/backdrop_plan.hpp"
 
 using namespace attnscope::ui;
 

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine_runner.hpp"
+#include "logic/engine_runner.hpp"
 
 using namespace attnscope;
 

@@ -1,5 +1,5 @@
 // Window-free logic of the Beyond panel (flash tiles, KV cache, windows): what the panel draws,
-// computed from the recorded FlashRecord / KvRecord / WindowRecord (core/beyond.hpp).
+// computed from the recorded FlashRecord / KvRecord / WindowRecord (core/paths/beyond.hpp).
 #pragma once
 
 #include <array>

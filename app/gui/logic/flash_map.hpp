@@ -1,6 +1,6 @@
 // Window-free logic of the flash path's Attention map panel: which picture of attn[b, head] a
 // viewport needs (the block-max overview, or exact tiles of the visible cells) and the state that
-// builds it frame by frame within a time budget, reading only through core/attention_tiles.
+// builds it frame by frame within a time budget, reading only through core/paths/attention_tiles.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The Beyond panel: what the paths beyond the textbook recorded (core/beyond.hpp).
+// The Beyond panel: what the paths beyond the textbook recorded (core/paths/beyond.hpp).
 //   flash     the tiles filling the output (animated), the running max m and sum l of the current
 //             block's rows, peak memory against the standard path and a memory-vs-N plot;
 //   kv-cache  the cache growing token by token, the new token's attention row, FLOPs saved;

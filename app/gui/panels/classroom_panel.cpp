@@ -171,10 +171,10 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
         const Step* in = trace.find(input);
         if (!in) continue;
         if (shown_inputs++ > 0) symbol(step->op == "matmul" ? "@" : "+");
-        place(input, in->shape(), in->tensor().axes);
+        place(input, in->shape(), in->axes());
     }
     if (shown_inputs > 0) symbol("\u2192");
-    place(step->name + "  " + format_shape(step->shape()), step->shape(), step->tensor().axes);
+    place(step->name + "  " + format_shape(step->shape()), step->shape(), step->axes());
     ImGui::Dummy(ImVec2(width, y + box_h - p.y + fs * 0.4f));
     ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s",
                        step->is_view ? tr("view (no copy)") : tr("new tensor"));
@@ -297,7 +297,7 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
             if (const Step* in = trace.find(input)) {
                 ImGui::TextDisabled(tr("input %s:"), input.c_str());
                 ImGui::SameLine();
-                ColoredShape(in->shape(), in->tensor().axes);
+                ColoredShape(in->shape(), in->axes());
             }
         const AttentionConfig& cfg = trace.config;
         ImGui::TextDisabled(tr("B = %zu, N = %zu, C = %zu, h = %zu, c = %zu"), cfg.batch, cfg.tokens, cfg.dim, cfg.heads,

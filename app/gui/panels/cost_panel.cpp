@@ -1,5 +1,5 @@
 // Cost: parameters, FLOPs and memory of every step of the layer on screen, as formulas in
-// B, N, C, h and as numbers (core/cost), the layer's totals, and what changes with h when C is
+// B, N, C, h and as numbers (core/teach/cost), the layer's totals, and what changes with h when C is
 // fixed (the parameters do not; the reference article's last table says they grow).
 #include <imgui.h>
 

@@ -2,7 +2,7 @@
 // At overview zoom each pixel is the max of a block of weights (core attention_overview, computed
 // band by band within a frame budget); zoomed in, exact tiles of the visible cells only
 // (core attention_tile through the tile cache of logic/flash_map). Hover: one exact weight.
-// Everything comes from core/attention_tiles; nothing is computed here.
+// Everything comes from core/paths/attention_tiles; nothing is computed here.
 #include <imgui.h>
 #include <imgui_internal.h>  // SetItemUsingMouseWheel: the wheel zooms the map instead of scrolling the window
 

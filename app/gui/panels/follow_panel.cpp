@@ -1,6 +1,6 @@
 // Follow an element: the inspector's hovered (or clicked, pinned) element, and for every other step
 // a thumbnail of the slice with the cells it comes from (earlier steps) or feeds (later steps)
-// outlined. The index maps are core/provenance's pure functions (cached in UiState); no tensor
+// outlined. The index maps are core/teach/provenance's pure functions (cached in UiState); no tensor
 // is recomputed.
 #include <imgui.h>
 

@@ -1,5 +1,5 @@
 // Gradients panel: the backward pass the engine ran with the forward (trace.gradients, see
-// core/backward.hpp). Gradient norm by step on a log scale (the gradient flows up from out_drop),
+// core/engine/backward.hpp). Gradient norm by step on a log scale (the gradient flows up from out_drop),
 // the selected step's gradient as a heatmap, the parameter gradients, and the softmax-saturation
 // demo: switch the scale off and raise C, watch attention turn one-hot and grad_scores vanish.
 // Reads the Trace only; edits to the config go through ui.config_draft + rerun_requested.

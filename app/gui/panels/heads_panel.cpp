@@ -9,7 +9,7 @@
 
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
-#include "occlusion.hpp"
+#include "softgl/occlusion.hpp"
 #include "logic/slice.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
@@ -25,9 +25,9 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         return;
     }
     const Step* step = SelectedStep(trace, ui);
-    const int h_axis = step ? ui::head_axis(step->tensor().axes) : -1;
+    const int h_axis = step ? ui::head_axis(step->axes()) : -1;
     if (!step || h_axis < 0 || step->shape().size() < 3) {
-        const std::string title = step ? step->name + " " + format_axes(step->tensor().axes) + tr(" has no head axis h")
+        const std::string title = step ? step->name + " " + format_axes(step->axes()) + tr(" has no head axis h")
                                         : std::string(tr("No trace"));
         EmptyState(title.c_str(),
                    tr("The heads grid shows every head side by side once the features are split into h heads: "
@@ -40,7 +40,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     InspectorView& view = ViewFor(ui, *step);
     const std::size_t heads = shape[static_cast<std::size_t>(h_axis)];
     const std::size_t shown = std::min<std::size_t>(heads, 64);
-    const Axes& axes = step->tensor().axes;
+    const Axes& axes = step->axes();
 
     // Controls: the other fixed axes (batch item, q/k/v selector) shared with the inspector.
     ui::SliceSpec base = ui::head_slice(axes, shape, view.spec, 0);

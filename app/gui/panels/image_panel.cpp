@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "attention_maps.hpp"
-#include "engine_runner.hpp"
+#include "logic/engine_runner.hpp"
 #include "fonts.hpp"
 #include "gfx/rgb_textures.hpp"
 #include "logic/file_browser.hpp"

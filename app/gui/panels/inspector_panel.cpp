@@ -25,7 +25,7 @@ std::string AxisName(const Axes& axes, int i) {
 }
 
 bool AxisCombo(const char* label, int* axis, const Step& step) {
-    const Axes& axes = step.tensor().axes;
+    const Axes& axes = step.axes();
     const int rank = static_cast<int>(step.shape().size());
     bool changed = false;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
@@ -65,7 +65,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     // ---- facts
     ImGui::Text("%s", step->name.c_str());
     ImGui::SameLine();
-    ColoredShape(shape, step->tensor().axes);
+    ColoredShape(shape, step->axes());
     ImGui::SameLine();
     ImGui::TextDisabled(tr("float32, %s elements"), ui::format_value(static_cast<double>(step->tensor().values.size())).c_str());
     const Stats& st = step->stats;
@@ -141,7 +141,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     int sliders = 0;
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (static_cast<int>(i) == spec.row_axis || static_cast<int>(i) == spec.col_axis) continue;
-        const std::string label = i < step->tensor().axes.size() ? step->tensor().axes[i] : "?";
+        const std::string label = i < step->axes().size() ? step->axes()[i] : "?";
         if (sliders % 2) ImGui::SameLine();
         ImGui::PushID(static_cast<int>(i));
         ImGui::PushStyleColor(ImGuiCol_SliderGrab, AxisColorVec4(label));
@@ -207,7 +207,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     // Failing softmax rows of this (b, h), when the slice is a [N, N'] attention map.
     std::vector<bool> marked;
     const RowSumCheck* rs = trace.checks.row_sum(step->name);
-    const Axes& axes = step->tensor().axes;
+    const Axes& axes = step->axes();
     if (rs && !show_diff && shape.size() == 4 && spec.row_axis == 2 && spec.col_axis == 3)
         marked = ui::failing_rows(*rs, spec.index[0], spec.index[1]);
     const bool any_marked = std::find(marked.begin(), marked.end(), true) != marked.end();

@@ -176,7 +176,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                         ImGui::TextUnformatted(step.op == "matmul" ? "@" : ",");
                         ImGui::SameLine(0, 4);
                     }
-                    ColoredShape(in->shape(), in->tensor().axes);
+                    ColoredShape(in->shape(), in->axes());
                     first_operand = false;
                 }
                 // The result goes on its own line after two operands, or when the row would not fit.
@@ -187,7 +187,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                 ImGui::TextUnformatted("\u2192");
                 ImGui::SameLine(0, 6);
             }
-            ColoredShape(step.shape(), step.tensor().axes);
+            ColoredShape(step.shape(), step.axes());
             ImGui::TableNextColumn();
             StatusCell(trace, step);
         }

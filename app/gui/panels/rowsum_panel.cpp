@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "fonts.hpp"
-#include "gfx/cached_drawing.hpp"
+#include "softgl/cached_drawing.hpp"
 #include "logic/rowsum.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"

@@ -59,7 +59,7 @@ std::size_t FindToken(const std::string& line, const std::string& expr, std::siz
 }
 
 const Axes* AxesOf(const Trace& trace, const std::string& expr) {
-    if (const Step* s = trace.find(expr)) return &s->tensor().axes;
+    if (const Step* s = trace.find(expr)) return &s->axes();
     return nullptr;
 }
 
@@ -127,8 +127,8 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
     const float x0 = origin.x + label_w;
     std::vector<Row> inputs;
     for (const auto& name : step.inputs)
-        if (const Step* in = trace.find(name)) inputs.push_back(layout(name, in->shape(), in->tensor().axes, x0));
-    const Row out = layout(step.name, step.shape(), step.tensor().axes, x0);
+        if (const Step* in = trace.find(name)) inputs.push_back(layout(name, in->shape(), in->axes(), x0));
+    const Row out = layout(step.name, step.shape(), step.axes(), x0);
 
     float y = origin.y;
     dl->ChannelsSplit(2);  // 0: lines, 1: boxes on top

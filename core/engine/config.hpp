@@ -1,0 +1,52 @@
+// The attention configuration (the arguments of the reference's ViTAttention plus the input size).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// How the attention itself is computed (core/paths/beyond.hpp): the textbook path records the N x N
+// matrices; flash never materializes them (tiles, online softmax); kv_cache decodes token by
+// token (causal); windowed attends within Swin windows of the token grid.
+enum class AttentionPath { standard, flash, kv_cache, windowed };
+
+struct AttentionConfig {
+    std::size_t batch = 2;    // B
+    std::size_t tokens = 16;  // N
+    std::size_t dim = 768;    // C
+    std::size_t heads = 8;    // h; head_dim c = C / h
+    bool qkv_bias = false;
+    std::uint64_t seed = 0;
+    bool training = false;  // dropout is the identity unless training
+    float attn_drop = 0.0f;
+    float proj_drop = 0.0f;
+    bool scaled = true;  // false: the `scaled` step multiplies by 1 (--no-scale, the softmax-saturation demo)
+    // ---- beyond the textbook (masks, FlashAttention, KV cache, windows; see core/paths/beyond.hpp)
+    bool causal = false;                    // query i sees keys 0..i
+    std::vector<std::size_t> valid_tokens;  // per batch item, keys >= valid are padding; empty = all N
+    AttentionPath path = AttentionPath::standard;
+    std::size_t tile_rows = 16, tile_cols = 16;  // flash: Br x Bc
+    std::size_t window = 0;                      // windowed: window size M (tokens form an H x H grid)
+    bool shift = false;                          // windowed: Swin's shifted windows (roll by -M/2)
+
+    bool masked() const { return causal || !valid_tokens.empty(); }
+    std::size_t head_dim() const { return heads ? dim / heads : 0; }
+};
+
+// Bytes the recorded trace of this config needs (every step's tensor plus the weights).
+// Saturates at UINT64_MAX instead of overflowing.
+std::uint64_t trace_bytes(const AttentionConfig& config);
+
+// Half the machine's physical memory.
+std::uint64_t default_memory_budget();
+
+// Readable problems with the config, empty when it can run. Names the option at fault, e.g.
+// "--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole number)".
+std::vector<std::string> validate(const AttentionConfig& config, std::uint64_t memory_budget_bytes);
+
+std::string format_bytes(std::uint64_t bytes);  // "1.5 GiB"
+
+}  // namespace attnscope

@@ -1,0 +1,38 @@
+// torch.save files: the zip format PyTorch writes since 1.6.
+//
+//   <archive>/data.pkl      the pickled object (core/files/pickle reads it; nothing in it is executed)
+//   <archive>/data/<key>    one record per storage, raw little-endian elements
+//   <archive>/version, <archive>/byteorder (PyTorch >= 2.1)
+//
+// The object's tensors are listed with dotted names: a state_dict's own keys
+// ("blocks.0.attn.qkv.weight"), nested containers joined by '.' ({"model": sd, "epoch": 3} gives
+// "model.blocks.0.attn.qkv.weight" and "epoch"), list and tuple items by index ("0", "1"), and a
+// file that holds one tensor by the file's stem. Values that are not tensors are listed with a
+// problem ("'epoch' is an int (3), not a tensor"); integer and bool tensors with their dtype.
+// Views of one storage (q, k, v = qkv.unbind(0) saved together) keep their own offset and strides.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor_source.hpp"
+#include "zip_archive.hpp"
+
+namespace attnscope {
+
+// True when the archive holds a torch.save pickle (<archive>/data.pkl).
+bool is_torch_save(const ZipArchive& archive);
+
+// Lists the tensors of a torch.save archive into *tensors and returns the reader that loads them.
+// FileError "path: ..." for a TorchScript archive, a big-endian file, a refused pickle, a storage
+// record that is missing or smaller than its pickle says, a tensor that reaches past its storage.
+std::shared_ptr<const TensorSource::Reader> open_torch_save(std::shared_ptr<const ZipArchive> archive,
+                                                            std::vector<TensorInfo>* tensors);
+
+// For a file that is not a zip archive: "path: ..." explaining a legacy (PyTorch < 1.6)
+// torch.save file or a plain pickle and how to re-save it; empty when the bytes are neither.
+std::string not_zip_torch_file_problem(const std::string& path, const std::uint8_t* data, std::size_t size);
+
+}  // namespace attnscope

@@ -1,0 +1,202 @@
+// The Vision Transformer: timm's VisionTransformer (class token, pre-norm blocks), recorded step by
+// step. torchvision's VisionTransformer, Hugging Face's ViTModel / ViTForImageClassification and
+// timm's distilled DeiT compute the same thing under other names (VitFamily), with a second
+// (distillation) token for DeiT, LayerNorm eps 1e-12 for Hugging Face, and no head for a ViTModel. Every block's attention runs through run_attention, so each block holds a whole attention
+// Trace (the 17 pinned steps) that the user can step into, beside the block-level steps.
+//
+//     x = self.patch_embed(x)                      # stride-p conv: [B, 3, H, W] -> [B, P, D]
+//     x = torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)        # [B, N, D], N = 1 + P
+//     x = x + self.pos_embed
+//     for blk in self.blocks:
+//         x = x + blk.attn(blk.norm1(x))
+//         x = x + blk.mlp.fc2(blk.mlp.act(blk.mlp.fc1(blk.norm2(x))))
+//     x = self.norm(x)
+//     logits = self.head(x[:, 0])
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config.hpp"
+#include "io.hpp"
+#include "pipeline.hpp"
+#include "trace.hpp"
+
+namespace attnscope {
+
+class TensorSource;  // tensor_source.hpp
+
+// Whose code the checkpoint comes from: it decides the tensors' names, the PyTorch lines shown,
+// the tokens before the patches and LayerNorm's eps.
+enum class VitFamily {
+    Timm,           // timm VisionTransformer: patch_embed.proj, cls_token, pos_embed, blocks.<i>.attn.qkv ...
+    TimmDistilled,  // timm DeiT distilled: also dist_token and head_dist; logits = mean of both heads
+    Torchvision,    // torchvision VisionTransformer: conv_proj, class_token, encoder.layers.encoder_layer_<i> ...
+    HuggingFace,    // transformers ViTModel / ViTForImageClassification: (vit.)embeddings, encoder.layer.<i> ...
+};
+const char* vit_family_name(VitFamily family);  // "timm", "timm DeiT (distilled)", "torchvision", "Hugging Face"
+
+struct VitConfig {
+    VitFamily family = VitFamily::Timm;
+    std::size_t image_size = 64;   // H = W
+    std::size_t patch_size = 8;    // p
+    std::size_t dim = 96;          // D (the attention's C)
+    std::size_t depth = 4;         // blocks
+    std::size_t heads = 3;         // h
+    std::size_t mlp_hidden = 192;  // M: width of mlp.fc1
+    std::size_t classes = 4;       // K; 0 for a model without a classifier (a Hugging Face ViTModel)
+    bool qkv_bias = true;
+
+    std::size_t grid() const { return patch_size ? image_size / patch_size : 0; }  // patches per side
+    std::size_t patches() const { return grid() * grid(); }                         // P
+    // The class token, and DeiT's distillation token after it, come before the patches.
+    std::size_t prefix_tokens() const { return family == VitFamily::TimmDistilled ? 2 : 1; }
+    std::size_t tokens() const { return prefix_tokens() + patches(); }              // N
+    float layer_norm_eps() const { return family == VitFamily::HuggingFace ? 1e-12f : 1e-6f; }
+    // The config of every block's attention for a batch of B images.
+    AttentionConfig attention(std::size_t batch) const;
+};
+
+// Where each patch token sits on the image. Token 0 is the class token (token 1 DeiT's distillation
+// token); patch (row, col) is token prefix + row * cols + col and covers pixels
+// [row * p, (row + 1) * p) x [col * p, (col + 1) * p).
+struct PatchGrid {
+    std::size_t rows = 0, cols = 0, patch = 0;
+    std::size_t prefix = 1;  // tokens before the patches
+
+    static PatchGrid of(const VitConfig& config) {
+        return {config.grid(), config.grid(), config.patch_size, config.prefix_tokens()};
+    }
+    std::size_t patches() const { return rows * cols; }
+    std::size_t tokens() const { return prefix + patches(); }
+    std::size_t token(std::size_t row, std::size_t col) const { return prefix + row * cols + col; }
+};
+
+// Bytes the recorded ViT trace of B images needs (every step of every block, the weights).
+std::uint64_t vit_trace_bytes(const VitConfig& config, std::size_t batch);
+
+// Readable problems with the config, empty when B images can run within the memory budget.
+std::vector<std::string> validate(const VitConfig& config, std::size_t batch, std::uint64_t memory_budget_bytes);
+
+struct VitBlockWeights {
+    Array norm1_weight, norm1_bias;  // [D]
+    AttentionWeights attn;           // qkv [3D, D], proj [D, D]
+    Array norm2_weight, norm2_bias;  // [D]
+    Array fc1_weight, fc1_bias;      // [M, D], [M]
+    Array fc2_weight, fc2_bias;      // [D, M], [D]
+    std::shared_ptr<const PackedWeight> fc1_packed, fc2_packed;  // pack_weights (core/kernels/packed_linear)
+};
+
+struct VitWeights {
+    Array patch_weight;  // [D, 3*p*p]: patch_embed.proj.weight [D, 3, p, p] flattened in (c, kh, kw) order
+    Array patch_bias;    // [D]
+    Array cls_token;     // [1, 1, D]
+    Array dist_token;    // [1, 1, D]: DeiT's distillation token (TimmDistilled only)
+    Array pos_embed;     // [1, N, D]
+    std::vector<VitBlockWeights> blocks;
+    Array norm_weight, norm_bias;  // [D]
+    Array head_weight, head_bias;  // [K, D], [K] (none when K = 0)
+    Array head_dist_weight, head_dist_bias;  // [K, D], [K]: DeiT's distillation head (TimmDistilled only)
+    std::shared_ptr<const PackedWeight> patch_packed;  // pack_weights (core/kernels/packed_linear)
+};
+
+// Packs every linear's weight that runs over many rows (patch_embed, qkv, proj, fc1, fc2; not the
+// head, which sees one row per image) for the AVX-512 kernel, once the weights are final.
+void pack_weights(VitWeights& w);
+
+struct VitModel {
+    VitConfig config;
+    VitWeights weights;
+    std::vector<std::string> labels;               // K names ("class 3" when the file has none)
+    std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // per channel; ImageNet's unless the file says
+    std::array<float, 3> std{0.229f, 0.224f, 0.225f};
+    std::string heads_from;  // "--heads", "metadata num_heads" or "dim / 64": where h came from
+};
+
+// Reads a ViT checkpoint in any format TensorSource opens (safetensors, torch.save, npz), under the
+// names of its family, found from the patch embedding's name (any prefix, e.g. "model."):
+//   timm         patch_embed.proj, cls_token (+ dist_token), pos_embed, blocks.<i>.{norm1, attn.qkv,
+//                attn.proj, norm2, mlp.fc1, mlp.fc2}, norm, head (+ head_dist)
+//   torchvision  conv_proj, class_token, encoder.pos_embedding, encoder.layers.encoder_layer_<i>.{ln_1,
+//                self_attention.in_proj_*, self_attention.out_proj, ln_2, mlp.0, mlp.3}, encoder.ln, heads.head
+//   Hugging Face (vit.)embeddings.{patch_embeddings.projection, cls_token, position_embeddings},
+//                (vit.)encoder.layer.<i>.{layernorm_before, attention.attention.{query,key,value},
+//                attention.output.dense, layernorm_after, intermediate.dense, output.dense},
+//                (vit.)layernorm, classifier (absent in a ViTModel: no head)
+// Depth, dim, patch size, image size, MLP width and classes come from the tensors; heads from
+// `heads`, else the metadata key num_heads, else dim / 64. Metadata labels (a JSON list), mean and
+// std (JSON lists of 3 numbers) are used when present. The config is validated for one image against
+// the memory budget before any tensor is read. FileError("path: ...") names the missing tensor, or
+// both tensors whose shapes disagree.
+VitModel load_vit_model(const std::string& path, std::optional<std::size_t> heads,
+                        std::uint64_t memory_budget_bytes);
+// load_vit_model's error when neither `heads`, the metadata nor D (a multiple of 64) gives h.
+struct VitHeadsUnknown : FileError {
+    using FileError::FileError;
+};
+
+// The family of the whole ViT in `source` (its patch embedding and position embedding under one
+// prefix), without reading a tensor; nullopt when the file holds none (e.g. one attention layer).
+std::optional<VitFamily> whole_vit_family(const TensorSource& source);
+
+// 2-D sin-cos position embeddings (MAE's get_2d_sincos_pos_embed, class token zeros): the first
+// D/2 channels encode the column, the last D/2 the row.   -> [1, N, D]; D must be a multiple of 4.
+Array sincos_pos_embed(std::size_t dim, std::size_t grid);
+
+// A fresh model for this config (seeded): timm's initialisation (Linear and conv weights
+// N(0, 0.02^2), zero biases, LayerNorm ones and zeros, cls_token N(0, 1e-12)) and sin-cos
+// position embeddings. For a patch-size slider: the same image seen through a different grid.
+VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed);
+
+// One block: the block-level steps and the attention it ran.
+struct VitBlockTrace {
+    std::vector<Step> steps;  // norm1, attn_out, residual1, norm2, fc1, gelu, fc2, residual2
+    Trace attention;          // the 17 steps of run_attention on norm1 (its "input" step)
+
+    const Step& at(std::string_view name) const;  // throws std::out_of_range
+    const Array& attn() const { return attention.at("attn").tensor().values; }  // [B, h, N, N'] post-softmax
+};
+
+struct VitTrace {
+    VitConfig config;
+    PatchGrid grid;
+    std::size_t batch = 1;
+    std::vector<Step> embed;  // pixels, patches, patch_embed, tokens, embed
+    std::vector<VitBlockTrace> blocks;
+    std::vector<Step> head;  // norm, cls_out, logits, probs
+    NonFiniteCheck nonfinite;  // the first step, in execution order, with a NaN or Inf
+
+    const Step& at(std::string_view name) const;  // an embed or head step; throws std::out_of_range
+    bool has_head() const { return config.classes > 0; }  // logits and probs are recorded
+    const Array& logits() const { return at("logits").tensor().values; }  // [B, K]; has_head() only
+    const Array& probs() const { return at("probs").tensor().values; }    // [B, K]; has_head() only
+};
+
+// The pinned step names: embedding, each block's, and the head's, in execution order (a model
+// without a classifier records the head's first two only).
+const std::vector<std::string>& vit_embed_step_names();
+const std::vector<std::string>& vit_block_step_names();
+const std::vector<std::string>& vit_head_step_names();
+
+// Runs the model on normalized pixels [B, 3, H, W] (H = W = config.image_size) and records every
+// step. hooks.progress counts steps over the whole model; hooks.cancel is checked between steps.
+VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& hooks = {});
+
+struct ClassProb {
+    std::size_t index = 0;
+    std::string label;
+    float prob = 0.0f;
+};
+
+// The k most probable classes of image `batch` of probs [B, K], most probable first (ties: lower
+// index first); labels[index] when there is one, else "class <index>".
+std::vector<ClassProb> ranked_classes(const Array& probs, std::size_t batch, std::size_t k,
+                                      const std::vector<std::string>& labels);
+
+
+}  // namespace attnscope
