@@ -313,6 +313,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.vit_patch = vit->fresh_patch;
         ShowVitBlock(vit, first ? ui.vit_blocks - 1 : ui.vit_block, trace, ui);  // default: the last block
         if (vit->fresh_patch == 0) RememberRecent(ui, vit->image_path);  // Open recent offers the picture again
+        ui.vit_picture = vit->image_path;
         if (was_file) RememberRecent(ui, path);  // a whole ViT opened as a file: and the checkpoint, first
         if (ui.vit_query >= vit->trace.grid.tokens()) ui.vit_query = 0;
         ui.run_error.clear();
@@ -669,18 +670,22 @@ int run_gui(const GuiOptions& options) {
             g_dropped.clear();
         }
         if (!ui.open_request.empty()) {
-            if (!ui::is_image_file(ui.open_request)) {  // a whole ViT runs on the picture on screen
-                StartFile(runner, ui, ui.open_request, trained_vit ? trained_vit->image_path : std::string());
-            } else if (const std::string model = !ui.file_vit_family.empty() ? ui.file_path
-                                                 : trained_vit                ? trained_vit->model_path
-                                                                              : options.model_path;
-                       !model.empty()) {  // a picture: the ViT (open, on screen, or still loading) looks at it
-                StartVit(runner, ui, EngineRunner::vit_job(model, ui.open_request, options.heads));
-            } else {
-                ui.file_error = ui.open_request + ": a picture needs a ViT model; open a ViT checkpoint first (File > "
-                                                  "Open), or start attnscope with --model FILE --image PICTURE (make "
-                                                  "run opens the demo model)";
-                ui.file_error_shown = false;
+            if (!ui::is_image_file(ui.open_request)) {  // a whole ViT runs on the last picture
+                StartFile(runner, ui, ui.open_request, ui.vit_picture);
+            } else {  // a picture: the ViT (opened as a file, on screen, or still loading) looks at it
+                ui.vit_picture = ui.open_request;
+                const std::string model = trained_vit ? trained_vit->model_path : options.model_path;
+                if (!ui.file_vit_family.empty()) {
+                    ui.open_block.reset();
+                    StartFile(runner, ui, ui.file_path, ui.vit_picture);
+                } else if (!model.empty()) {
+                    StartVit(runner, ui, EngineRunner::vit_job(model, ui.vit_picture, options.heads));
+                } else {
+                    ui.file_error = ui.open_request + ": a picture needs a ViT model: open a ViT checkpoint (File > "
+                                                      "Open) and it runs on this picture, or start attnscope with "
+                                                      "--model FILE --image PICTURE (make run opens the demo model)";
+                    ui.file_error_shown = false;
+                }
             }
             ui.open_request.clear();
         }

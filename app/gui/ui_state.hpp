@@ -97,6 +97,7 @@ struct UiState {
     std::vector<std::string> file_notes;     // where input, weights, heads came from
     std::string file_vit_family;             // the file is a whole ViT of this family: a picture runs it
     bool file_vit_needs_heads = false;       // ... which has not run on the picture on screen: h unknown
+    std::string vit_picture;                 // the last picture opened: a whole ViT opened next runs on it
     std::string loading_path;                // a file job is running for this path
     std::string open_request;                // File > Open, drop, recent: the frame loop opens it
     std::optional<std::size_t> open_block;   // the block to open (block selector)

@@ -3,7 +3,8 @@
 protocol (as a file manager does), and pass when the app opened it (the file appears in the
 recent-files list of settings.json, which the app saves on every open).
 
-usage (under xvfb-run): drop_test.py [--expect-title TEXT] ATTNSCOPE FILE [app arguments ...]
+usage (under xvfb-run): drop_test.py [--first FILE0] [--expect-title TEXT] ATTNSCOPE FILE [app arguments ...]
+  --first: drop FILE0 before FILE (and wait until the app has taken it)
   --expect-title: also wait until the window's title contains TEXT (what the app shows)
 """
 import json
@@ -78,9 +79,13 @@ def title(d, window):
 
 def main():
     args = sys.argv[1:]
-    expect_title = None
-    if args[:1] == ["--expect-title"]:
-        expect_title, args = args[1], args[2:]
+    expect_title, first = None, None
+    while args[:1] in (["--expect-title"], ["--first"]):
+        if args[0] == "--first":
+            first = os.path.abspath(args[1])
+        else:
+            expect_title = args[1]
+        args = args[2:]
     exe, path, app_args = args[0], os.path.abspath(args[1]), args[2:]
     with tempfile.TemporaryDirectory() as config:
         env = dict(os.environ, XDG_CONFIG_HOME=config)
@@ -90,6 +95,8 @@ def main():
             window = find_window(d, app.pid, 20)
             if window is None:
                 sys.exit("FAIL: no attnscope window appeared")
+            if first is not None and not drop(d, window, first):
+                sys.exit("FAIL: the window did not finish the first drop (no XdndFinished)")
             if not drop(d, window, path):
                 sys.exit("FAIL: the window did not finish the drop (no XdndFinished)")
             settings = os.path.join(config, "attnscope", "settings.json")
