@@ -39,7 +39,7 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui);
 // The ViT on its picture: prediction, per-head overlays, rollout, block and query selectors.
 // vit is null while the first run is loading (or failed): an empty state is drawn.
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui);
-// Issue 6 (app/gui/panels/follow_panel.cpp, zoo_panel.cpp, cost_panel.cpp): where the followed
+// Teaching (app/gui/panels/follow_panel.cpp, zoo_panel.cpp, cost_panel.cpp): where the followed
 // element comes from and what it feeds; the bug zoo's banner and menu; the cost table.
 void DrawFollowPanel(const Trace& trace, UiState& ui);
 void DrawZooPanel(const Trace& trace, UiState& ui);
