@@ -46,12 +46,13 @@ struct Small {
     AttentionConfig cfg;
     AttentionWeights w;
     Trace ref;
-    Small() {
+    explicit Small(bool scaled = true) {
         cfg.batch = 2;
         cfg.tokens = 5;
         cfg.dim = 24;
         cfg.heads = 4;
         cfg.seed = 7;
+        cfg.scaled = scaled;
         w = default_weights(cfg);
         ref = run_attention(cfg, w, default_input(cfg));
     }
@@ -117,6 +118,15 @@ TEST_CASE("merged without the transpose, columns-softmax and scale bugs from syn
     const StepComparison twice = s.compare("scaled", scale(s.ref.at("scaled").tensor(), 1.0f / std::sqrt(6.0f)).values);
     CHECK(twice.finding == Finding::Scale);
     CHECK(twice.diagnosis.find("twice") != std::string::npos);
+}
+
+TEST_CASE("with the scale switched off (--no-scale) the replayed bugs scale as the reference does") {
+    const Small s(false);
+    const Tensor& context = s.ref.at("context").tensor();  // [B, h, N, c], from unscaled scores
+    const StepComparison merged = s.compare("merged", reshape(context, {2, 5, 24}, {"B", "N", "C"}).values);
+    CHECK(merged.finding == Finding::MergeTranspose);
+    const Array columns = transpose(softmax_last(transpose(s.ref.at("scaled").tensor(), 2, 3)), 2, 3).values;
+    CHECK(s.compare("attn", columns).finding == Finding::SoftmaxAxis);
 }
 
 TEST_CASE("shape mismatches name the axis - unexplained values and NaN say so") {

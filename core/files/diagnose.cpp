@@ -91,7 +91,7 @@ Tensor softmax_columns(const Tensor& x) { return transpose(softmax_last(transpos
 std::map<std::string, Array> replay_tail(const Trace& ref, const AttentionWeights& w, const Tensor& q,
                                          const Tensor& k, const Tensor& v, TailBug bug) {
     const AttentionConfig& cfg = ref.config;
-    const float s = static_cast<float>(std::pow(static_cast<double>(cfg.head_dim()), -0.5));  // self.scale
+    const float s = attention_scale(cfg);  // self.scale, or 1 with --no-scale
     const Tensor k_t = transpose(k, 2, 3);                                                  // [B, h, c, N']
     const Tensor scores = matmul(q, k_t, {"B", "h", "N", "N'"});                            // [B, h, N, N']
     const Tensor scaled = bug == TailBug::NoScale || bug == TailBug::ScaleAfterSoftmax ? scores
