@@ -121,7 +121,7 @@ FoundFamily find_family(const TensorSource& source) {
 // Tensors of one checkpoint, looked up by the names of its family; every error starts with the path.
 class Checkpoint {
 public:
-    explicit Checkpoint(const std::string& path) : source_(TensorSource::open(path)) {
+    explicit Checkpoint(TensorSource source) : source_(std::move(source)) {
         FoundFamily found = find_family(source_);
         names_ = found.names;
         prefix_ = std::move(found.prefix);
@@ -688,7 +688,11 @@ void pack_weights(VitWeights& w) {
 }
 
 VitModel load_vit_model(const std::string& path, std::optional<std::size_t> heads, std::uint64_t memory_budget) {
-    const Checkpoint ck(path);
+    return load_vit_model(TensorSource::open(path), heads, memory_budget);
+}
+
+VitModel load_vit_model(const TensorSource& source, std::optional<std::size_t> heads, std::uint64_t memory_budget) {
+    const Checkpoint ck(source);
     VitModel model;
     model.config = read_config(ck, heads, &model.heads_from);
     const auto problems = validate(model.config, 1, memory_budget);

@@ -135,6 +135,8 @@ struct VitModel {
 // both tensors whose shapes disagree.
 VitModel load_vit_model(const std::string& path, std::optional<std::size_t> heads,
                         std::uint64_t memory_budget_bytes);
+VitModel load_vit_model(const TensorSource& source, std::optional<std::size_t> heads,
+                        std::uint64_t memory_budget_bytes);  // a file already open
 // load_vit_model's error when neither `heads`, the metadata nor D (a multiple of 64) gives h.
 struct VitHeadsUnknown : FileError {
     using FileError::FileError;

@@ -61,30 +61,6 @@ EngineJob EngineRunner::zoo_job(const AttentionConfig& config, Bug bug) {
     };
 }
 
-EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::size_t> block,
-                                 std::optional<std::size_t> heads, const std::string& picture) {
-    return [path, block, heads, picture](const RunHooks& hooks) {
-        const TensorSource source = TensorSource::open(path);
-        const std::optional<VitFamily> family = whole_vit_family(source);
-        bool heads_unknown = false;
-        if (family && !block && !picture.empty()) {
-            try {
-                return vit_job(path, picture, heads)(hooks);
-            } catch (const VitHeadsUnknown&) {
-                heads_unknown = true;  // the block view asks for h; with it the file runs on the picture
-            }
-        }
-        EngineResult r;
-        auto file = std::make_shared<const FileTrace>(trace_from_file(source, block, heads));
-        if (family) r.vit_family = vit_family_name(*family);
-        r.vit_needs_heads = heads_unknown;
-        r.config = file->trace.config;
-        r.trace = std::shared_ptr<const Trace>(file, &file->trace);  // shares ownership with the file
-        r.file = std::move(file);
-        return r;
-    };
-}
-
 namespace {
 
 // Runs the model on the picture; the result shows the last block's attention.
@@ -105,19 +81,48 @@ EngineResult run_vit_on(const VitModel& model, std::shared_ptr<VitSnapshot> snap
     return r;
 }
 
+// The checkpoint read from model_path on the picture at image_path.
+EngineResult run_vit_file(const VitModel& model, const std::string& model_path, const std::string& image_path,
+                          const RunHooks& hooks) {
+    auto snap = std::make_shared<VitSnapshot>();
+    snap->source = load_image(image_path, memory_budget());
+    snap->trained_config = model.config;
+    snap->model_path = model_path;
+    snap->image_path = image_path;
+    snap->heads_from = model.heads_from;
+    return run_vit_on(model, std::move(snap), hooks);
+}
+
 }  // namespace
+
+EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::size_t> block,
+                                 std::optional<std::size_t> heads, const std::string& picture) {
+    return [path, block, heads, picture](const RunHooks& hooks) {
+        const TensorSource source = TensorSource::open(path);
+        const std::optional<VitFamily> family = whole_vit_family(source);
+        bool heads_unknown = false;
+        if (family && !block && !picture.empty()) {
+            try {
+                return run_vit_file(load_vit_model(source, heads, memory_budget()), path, picture, hooks);
+            } catch (const VitHeadsUnknown&) {
+                heads_unknown = true;  // the block view asks for h; with it the file runs on the picture
+            }
+        }
+        EngineResult r;
+        auto file = std::make_shared<const FileTrace>(trace_from_file(source, block, heads));
+        if (family) r.vit_family = vit_family_name(*family);
+        r.vit_needs_heads = heads_unknown;
+        r.config = file->trace.config;
+        r.trace = std::shared_ptr<const Trace>(file, &file->trace);  // shares ownership with the file
+        r.file = std::move(file);
+        return r;
+    };
+}
 
 EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string& image_path,
                                 std::optional<std::size_t> heads) {
     return [model_path, image_path, heads](const RunHooks& hooks) {
-        const VitModel model = load_vit_model(model_path, heads, memory_budget());
-        auto snap = std::make_shared<VitSnapshot>();
-        snap->source = load_image(image_path, memory_budget());
-        snap->trained_config = model.config;
-        snap->model_path = model_path;
-        snap->image_path = image_path;
-        snap->heads_from = model.heads_from;
-        return run_vit_on(model, std::move(snap), hooks);
+        return run_vit_file(load_vit_model(model_path, heads, memory_budget()), model_path, image_path, hooks);
     };
 }
 
