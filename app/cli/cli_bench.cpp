@@ -60,7 +60,7 @@ void reset_peak_rss() {
     std::ofstream("/proc/self/clear_refs") << "5";
 }
 
-std::uint64_t step_bytes(const std::vector<Step>& steps) {
+std::uint64_t step_bytes(const Steps& steps) {
     std::uint64_t bytes = 0;
     for (const auto& s : steps) bytes += element_count(s.shape()) * sizeof(float);  // views not gathered
     return bytes;

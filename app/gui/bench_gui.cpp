@@ -80,8 +80,10 @@ void GuiBench::before_frame(const Trace& trace, UiState& ui) {
     if (phase_ == Phase::Steps && !trace.steps.empty())
         ui.stepper.select((ui.stepper.selected + 1) % static_cast<int>(trace.steps.size()));
     if (phase_ == Phase::Heads) {
-        if (const Step* attn = trace.find("attn")) {
-            ui.stepper.select(static_cast<int>(attn - trace.steps.data()));
+        const auto at = std::find_if(trace.steps.begin(), trace.steps.end(), [](const Step& s) { return s.name == "attn"; });
+        if (at != trace.steps.end()) {
+            const Step* attn = &*at;
+            ui.stepper.select(static_cast<int>(at - trace.steps.begin()));
             const Shape shape = attn->shape();
             const std::size_t heads = shape.size() == 4 ? shape[1] : 1;
             const std::size_t head = static_cast<std::size_t>(frame_ + 1) % heads;

@@ -9,34 +9,14 @@
 namespace attnscope {
 
 std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg) {
-    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    std::vector<ExpectedShape> shapes = {
-        {"input", "[B, N, C]", {B, N, C}},
-        {"qkv", "[B, N, 3*C]", {B, N, 3 * C}},
-        {"qkv_split", "[B, N, 3, h, c]", {B, N, 3, h, c}},
-        {"qkv_heads", "[3, B, h, N, c]", {3, B, h, N, c}},
-        {"q", "[B, h, N, c]", {B, h, N, c}},
-        {"k", "[B, h, N, c]", {B, h, N, c}},
-        {"v", "[B, h, N, c]", {B, h, N, c}},
-        {"k_t", "[B, h, c, N]", {B, h, c, N}},
-        {"scores", "[B, h, N, N]", {B, h, N, N}},
-        {"scaled", "[B, h, N, N]", {B, h, N, N}},
-        {"masked", "[B, h, N, N]", {B, h, N, N}},  // only with a mask (removed below otherwise)
-        {"attn", "[B, h, N, N]", {B, h, N, N}},
-        {"attn_drop", "[B, h, N, N]", {B, h, N, N}},
-        {"context", "[B, h, N, c]", {B, h, N, c}},
-        {"context_t", "[B, N, h, c]", {B, N, h, c}},
-        {"merged", "[B, N, C]", {B, N, C}},
-        {"out", "[B, N, C]", {B, N, C}},
-        {"out_drop", "[B, N, C]", {B, N, C}},
-    };
-    if (!cfg.masked())
-        shapes.erase(
-            std::find_if(shapes.begin(), shapes.end(), [](const ExpectedShape& e) { return e.step == "masked"; }));
+    std::vector<ExpectedShape> shapes;
+    for (const StepInfo& step : attention_steps())
+        if (!step.only_masked || cfg.masked())
+            shapes.push_back({std::string(step.name), std::string(step.shape), step_shape(step, cfg)});
     return shapes;
 }
 
-std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::vector<ExpectedShape>& expected) {
+std::vector<ShapeCheck> check_shapes(const Steps& steps, const std::vector<ExpectedShape>& expected) {
     std::vector<ShapeCheck> checks;
     for (const auto& e : expected) {
         ShapeCheck check{e.step, e.formula, e.shape, {}, false};
@@ -99,11 +79,11 @@ RowSumCheck check_row_sums(std::string step, Tensor sums, bool deviation_expecte
     return r;
 }
 
-NonFiniteCheck find_first_nonfinite(const std::vector<Step>& steps) {
+NonFiniteCheck find_first_nonfinite(const Steps& steps) {
     NonFiniteCheck check;
     for (const auto& s : steps) {
         if (s.stats.nan_count + s.stats.inf_count == 0) continue;
-        if (s.op == "mask" && s.stats.nan_count == 0) continue;  // -inf on purpose: hidden keys
+        if (s.op == Op::mask && s.stats.nan_count == 0) continue;  // -inf on purpose: hidden keys
         check.first_step = s.name;
         check.nan_count = s.stats.nan_count;
         check.inf_count = s.stats.inf_count;

@@ -22,7 +22,7 @@ std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& conf
 std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& config,
                                                      const std::vector<std::string>& steps);
 
-std::vector<ShapeCheck> check_shapes(const std::vector<Step>& steps, const std::vector<ExpectedShape>& expected);
+std::vector<ShapeCheck> check_shapes(const Steps& steps, const std::vector<ExpectedShape>& expected);
 
 // probs [B, h, N, N']: every row should sum to 1. deviation_expected marks training-mode dropout.
 // valid_tokens (per batch item, or null): only the rows of valid queries are checked (the rows of
@@ -34,6 +34,6 @@ RowSumCheck check_row_sums(std::string step, Tensor sums, bool deviation_expecte
                            double tolerance = 1e-5, const std::vector<std::size_t>* valid_tokens = nullptr);
 
 // The -inf a mask step writes on purpose are not reported (NaN there still is).
-NonFiniteCheck find_first_nonfinite(const std::vector<Step>& steps);
+NonFiniteCheck find_first_nonfinite(const Steps& steps);
 
 }  // namespace attnscope

@@ -20,22 +20,8 @@ std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
     if (a != 0 && b > kSaturated / a) return kSaturated;
     return a * b;
 }
-std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
 
 }  // namespace
-
-std::uint64_t trace_bytes(const AttentionConfig& c) {
-    if (c.path != AttentionPath::standard) return beyond_trace_bytes(c);
-    const std::uint64_t bnc = mul(mul(c.batch, c.tokens), c.dim);
-    const std::uint64_t bhn = mul(mul(c.batch, c.heads), c.tokens);
-    const std::uint64_t bhnn = mul(bhn, c.tokens);
-    // input 1, qkv/qkv_split/qkv_heads 3 each, q/k/v 1 each, k_t, context, context_t,
-    // merged, out, out_drop 1 each: 19 x BNC.  scores, scaled, attn, attn_drop: 4 x BhNN.
-    std::uint64_t floats = add(mul(19, bnc), mul(4 + c.masked(), bhnn));  // + masked
-    floats = add(floats, mul(2, bhn));                                    // row sums of attn, attn_drop
-    floats = add(floats, add(mul(4, mul(c.dim, c.dim)), mul(4, c.dim)));  // weights
-    return mul(floats, sizeof(float));
-}
 
 std::uint64_t default_memory_budget() {
     const long pages = sysconf(_SC_PHYS_PAGES);

@@ -36,8 +36,8 @@ struct AttentionConfig {
     std::size_t head_dim() const { return heads ? dim / heads : 0; }
 };
 
-// Bytes the recorded trace of this config needs (every step's tensor plus the weights).
-// Saturates at UINT64_MAX instead of overflowing.
+// Bytes the recorded trace of this config needs (every step's tensor plus the weights; the sum of
+// step_bytes, core/engine/memory_budget.hpp). Saturates at UINT64_MAX instead of overflowing.
 std::uint64_t trace_bytes(const AttentionConfig& config);
 
 // Half the machine's physical memory.

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "beyond.hpp"
+#include "step_table.hpp"
+
 namespace attnscope {
 
 namespace {
@@ -14,6 +17,7 @@ std::atomic<std::uint64_t> g_budget{0};  // 0: the default
 constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
 
 std::uint64_t mul(std::uint64_t a, std::uint64_t b) { return a != 0 && b > kSaturated / a ? kSaturated : a * b; }
+std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
 
 }  // namespace
 
@@ -54,24 +58,27 @@ std::optional<std::uint64_t> parse_byte_size(const std::string& text, std::strin
 
 std::vector<StepBytes> step_bytes(const AttentionConfig& c) {
     const std::uint64_t f = sizeof(float);
-    const std::uint64_t bnc = mul(mul(mul(c.batch, c.tokens), c.dim), f);     // [B, N, C]
-    const std::uint64_t bhnn = mul(mul(mul(mul(c.batch, c.heads), c.tokens), c.tokens), f);  // [B, h, N, N]
     const std::uint64_t bhn = mul(mul(mul(c.batch, c.heads), c.tokens), f);  // [B, h, N] row sums
-    const std::uint64_t qkv = mul(3, bnc);                                    // [B, N, 3*C] and its views
-    std::vector<StepBytes> steps = {
-        {"input", bnc},    {"qkv", qkv},      {"qkv_split", qkv},     {"qkv_heads", qkv},
-        {"q", bnc},        {"k", bnc},        {"v", bnc},             {"k_t", bnc},
-        {"scores", bhnn},  {"scaled", bhnn},  {"attn", bhnn}, {"attn_drop", bhnn},
-        {"context", bnc},  {"context_t", bnc}, {"merged", bnc},       {"out", bnc},
-        {"out_drop", bnc}};
-    // The [B, h, N] row sums of attn and attn_drop (the checks) count with their steps.
-    for (StepBytes& s : steps)
-        if (s.step == "attn" || s.step == "attn_drop") s.bytes = s.bytes > kSaturated - bhn ? kSaturated : s.bytes + bhn;
-    const std::uint64_t cc = mul(mul(c.dim, c.dim), f);
-    const std::uint64_t weights = mul(4, cc);
-    const std::uint64_t biases = mul(mul(4, c.dim), f);
-    steps.push_back({"weights", weights > kSaturated - biases ? kSaturated : weights + biases});
+    std::vector<StepBytes> steps;
+    for (const StepInfo& step : attention_steps()) {
+        if (step.only_masked && !c.masked()) continue;
+        std::uint64_t bytes = f;
+        for (std::uint64_t n : step_shape(step, c)) bytes = mul(bytes, n);
+        // The row sums of the steps whose rows must sum to 1 (the checks) count with their steps.
+        if (step.distribution) bytes = add(bytes, bhn);
+        steps.push_back({std::string(step.name), bytes});
+    }
+    const std::uint64_t weights = mul(mul(mul(4, c.dim), c.dim), f);  // qkv [3C, C], proj [C, C]
+    const std::uint64_t biases = mul(mul(4, c.dim), f);               // qkv [3C] (counted with or without), proj [C]
+    steps.push_back({"weights", add(weights, biases)});
     return steps;
+}
+
+std::uint64_t trace_bytes(const AttentionConfig& c) {
+    if (c.path != AttentionPath::standard) return beyond_trace_bytes(c);
+    std::uint64_t bytes = 0;
+    for (const StepBytes& s : step_bytes(c)) bytes = add(bytes, s.bytes);
+    return bytes;
 }
 
 }  // namespace attnscope

@@ -52,6 +52,16 @@ void check_run_inputs(const AttentionConfig& cfg, const AttentionWeights& w, con
 
 }  // namespace
 
+StepText step_text(std::string_view step, std::string note, std::vector<Operand> weights) {
+    const StepInfo* info = step_info(step);
+    if (!info) throw std::logic_error("step table has no step '" + std::string(step) + "'");
+    StepText text{std::string(info->name), info->op, std::string(info->code), std::string(info->pattern), {},
+                  std::move(note), std::move(weights)};
+    for (std::string_view input : info->inputs)
+        if (!input.empty()) text.inputs.emplace_back(input);
+    return text;
+}
+
 float attention_scale(const AttentionConfig& cfg) {
     return cfg.scaled ? static_cast<float>(std::pow(static_cast<double>(cfg.head_dim()), -0.5)) : 1.0f;
 }
@@ -121,7 +131,7 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
 
     // x                                                                       [B, N, C]
     const TorchLayout layout = TorchLayout::contiguous({B, N, C});
-    const Step& input = rec.add({"input", "input", "x", "b n C", {}, "the input tensor, contiguous"},
+    const Step& input = rec.add(step_text("input", "the input tensor, contiguous"),
                                 std::move(x_in), layout, false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
     Array keep;
@@ -154,14 +164,13 @@ namespace {
 const Step& record_dropout(Recorder& rec, StepText text, const Step& x, const TorchLayout& layout, float p,
                            bool training, Rng& rng) {
     if (training && p > 0.0f) return rec.add(std::move(text), dropout(x.tensor(), p, training, rng), layout, false);
-    return rec.add_view(std::move(text), x.view(), layout, true, &x);
+    return rec.add(std::move(text), x.view(), layout, true, &x.stats);
 }
 
 }  // namespace
 
 QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& input) {
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    const std::string& x_name = input.name;
 
     // self.qkv(x)                                                             [B, N, 3C]
     TorchLayout layout = TorchLayout::contiguous({B, N, 3 * C});
@@ -169,45 +178,37 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
                                 w.qkv_packed.get());
     std::vector<Stats> qkv_part_stats;  // of q, k and v: the three column blocks of qkv's rows
     const Stats qkv_stats = compute_stats_by_column_blocks(qkv_values.values.data(), B * N, 3, C, qkv_part_stats);
-    const Step& qkv = rec.add_measured(
-        {"qkv", "linear", "self.qkv(x)", "b n C, (three h c) C -> b n (three h c)", {x_name},
-         std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
-         {{"self.qkv.weight", shape_of(w.qkv_weight)}}},
-        std::move(qkv_values), layout, qkv_stats);
+    StepText qkv_text = step_text(
+        "qkv", std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
+        {{"self.qkv.weight", shape_of(w.qkv_weight)}});
+    qkv_text.inputs = {input.name};  // x, or what a path feeds the attention (its windows)
+    const Step& qkv = rec.add(std::move(qkv_text), std::move(qkv_values), layout, false, &qkv_stats);
 
     // .reshape(B, N, 3, self.num_heads, C // self.num_heads)               [B, N, 3, h, c]
     layout = {{B, N, 3, h, c}, *torch_view_strides(layout, {B, N, 3, h, c})};
-    const Step& qkv_split = rec.add_view(
-        {"qkv_split", "reshape", ".reshape(B, N, 3, self.num_heads, C // self.num_heads)",
-         "b n (three h c) -> b n three h c", {"qkv"},
-         "view, no copy: splitting the last axis of a contiguous tensor only needs new strides" + strides_note(layout)},
-        reshape_or_copy(qkv.view(), {B, N, 3, h, c}, {"B", "N", "3", "h", "c"}), layout, true, &qkv);
+    const Step& qkv_split = rec.add(
+        step_text("qkv_split",
+                  "view, no copy: splitting the last axis of a contiguous tensor only needs new strides" + strides_note(layout)),
+        reshape_or_copy(qkv.view(), {B, N, 3, h, c}, {"B", "N", "3", "h", "c"}), layout, true, &qkv.stats);
 
     // .permute(2, 0, 3, 1, 4)                                                 [3, B, h, N, c]
     layout = torch_permute(layout, {2, 0, 3, 1, 4});
-    const Step& qkv_heads = rec.add_view(
-        {"qkv_heads", "permute", ".permute(2, 0, 3, 1, 4)", "b n three h c -> three b h n c", {"qkv_split"},
-         std::string("view, no copy: permute only reorders the strides") +
-             (layout.is_contiguous() ? "" : ", so the tensor is no longer contiguous") +
-             "; the numbers still lie in memory in [B, N, 3, h, c] order" + strides_note(layout)},
-        permute_view(qkv_split.view(), {2, 0, 3, 1, 4}), layout, true, &qkv_split);
+    const Step& qkv_heads = rec.add(
+        step_text("qkv_heads", std::string("view, no copy: permute only reorders the strides") +
+                                   (layout.is_contiguous() ? "" : ", so the tensor is no longer contiguous") +
+                                   "; the numbers still lie in memory in [B, N, 3, h, c] order" + strides_note(layout)),
+        permute_view(qkv_split.view(), {2, 0, 3, 1, 4}), layout, true, &qkv_split.stats);
 
     // q, k, v = qkv.unbind(0)                                                 [B, h, N, c] each
     layout = torch_select(layout, 0);
     const std::string unbind_note =
         "view, no copy: unbind(0) picks one slice of the first axis; still not contiguous" + strides_note(layout);
-    const Step& q = rec.add_view_measured({"q", "unbind", "q, k, v = qkv.unbind(0)",
-                                           "three b h n c -> b h n c  (three = 0)", {"qkv_heads"}, unbind_note},
-                                          select_view(qkv_heads.view(), 0, 0), layout, true, qkv_part_stats[0]);
+    const Step& q = rec.add(step_text("q", unbind_note), select_view(qkv_heads.view(), 0, 0), layout, true, &qkv_part_stats[0]);
     // Keys and values are indexed by the attended-to token: that axis is labelled N'.
     TensorView k_values = select_view(qkv_heads.view(), 0, 1), v_values = select_view(qkv_heads.view(), 0, 2);
     k_values.axes = v_values.axes = {"B", "h", "N'", "c"};
-    const Step& k = rec.add_view_measured({"k", "unbind", "q, k, v = qkv.unbind(0)",
-                                           "three b h n c -> b h n c  (three = 1)", {"qkv_heads"}, unbind_note},
-                                          std::move(k_values), layout, true, qkv_part_stats[1]);
-    const Step& v = rec.add_view_measured({"v", "unbind", "q, k, v = qkv.unbind(0)",
-                                           "three b h n c -> b h n c  (three = 2)", {"qkv_heads"}, unbind_note},
-                                          std::move(v_values), layout, true, qkv_part_stats[2]);
+    const Step& k = rec.add(step_text("k", unbind_note), std::move(k_values), layout, true, &qkv_part_stats[1]);
+    const Step& v = rec.add(step_text("v", unbind_note), std::move(v_values), layout, true, &qkv_part_stats[2]);
     return {q, k, v, layout};
 }
 
@@ -220,9 +221,8 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
 
     // k.transpose(-2, -1)                                                     [B, h, c, N']
     TorchLayout layout = torch_transpose(qkv.layout, 2, 3);
-    const Step& k_t = rec.add_view({"k_t", "transpose", "k.transpose(-2, -1)", "b h n c -> b h c n", {"k"},
-                               "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)},
-                              transpose_view(k.view(), 2, 3), layout, true, &k);
+    const Step& k_t = rec.add(step_text("k_t", "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)),
+                              transpose_view(k.view(), 2, 3), layout, true, &k.stats);
 
     // q @ k.transpose(-2, -1)                                                 [B, h, N, N']
     layout = TorchLayout::contiguous({B, h, N, N});
@@ -233,38 +233,41 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     // scaled is then a lazy step (computed on its first read, like a view is gathered).
     std::optional<ScaledSoftmax> chain;
     if (!keep && !rec.edits_steps()) chain = scaled_softmax(scores_values, scale_factor);
-    StepText scores_text{"scores", "matmul", "q @ k.transpose(-2, -1)", "b h n c, b h c m -> b h n m", {"q", "k_t"},
-                         "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed"};
-    const Step& scores = chain ? rec.add_measured(std::move(scores_text), std::move(scores_values), layout, chain->scores_stats)
-                               : rec.add(std::move(scores_text), std::move(scores_values), layout, false);
+    StepText scores_text = step_text(
+        "scores", "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed");
+    const Step& scores =
+        rec.add(std::move(scores_text), std::move(scores_values), layout, false, chain ? &chain->scores_stats : nullptr);
 
     // * self.scale                                                            [B, h, N, N']
     char scale_text[96];
     std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x c^-0.5 = %zu^-0.5 = %.6g)", c, scale_factor);
     if (!cfg.scaled) std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x 1: scale off)");
-    StepText scaled_text{"scaled", "scale", cfg.scaled ? "* self.scale" : "* 1  # scale off (--no-scale)",
-                         scale_text, {"scores"},
-                         cfg.scaled ? "new contiguous tensor"
-                                    : "new contiguous tensor; the scale is switched off (--no-scale), so the "
-                                      "scores reach softmax unscaled and grow like sqrt(c)"};
+    StepText scaled_text = step_text("scaled", cfg.scaled ? "new contiguous tensor"
+                                                          : "new contiguous tensor; the scale is switched off (--no-scale), so the "
+                                                            "scores reach softmax unscaled and grow like sqrt(c)");
+    scaled_text.formula = scale_text;
+    if (!cfg.scaled) scaled_text.code = "* 1  # scale off (--no-scale)";
     // After the fused pass scaled is computed when someone reads it: the values scale() gives now.
     const Step& scaled =
-        chain ? rec.add_lazy(std::move(scaled_text), scores.shape(), scores.axes(),
-                             [scores_values = scores.view().base, scale_factor] { return scale(*scores_values, scale_factor); },
-                             layout, chain->scaled_stats)
+        chain ? rec.add(std::move(scaled_text),
+                        LazyValues{scores.shape(), scores.axes(),
+                                   [scores_values = scores.view().base, scale_factor] { return scale(*scores_values, scale_factor); }},
+                        layout, false, &chain->scaled_stats)
               : rec.add(std::move(scaled_text), scale(scores.tensor(), scale_factor), layout, false);
 
     // attn.masked_fill(~keep, float("-inf"))                                   [B, h, N, N']
     const Step* logits = &scaled;
-    if (keep)
-        logits = &rec.add({"masked", "mask", mask_code, "b h n m -> b h n m  (-inf where the key is hidden)",
-                           {"scaled"}, mask_note},
-                          mask_fill(scaled.tensor(), *keep), layout, false);
+    if (keep) {
+        StepText masked_text = step_text("masked", mask_note);
+        masked_text.code = mask_code;
+        logits = &rec.add(std::move(masked_text), mask_fill(scaled.tensor(), *keep), layout, false);
+    }
 
     // attn.softmax(dim=-1)                                                    [B, h, N, N']
-    StepText attn_text{"attn", "softmax", "attn.softmax(dim=-1)", "b h n m -> b h n m  (softmax over m)", {logits->name},
-                       "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys"};
-    const Step& attn = chain ? rec.add_measured(std::move(attn_text), std::move(chain->attn), layout, chain->attn_stats)
+    StepText attn_text =
+        step_text("attn", "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys");
+    attn_text.inputs = {logits->name};
+    const Step& attn = chain ? rec.add(std::move(attn_text), std::move(chain->attn), layout, false, &chain->attn_stats)
                              : rec.add(std::move(attn_text), softmax_last(logits->tensor()), layout, false);
     if (chain && attn_row_sums) *attn_row_sums = std::move(chain->attn_row_sums);
 
@@ -273,16 +276,15 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
     const Step& attn_drop = record_dropout(
         rec,
-        {"attn_drop", "dropout", "self.attn_drop(attn)", "b h n m -> b h n m", {"attn"},
-         attn_dropping ? "new contiguous tensor: training-mode dropout zeroes weights and rescales the rest by 1/(1-p)"
-                       : "identity: dropout does nothing in eval mode (or with p = 0) and returns attn itself"},
+        step_text("attn_drop",
+                  attn_dropping ? "new contiguous tensor: training-mode dropout zeroes weights and rescales the rest by 1/(1-p)"
+                                : "identity: dropout does nothing in eval mode (or with p = 0) and returns attn itself"),
         attn, layout, cfg.attn_drop, cfg.training, attn_rng);
 
     // attn @ v                                                                [B, h, N, c]
     layout = TorchLayout::contiguous({B, h, N, c});
     const Step& context = rec.add(
-        {"context", "matmul", "attn @ v", "b h n m, b h m c -> b h n c", {"attn_drop", "v"},
-         "new contiguous tensor: each output row is a weighted sum of the rows of v"},
+        step_text("context", "new contiguous tensor: each output row is a weighted sum of the rows of v"),
         matmul(attn_drop.view(), v.view(), {"B", "h", "N", "c"}, "attn", "v"), layout, false);
     return context;
 }
@@ -292,27 +294,24 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
 
     // .transpose(1, 2)                                                        [B, N, h, c]
     TorchLayout layout = torch_transpose(TorchLayout::contiguous(context.shape()), 1, 2);
-    const Step& context_t = rec.add_view(
-        {"context_t", "transpose", ".transpose(1, 2)", "b h n c -> b n h c", {"context"},
-         (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
-                                 : "view, no copy: not contiguous, so .view(B, N, C) here would raise an error") +
-             strides_note(layout)},
-        transpose_view(context.view(), 1, 2), layout, true, &context);
+    const Step& context_t = rec.add(
+        step_text("context_t", (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
+                                                       : "view, no copy: not contiguous, so .view(B, N, C) here would raise an error") +
+                                   strides_note(layout)),
+        transpose_view(context.view(), 1, 2), layout, true, &context.stats);
 
     // .reshape(B, N, C)                                                       [B, N, C]
     const auto merged_view = torch_view_strides(layout, {B, N, C});
     layout = TorchLayout::contiguous({B, N, C});
-    const Step& merged = rec.add_view(
-        {"merged", "reshape", ".reshape(B, N, C)", "b n h c -> b n (h c)", {"context_t"},
-         merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
-                     : "copy: context_t is not contiguous, so reshape copies the heads side by side into a new "
-                       "contiguous tensor (this is why the code says reshape, not view)"},
-        reshape_or_copy(context_t.view(), {B, N, C}, {"B", "N", "C"}), layout, merged_view.has_value(), &context_t);
+    const Step& merged = rec.add(
+        step_text("merged", merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
+                                        : "copy: context_t is not contiguous, so reshape copies the heads side by side into a new "
+                                          "contiguous tensor (this is why the code says reshape, not view)"),
+        reshape_or_copy(context_t.view(), {B, N, C}, {"B", "N", "C"}), layout, merged_view.has_value(), &context_t.stats);
 
     // self.proj(x)                                                            [B, N, C]
-    const Step& out = rec.add({"out", "linear", "self.proj(x)", "b n C, D C -> b n D", {"merged"},
-                               "new contiguous tensor: nn.Linear writes x @ W^T + b",
-                               {{"self.proj.weight", shape_of(w.proj_weight)}}},
+    const Step& out = rec.add(step_text("out", "new contiguous tensor: nn.Linear writes x @ W^T + b",
+                                        {{"self.proj.weight", shape_of(w.proj_weight)}}),
                               linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight",
                                      w.proj_packed.get()),
                               layout, false);
@@ -321,9 +320,8 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
     Rng proj_rng(cfg.seed, kProjDrop);
     const bool proj_dropping = cfg.training && cfg.proj_drop > 0.0f;
     record_dropout(rec,
-                   {"out_drop", "dropout", "self.proj_drop(x)", "b n C -> b n C", {"out"},
-                    proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
-                                  : "identity: dropout does nothing in eval mode (or with p = 0)"},
+                   step_text("out_drop", proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
+                                                       : "identity: dropout does nothing in eval mode (or with p = 0)"),
                    out, layout, cfg.proj_drop, cfg.training, proj_rng);
 }
 

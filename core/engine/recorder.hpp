@@ -1,13 +1,16 @@
 // Recording steps into a Trace: the words of a step and the Recorder that fills in PyTorch's layout
-// and the stats. Shared by run_attention (core/engine/pipeline.cpp) and the paths beyond the textbook
-// (core/paths/flash.cpp, core/paths/kv_cache.cpp, core/paths/windows.cpp).
+// and the stats. Shared by run_attention (core/engine/pipeline.cpp), the paths beyond the textbook
+// (core/paths/flash.cpp, core/paths/kv_cache.cpp, core/paths/windows.cpp) and the whole ViT
+// (core/vit/vit.cpp).
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "pipeline.hpp"
@@ -19,83 +22,115 @@ namespace attnscope {
 // The words of one step: what it is called, the PyTorch it mirrors, and the note for the user.
 struct StepText {
     std::string name;
-    std::string op;
+    Op op;
     std::string code;
     std::string formula;
     std::vector<std::string> inputs;
     std::string note;
+    // What the PyTorch line reads, with shapes. Left empty, the Recorder writes the inputs by name
+    // (with their recorded shapes) followed by `weights`; a line that names its operands otherwise
+    // (a ViT block's "x") lists them here.
     std::vector<Operand> weights = {};  // operands that are parameters, not steps
+    std::vector<Operand> operands = {};
 };
 
-// Appends steps to a trace, filling in what PyTorch's tensor would look like and the stats.
-// The trace's step storage is reserved once (capacity steps), so references handed out stay valid.
-class Recorder {
+// A pinned step's words from the step table (core/engine/step_table.hpp), with the note for this run.
+StepText step_text(std::string_view step, std::string note, std::vector<Operand> weights = {});
+
+// Counts the steps of a run for hooks.progress and checks hooks.cancel before each one. A ViT
+// counts over the whole model and hands each block's attention nested() hooks.
+class Progress {
 public:
-    Recorder(Trace& trace, const RunHooks& hooks, std::size_t capacity) : trace_(trace), hooks_(hooks) {
-        trace_.steps.reserve(capacity);
-    }
+    Progress(const RunHooks& hooks, std::size_t total) : hooks_(hooks), total_(total) {}
 
-    // same_values: a layout step holds the same multiset of values as that step: reuse its stats.
-    const Step& add(StepText text, Tensor tensor, const TorchLayout& layout, bool is_view,
-                    const Step* same_values = nullptr) {
-        return add(std::move(text), std::make_shared<const Tensor>(std::move(tensor)), layout, is_view, same_values);
+    void advance(std::size_t steps = 1) {
+        done_ += steps;
+        if (hooks_.progress) hooks_.progress(done_, total_);
     }
-    // The same with values shared with their owner (the input: the caller's tensor, not a copy).
-    const Step& add(StepText text, std::shared_ptr<const Tensor> tensor, const TorchLayout& layout, bool is_view,
-                    const Step* same_values = nullptr) {
-        Step step = describe(std::move(text), layout, is_view);
-        step.set_tensor(std::move(tensor));
-        return push(std::move(step), same_values ? &same_values->stats : nullptr);
+    void check_cancel() const {
+        if (hooks_.cancel && hooks_.cancel->load()) throw Cancelled();
     }
-
-    // A step whose stats the op that made it already took (core/kernels/fused.hpp), unless a hook edits it.
-    const Step& add_measured(StepText text, Tensor tensor, const TorchLayout& layout, const Stats& stats) {
-        Step step = describe(std::move(text), layout, false);
-        step.set_tensor(std::move(tensor));
-        return push(std::move(step), &stats);
+    // Hooks for a nested run (a ViT block's attention): its steps counted on from here.
+    RunHooks nested() const {
+        RunHooks h;
+        h.cancel = hooks_.cancel;
+        if (hooks_.progress)
+            h.progress = [this, base = done_](std::size_t d, std::size_t) { hooks_.progress(base + d, total_); };
+        return h;
     }
-
-    // A step whose values stay in another step's storage (reshape, permute, unbind, transpose,
-    // dropout's identity): nothing is copied until someone reads step.tensor().
-    const Step& add_view(StepText text, TensorView view, const TorchLayout& layout, bool is_view,
-                         const Step* same_values = nullptr) {
-        Step step = describe(std::move(text), layout, is_view);
-        step.set_view(std::move(view));
-        return push(std::move(step), same_values ? &same_values->stats : nullptr);
-    }
-
-    // A step computed on its first read (Step::set_lazy), with the stats its op already took.
-    const Step& add_lazy(StepText text, Shape shape, Axes axes, std::function<Tensor()> make, const TorchLayout& layout,
-                         const Stats& stats) {
-        Step step = describe(std::move(text), layout, false);
-        step.set_lazy(std::move(shape), std::move(axes), std::move(make));
-        return push(std::move(step), &stats);
-    }
-
-    // A view whose stats were taken with another step's (q, k and v with qkv's).
-    const Step& add_view_measured(StepText text, TensorView view, const TorchLayout& layout, bool is_view,
-                                  const Stats& stats) {
-        Step step = describe(std::move(text), layout, is_view);
-        step.set_view(std::move(view));
-        return push(std::move(step), &stats);
-    }
-
-    Trace& trace() { return trace_; }
-    // A hook (the bug zoo) may change a step's values after the op: the next op must read them.
-    bool edits_steps() const { return static_cast<bool>(hooks_.edit); }
+    const RunHooks& hooks() const { return hooks_; }
 
 private:
-    Step describe(StepText text, const TorchLayout& layout, bool is_view) {
-        if (hooks_.cancel && hooks_.cancel->load()) throw Cancelled();
-        if (trace_.steps.size() == trace_.steps.capacity()) throw std::logic_error("Recorder: step storage full");
+    const RunHooks& hooks_;
+    std::size_t total_, done_ = 0;
+};
+
+// A step computed from others on its first read (Step::set_lazy).
+struct LazyValues {
+    Shape shape;
+    Axes axes;
+    std::function<Tensor()> make;
+};
+
+// Where a step's values come from: a tensor of its own (shared with its owner when passed as a
+// shared_ptr: the input is the caller's tensor, not a copy), a view into another step's storage
+// (reshape, permute, unbind, transpose, dropout's identity: nothing is copied until someone reads
+// step.tensor()), or an op run on the first read.
+using StepValues = std::variant<std::shared_ptr<const Tensor>, TensorView, LazyValues>;
+
+// Appends steps, filling in what PyTorch's tensor would look like and the stats. The steps live
+// in a deque (Steps), so the references add() hands out stay valid as later steps are added.
+class Recorder {
+public:
+    // The steps of `trace`; hooks.progress hears of each out of `total`, hooks.edit may rewrite them.
+    Recorder(Trace& trace, const RunHooks& hooks, std::size_t total)
+        : steps_(trace.steps), trace_(&trace), own_progress_(std::in_place, hooks, total),
+          progress_(*own_progress_), edit_(hooks.edit) {}
+    // Steps outside a Trace (a ViT's embedding, blocks and head), counted on the model's progress.
+    Recorder(Steps& steps, Progress& progress) : steps_(steps), progress_(progress) {}
+
+    // known: the stats of these values when they are already taken (by the op that made them, or
+    // those of another step holding the same multiset of values); null: taken here.
+    const Step& add(StepText text, StepValues values, const TorchLayout& layout, bool is_view,
+                    const Stats* known = nullptr) {
+        progress_.check_cancel();
+        Step step = describe(std::move(text), layout, is_view);
+        if (auto* own = std::get_if<std::shared_ptr<const Tensor>>(&values)) step.set_tensor(std::move(*own));
+        else if (auto* view = std::get_if<TensorView>(&values)) step.set_view(std::move(*view));
+        else {
+            LazyValues& lazy = std::get<LazyValues>(values);
+            step.set_lazy(std::move(lazy.shape), std::move(lazy.axes), std::move(lazy.make));
+        }
+        if (edit_) {  // the bug zoo: the step may hold other values now
+            edit_(*trace_, step);
+            known = nullptr;
+        }
+        step.stats = known ? *known : compute_stats(step.view());
+        steps_.push_back(std::move(step));
+        progress_.advance();
+        return steps_.back();
+    }
+    // The same with a tensor of its own.
+    const Step& add(StepText text, Tensor values, const TorchLayout& layout, bool is_view, const Stats* known = nullptr) {
+        return add(std::move(text), std::make_shared<const Tensor>(std::move(values)), layout, is_view, known);
+    }
+
+    // A hook (the bug zoo) may change a step's values after the op: the next op must read them.
+    bool edits_steps() const { return static_cast<bool>(edit_); }
+
+private:
+    Step describe(StepText text, const TorchLayout& layout, bool is_view) const {
         Step step;
         step.name = std::move(text.name);
-        step.op = std::move(text.op);
+        step.op = text.op;
         step.code = std::move(text.code);
         step.formula = std::move(text.formula);
         step.inputs = std::move(text.inputs);
-        for (const auto& input : step.inputs) step.operands.push_back({input, trace_.at(input).shape()});
-        for (auto& weight : text.weights) step.operands.push_back(std::move(weight));
+        step.operands = std::move(text.operands);
+        if (step.operands.empty()) {
+            for (const auto& input : step.inputs) step.operands.push_back({input, find(input).shape()});
+            for (auto& weight : text.weights) step.operands.push_back(std::move(weight));
+        }
         step.torch_strides = layout.strides;
         step.contiguous = layout.is_contiguous();
         step.is_view = is_view;
@@ -103,20 +138,17 @@ private:
         return step;
     }
 
-    // known: the stats of step's values, already taken (by the op, or as another step's).
-    const Step& push(Step step, const Stats* known) {
-        if (hooks_.edit) {  // the bug zoo: the step may hold other values now
-            hooks_.edit(trace_, step);
-            known = nullptr;
-        }
-        step.stats = known ? *known : compute_stats(step.view());
-        trace_.steps.push_back(std::move(step));
-        if (hooks_.progress) hooks_.progress(trace_.steps.size(), trace_.steps.capacity());
-        return trace_.steps.back();
+    const Step& find(std::string_view name) const {
+        for (const Step& s : steps_)
+            if (s.name == name) return s;
+        throw std::out_of_range("no recorded step named '" + std::string(name) + "'");
     }
 
-    Trace& trace_;
-    const RunHooks& hooks_;
+    Steps& steps_;
+    Trace* trace_ = nullptr;  // for the edit hook
+    std::optional<Progress> own_progress_;
+    Progress& progress_;
+    std::function<void(const Trace&, Step&)> edit_;
 };
 
 inline std::string strides_note(const TorchLayout& l) {

@@ -110,9 +110,12 @@ const Step& Trace::at(std::string_view name) const {
 }
 
 const std::vector<std::string>& attention_step_names() {
-    static const std::vector<std::string> names = {
-        "input", "qkv",  "qkv_split", "qkv_heads", "q",       "k",         "v",      "k_t", "scores",
-        "scaled", "attn", "attn_drop", "context",  "context_t", "merged", "out", "out_drop"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const StepInfo& s : attention_steps())
+            if (!s.only_masked) n.emplace_back(s.name);
+        return n;
+    }();
     return names;
 }
 

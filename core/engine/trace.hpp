@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 
 #include "config.hpp"
 #include "stats.hpp"
+#include "step_table.hpp"
 #include "tensor.hpp"
 
 namespace attnscope {
@@ -31,7 +33,7 @@ enum class StepOrigin { Computed, Loaded };
 
 struct Step {
     std::string name;                 // pinned interface name: "qkv_heads"
-    std::string op;                   // "permute"
+    Op op = Op::input;                // Op::permute
     std::string code;                 // the PyTorch line it mirrors
     std::string formula;              // einops-style: "b n three h c -> three b h n c"
     std::vector<std::string> inputs;  // names of the steps it reads
@@ -66,6 +68,9 @@ private:
     struct Values;
     std::shared_ptr<Values> values_;
 };
+
+// Recorded steps, in order. A deque: a reference to a step stays valid while later steps are added.
+using Steps = std::deque<Step>;
 
 // A step present both in the user's file and in the reference run: how they differ.
 struct StepDifference {
@@ -123,7 +128,7 @@ struct Gradients;  // core/engine/backward.hpp
 
 struct Trace {
     AttentionConfig config;
-    std::vector<Step> steps;
+    Steps steps;
     Checks checks;
     std::string source_path;                   // the file the trace was built from ("" = the engine)
     std::vector<StepDifference> differences;   // loaded steps compared with the reference
@@ -136,7 +141,8 @@ struct Trace {
     const Step& at(std::string_view name) const;    // throws std::out_of_range
 };
 
-// The pinned step names of the single-layer pipeline, in order.
+// The pinned step names of the single-layer pipeline, in order (the step table's, without the
+// mask's step, which only a masked run records).
 const std::vector<std::string>& attention_step_names();
 
 }  // namespace attnscope

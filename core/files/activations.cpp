@@ -70,10 +70,6 @@ namespace {
 // ============================================================================================
 // [SECTION] Steps of the trace
 // ============================================================================================
-bool is_attention_step(const std::string& step) {
-    return step == "scores" || step == "scaled" || step == "attn" || step == "attn_drop";
-}
-
 // The pinned steps' PyTorch lines, formulas, inputs and axis labels, from a tiny reference run.
 const Trace& step_templates() {
     static const Trace templates = [] {
@@ -270,14 +266,14 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
     // The steps, in pipeline order.
     Trace& trace = result.trace;
     trace.source_path = path;
-    std::vector<Step> computed;
+    Steps computed;
     bool only_maps = !user.empty();
     for (const std::string& name : attention_step_names()) {
         const Step* ref = reference ? reference->find(name) : nullptr;
         const auto u = std::find_if(user.begin(), user.end(), [&](const UserStep& s) { return s.step == name; });
         if (u != user.end()) {
             trace.steps.push_back(loaded_step(*u, step_templates().at(name), ref, path));
-            only_maps &= is_attention_step(name);
+            only_maps &= is_attention_map(name);
         } else if (ref) {
             trace.steps.push_back(*ref);
             trace.steps.back().origin = StepOrigin::Computed;
@@ -323,7 +319,8 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
             if (names.count(c.step)) trace.checks.shapes.push_back(std::move(c));
     }
     for (const Step& s : trace.steps) {
-        if (!is_attention_step(s.name) || s.name == "scores" || s.name == "scaled") continue;
+        const StepInfo* info = step_info(s.name);
+        if (!info || !info->distribution) continue;  // attn, attn_drop: rows that sum to 1
         if (s.origin == StepOrigin::Loaded && s.shape().size() >= 2) trace.checks.row_sums.push_back(loaded_row_sums(s));
         else if (s.origin == StepOrigin::Computed)
             if (const RowSumCheck* rs = reference->checks.row_sum(s.name)) trace.checks.row_sums.push_back(*rs);

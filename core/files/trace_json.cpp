@@ -53,7 +53,7 @@ nlohmann::json trace_to_json(const Trace& trace) {
                             {"shape", s.shape()},
                             {"code", s.code},
                             {"formula", s.formula},
-                            {"op", s.op},
+                            {"op", op_name(s.op)},
                             {"inputs", s.inputs},
                             {"operands", operands},
                             {"axes", s.axes()},

@@ -144,7 +144,7 @@ Trace run_flash(const AttentionConfig& cfg, const AttentionWeights& w, const Ten
     Recorder rec(trace, hooks, names.size());
 
     // x                                                                       [B, N, C]
-    const Step& input = rec.add({"input", "input", "x", "b n C", {}, "the input tensor, contiguous"},
+    const Step& input = rec.add(step_text("input", "the input tensor, contiguous"),
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
 
@@ -163,7 +163,7 @@ Trace run_flash(const AttentionConfig& cfg, const AttentionWeights& w, const Ten
     std::snprintf(code, sizeof code, "flash_attn(q, k, v%s)  # tiles of Br x Bc = %zu x %zu, online softmax",
                   cfg.causal ? ", causal=True" : "", cfg.tile_rows, cfg.tile_cols);
     const Step& ctx = rec.add(
-        {"context", "flash_attention", code, "b h n c, b h m c, b h m c -> b h n c  (tile by tile)", {"q", "k", "v"},
+        {"context", Op::flash_attention, code, "b h n c, b h m c, b h m c -> b h n c  (tile by tile)", {"q", "k", "v"},
          "new contiguous tensor: per block of Br query rows, the running max m, sum l and output O are updated "
          "tile by tile (rescaled by exp(m_old - m_new)) and O / l is written at the end; the [B, h, N, N] "
          "scores never exist, only one Br x Bc tile at a time" +

@@ -31,7 +31,7 @@ Trace run_kv_cache(const AttentionConfig& cfg_in, const AttentionWeights& w, con
     Recorder rec(trace, hooks, names.size());
 
     // x                                                                       [B, N, C]
-    const Step& input = rec.add({"input", "input", "x", "b n C", {}, "the input tensor: token t arrives at step t"},
+    const Step& input = rec.add(step_text("input", "the input tensor: token t arrives at step t"),
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
     const float* Q = qkv.q.tensor().values.data();  // [B, h, N, c]
@@ -98,13 +98,13 @@ Trace run_kv_cache(const AttentionConfig& cfg_in, const AttentionWeights& w, con
 
     const TorchLayout nn_layout = TorchLayout::contiguous({B, h, N, N});
     const Step& attn_step = rec.add(
-        {"attn", "kv_rows", "attn[:, :, t, :t + 1] = (q_t @ k_cache.transpose(-2, -1) * self.scale).softmax(-1)",
+        {"attn", Op::kv_rows, "attn[:, :, t, :t + 1] = (q_t @ k_cache.transpose(-2, -1) * self.scale).softmax(-1)",
          "b h n m -> b h n m  (row t: token t over the cache of t + 1 keys)", {"q", "k"},
          "the per-token attention rows stacked for viewing (0 after the token): a decoder never holds this "
          "matrix, only one row [B, h, 1, t + 1] per step"},
         Tensor{std::move(attn), {"B", "h", "N", "N'"}}, nn_layout, false);
     const Step& ctx = rec.add(
-        {"context", "kv_decode", "x_t = attn_t @ v_cache  # one row per arriving token",
+        {"context", Op::kv_decode, "x_t = attn_t @ v_cache  # one row per arriving token",
          "b h 1 m, b h m c -> b h 1 c  (t = 0 .. N - 1, stacked)", {"attn", "v"},
          "new contiguous tensor: row t is token t's output, computed when it arrived from the cache [B, h, t + 1, c]; "
          "it never changes afterwards"},

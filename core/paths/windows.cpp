@@ -64,43 +64,43 @@ Trace run_windowed(const AttentionConfig& cfg, const AttentionWeights& w, const 
     Recorder rec(trace, hooks, names.size());
 
     // x                                                                       [B, N, C]
-    const Step& input = rec.add({"input", "input", "x", "b n C", {}, "the input tensor: N = H * W patch tokens"},
+    const Step& input = rec.add(step_text("input", "the input tensor: N = H * W patch tokens"),
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
     // x.view(B, H, W, C)                                                      [B, H, W, C]
     TorchLayout layout = TorchLayout::contiguous({B, H, W, C});
-    const Step* grid = &rec.add({"grid", "reshape", "x = x.view(B, H, W, C)", "b (h w) C -> b h w C", {"input"},
+    const Step* grid = &rec.add({"grid", Op::reshape, "x = x.view(B, H, W, C)", "b (h w) C -> b h w C", {"input"},
                                  "view, no copy: the token axis is split into the patch grid rows and columns" +
                                      strides_note(layout)},
-                                reshape(input.tensor(), {B, H, W, C}, {"B", "H", "W", "C"}), layout, true, &input);
+                                reshape(input.tensor(), {B, H, W, C}, {"B", "H", "W", "C"}), layout, true, &input.stats);
     // torch.roll(x, shifts=(-s, -s), dims=(1, 2))                              [B, H, W, C]
     if (cfg.shift)
-        grid = &rec.add({"shifted", "roll", "x = torch.roll(x, shifts=(-" + ss + ", -" + ss + "), dims=(1, 2))",
+        grid = &rec.add({"shifted", Op::roll, "x = torch.roll(x, shifts=(-" + ss + ", -" + ss + "), dims=(1, 2))",
                          "b h w C -> b h w C  (cyclic shift by -M/2 = -" + ss + ")", {"grid"},
                          "new contiguous tensor: the grid is rolled up and left by M/2, so the next windows straddle "
                          "the previous window borders; tokens that wrapped around are masked apart below"},
-                        roll_grid(grid->tensor(), -static_cast<long>(s)), layout, false, grid);
+                        roll_grid(grid->tensor(), -static_cast<long>(s)), layout, false, &grid->stats);
     // x.view(B, H // M, M, W // M, M, C)                                      [B, H/M, M, W/M, M', C]
     layout = TorchLayout::contiguous({B, nH, M, nW_side, M, C});
     const Step& split = rec.add(
-        {"win_split", "reshape", "x = x.view(B, H // M, M, W // M, M, C)  # window_partition, M = " + Ms,
+        {"win_split", Op::reshape, "x = x.view(B, H // M, M, W // M, M, C)  # window_partition, M = " + Ms,
          "b (wh m1) (ww m2) C -> b wh m1 ww m2 C", {grid->name},
          "view, no copy: rows and columns are each split into (window, position in the window)" + strides_note(layout)},
-        reshape(grid->tensor(), {B, nH, M, nW_side, M, C}, {"B", "H/M", "M", "W/M", "M'", "C"}), layout, true, grid);
+        reshape(grid->tensor(), {B, nH, M, nW_side, M, C}, {"B", "H/M", "M", "W/M", "M'", "C"}), layout, true, &grid->stats);
     // .permute(0, 1, 3, 2, 4, 5)                                              [B, H/M, W/M, M, M', C]
     layout = torch_permute(layout, {0, 1, 3, 2, 4, 5});
     const Step& perm = rec.add(
-        {"win_perm", "permute", ".permute(0, 1, 3, 2, 4, 5)", "b wh m1 ww m2 C -> b wh ww m1 m2 C", {"win_split"},
+        {"win_perm", Op::permute, ".permute(0, 1, 3, 2, 4, 5)", "b wh m1 ww m2 C -> b wh ww m1 m2 C", {"win_split"},
          "view, no copy: the two window axes move next to each other, so each window's M x M tokens become one "
          "block; not contiguous" + strides_note(layout)},
-        permute(split.tensor(), {0, 1, 3, 2, 4, 5}), layout, true, &split);
+        permute(split.tensor(), {0, 1, 3, 2, 4, 5}), layout, true, &split.stats);
     // .contiguous().view(-1, M * M, C)                                        [B * nW, M*M, C]
     layout = TorchLayout::contiguous({B * nW, M * M, C});
     const Step& windows = rec.add(
-        {"windows", "reshape", "x_windows = x.contiguous().view(-1, M * M, C)",
+        {"windows", Op::reshape, "x_windows = x.contiguous().view(-1, M * M, C)",
          "b wh ww m1 m2 C -> (b wh ww) (m1 m2) C", {"win_perm"},
          "copy: each window is now a sequence of M*M = " + std::to_string(M * M) + " tokens and the B * nW = " +
              std::to_string(B * nW) + " windows are the batch of the attention below"},
-        reshape(perm.tensor(), {B * nW, M * M, C}, {"B", "N", "C"}), layout, false, &perm);
+        reshape(perm.tensor(), {B * nW, M * M, C}, {"B", "N", "C"}), layout, false, &perm.stats);
 
     // The textbook attention on B' = B * nW sequences of N' = M * M tokens.
     AttentionConfig sub = cfg;
@@ -134,34 +134,34 @@ Trace run_windowed(const AttentionConfig& cfg, const AttentionWeights& w, const 
     // window_reverse: x.view(B, H // M, W // M, M, M, C)                      [B, H/M, W/M, M, M', C]
     layout = TorchLayout::contiguous({B, nH, nW_side, M, M, C});
     const Step& merge = rec.add(
-        {"win_merge", "reshape", "x = x.view(B, H // M, W // M, M, M, C)  # window_reverse",
+        {"win_merge", Op::reshape, "x = x.view(B, H // M, W // M, M, M, C)  # window_reverse",
          "(b wh ww) (m1 m2) C -> b wh ww m1 m2 C", {out.name},
          "view, no copy: the batch of windows is split back into (batch, window row, window column)" +
              strides_note(layout)},
-        reshape(out.tensor(), {B, nH, nW_side, M, M, C}, {"B", "H/M", "W/M", "M", "M'", "C"}), layout, true, &out);
+        reshape(out.tensor(), {B, nH, nW_side, M, M, C}, {"B", "H/M", "W/M", "M", "M'", "C"}), layout, true, &out.stats);
     // .permute(0, 1, 3, 2, 4, 5)                                              [B, H/M, M, W/M, M', C]
     layout = torch_permute(layout, {0, 1, 3, 2, 4, 5});
     const Step& unperm = rec.add(
-        {"win_unperm", "permute", ".permute(0, 1, 3, 2, 4, 5)", "b wh ww m1 m2 C -> b wh m1 ww m2 C", {"win_merge"},
+        {"win_unperm", Op::permute, ".permute(0, 1, 3, 2, 4, 5)", "b wh ww m1 m2 C -> b wh m1 ww m2 C", {"win_merge"},
          "view, no copy: the inverse permutation (it is its own inverse); not contiguous" + strides_note(layout)},
-        permute(merge.tensor(), {0, 1, 3, 2, 4, 5}), layout, true, &merge);
+        permute(merge.tensor(), {0, 1, 3, 2, 4, 5}), layout, true, &merge.stats);
     // .contiguous().view(B, H, W, C)                                          [B, H, W, C]
     layout = TorchLayout::contiguous({B, H, W, C});
-    const Step* back = &rec.add({"grid_out", "reshape", "x = x.contiguous().view(B, H, W, C)",
+    const Step* back = &rec.add({"grid_out", Op::reshape, "x = x.contiguous().view(B, H, W, C)",
                                  "b wh m1 ww m2 C -> b (wh m1) (ww m2) C", {"win_unperm"},
                                  "copy: the windows are laid back onto the patch grid"},
-                                reshape(unperm.tensor(), {B, H, W, C}, {"B", "H", "W", "C"}), layout, false, &unperm);
+                                reshape(unperm.tensor(), {B, H, W, C}, {"B", "H", "W", "C"}), layout, false, &unperm.stats);
     // torch.roll(x, shifts=(s, s), dims=(1, 2))                               [B, H, W, C]
     if (cfg.shift)
-        back = &rec.add({"unshifted", "roll", "x = torch.roll(x, shifts=(" + ss + ", " + ss + "), dims=(1, 2))",
+        back = &rec.add({"unshifted", Op::roll, "x = torch.roll(x, shifts=(" + ss + ", " + ss + "), dims=(1, 2))",
                          "b h w C -> b h w C  (cyclic shift by +M/2)", {"grid_out"},
                          "new contiguous tensor: the roll is undone, every token is back in its place"},
-                        roll_grid(back->tensor(), static_cast<long>(s)), layout, false, back);
+                        roll_grid(back->tensor(), static_cast<long>(s)), layout, false, &back->stats);
     // x.view(B, H * W, C)                                                     [B, N, C]
     layout = TorchLayout::contiguous({B, N, C});
-    rec.add({"tokens_out", "reshape", "x = x.view(B, H * W, C)", "b h w C -> b (h w) C", {back->name},
+    rec.add({"tokens_out", Op::reshape, "x = x.view(B, H * W, C)", "b h w C -> b (h w) C", {back->name},
              "view, no copy: the output tokens in their original order" + strides_note(layout)},
-            reshape(back->tensor(), {B, N, C}, {"B", "N", "C"}), layout, true, back);
+            reshape(back->tensor(), {B, N, C}, {"B", "N", "C"}), layout, true, &back->stats);
 
     auto beyond = std::make_shared<BeyondRecord>();
     beyond->path = AttentionPath::windowed;

@@ -114,7 +114,7 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
         case Bug::None: return;
         case Bug::ReshapeWithoutPermute:
             if (name == "qkv_heads") {  // [B, N, 3, h, c] numbers poured into [3, B, h, N, c]
-                step.op = "reshape";
+                step.op = Op::reshape;
                 step.code = ".reshape(3, B, self.num_heads, N, C // self.num_heads)   # BUG: no permute";
                 step.formula = "(b n three h c) -> (three b h n c)  same order in memory, new shape";
                 step.set_tensor(reshape(so_far.at("qkv_split").tensor(), {3, B, h, N, c}, {"3", "B", "h", "N", "c"}));
@@ -152,7 +152,7 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
         case Bug::MissingScale:
         case Bug::ScaleAfterSoftmax:
             if (name == "scaled") {  // what enters the softmax: the scores as they are
-                step.op = "identity";
+                step.op = Op::identity;
                 step.code = bug == Bug::MissingScale ? "(no * self.scale)   # BUG: scale missing"
                                                      : "(no * self.scale yet)   # BUG: it comes after the softmax";
                 step.formula = "b h n m -> b h n m  (x 1)";

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "step_table.hpp"
+
 namespace attnscope {
 
 const StepCost* CostTable::find(const std::string& step) const {
@@ -22,47 +24,76 @@ std::string format_count(std::uint64_t n) {
     return text;
 }
 
+namespace {
+
+std::uint64_t numel(const Shape& shape) {
+    std::uint64_t n = 1;
+    for (std::size_t d : shape) n *= d;
+    return n;
+}
+
+// PyTorch returns a view (no new memory) from a layout op, unless a reshape meets a permuted
+// tensor that is no longer contiguous (the merge after .transpose(1, 2) copies unless h = 1 or
+// N = 1); eval-mode dropout returns its input itself.
+bool allocates_nothing(const StepInfo& step, const AttentionConfig& cfg, bool dropping) {
+    switch (op_kind(step.op)) {
+        case OpKind::input: return true;  // given, not allocated by the layer
+        case OpKind::layout: {
+            if (step.op != Op::reshape) return true;
+            const StepInfo& from = *step_info(step.inputs[0]);
+            if (from.op != Op::permute && from.op != Op::transpose) return true;
+            // A permuted contiguous tensor stays contiguous when its axes longer than 1 keep their order.
+            const Shape shape = step_shape(from, cfg);
+            int last = -1;
+            for (std::size_t i = 0; i < shape.size(); ++i) {
+                if (shape[i] == 1) continue;
+                if (from.dims[i] < last) return false;
+                last = from.dims[i];
+            }
+            return true;
+        }
+        default: return step.op == Op::dropout && !dropping;
+    }
+}
+
+}  // namespace
+
 CostTable attention_cost(const AttentionConfig& cfg) {
-    using u64 = std::uint64_t;
-    const u64 B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    const bool bias = cfg.qkv_bias;
-    const bool dropping_attn = cfg.training && cfg.attn_drop > 0.0f;
-    const bool dropping_proj = cfg.training && cfg.proj_drop > 0.0f;
-    const u64 BNC = B * N * C, BhNN = B * h * N * N;
-    const std::string tokens_bytes = "4 B N C";
-    const std::string map_bytes = "4 B h N^2";
     CostTable t;
     t.config = cfg;
-    auto add = [&t](StepCost s) { t.steps.push_back(std::move(s)); };
-
-    // x                                           [B, N, C]: given, not allocated by the layer
-    add({"input", "", 0, "", 0, tokens_bytes, 4 * BNC, true});
-    // self.qkv(x)                                 [B, N, 3C]
-    add({"qkv", bias ? "3C^2 + 3C" : "3C^2", 3 * C * C + (bias ? 3 * C : 0),
-         bias ? "2 B N C 3C + B N 3C = 6 B N C^2 + 3 B N C" : "2 B N C 3C = 6 B N C^2",
-         6 * BNC * C + (bias ? 3 * BNC : 0), "4 B N 3C", 12 * BNC, false});
-    // reshape, permute, unbind: views of qkv
-    add({"qkv_split", "", 0, "", 0, "4 B N 3 h c = 4 B N 3C", 12 * BNC, true});
-    add({"qkv_heads", "", 0, "", 0, "4 3 B h N c = 4 B N 3C", 12 * BNC, true});
-    for (const char* s : {"q", "k", "v"}) add({s, "", 0, "", 0, "4 B h N c = 4 B N C", 4 * BNC, true});
-    add({"k_t", "", 0, "", 0, "4 B h c N = 4 B N C", 4 * BNC, true});
-    // q @ k_t                                     [B, h, N, N']: 2 c FLOPs per score, h c = C
-    add({"scores", "", 0, "2 B h N N c = 2 B N^2 C  (any h)", 2 * B * h * N * N * c, map_bytes, 4 * BhNN, false});
-    add({"scaled", "", 0, "B h N^2", BhNN, map_bytes, 4 * BhNN, false});
-    add({"attn", "", 0, "5 B h N^2", 5 * BhNN, map_bytes, 4 * BhNN, false});
-    add({"attn_drop", "", 0, dropping_attn ? "B h N^2" : "0 (eval: identity)", dropping_attn ? BhNN : 0, map_bytes,
-         4 * BhNN, !dropping_attn});
-    // attn @ v                                    [B, h, N, c]
-    add({"context", "", 0, "2 B h N N c = 2 B N^2 C  (any h)", 2 * B * h * N * N * c, "4 B h N c = 4 B N C", 4 * BNC,
-         false});
-    add({"context_t", "", 0, "", 0, "4 B N h c = 4 B N C", 4 * BNC, true});
-    // .reshape(B, N, C) copies unless the transposed tensor is still contiguous (h = 1 or N = 1)
-    add({"merged", "", 0, "0 (a copy)", 0, tokens_bytes, 4 * BNC, h == 1 || N == 1});
-    // self.proj(x)                                [B, N, C]
-    add({"out", "C^2 + C", C * C + C, "2 B N C C + B N C = 2 B N C^2 + B N C", 2 * BNC * C + BNC, tokens_bytes,
-         4 * BNC, false});
-    add({"out_drop", "", 0, dropping_proj ? "B N C" : "0 (eval: identity)", dropping_proj ? BNC : 0, tokens_bytes,
-         4 * BNC, !dropping_proj});
+    for (const StepInfo& step : attention_steps()) {
+        if (step.only_masked) continue;  // the cost of the textbook layer
+        const Shape shape = step_shape(step, cfg);
+        const std::uint64_t out = numel(shape);
+        // The dropout after the softmax is attn_drop's, the one after the projection proj_drop's.
+        const float p = step.attention_map ? cfg.attn_drop : cfg.proj_drop;
+        const bool dropping = cfg.training && p > 0.0f;
+        const bool alt = step.cost.alt == CostAlt::qkv_bias ? cfg.qkv_bias : step.cost.alt == CostAlt::dropping && dropping;
+        StepCost c;
+        c.step = std::string(step.name);
+        c.params_formula = std::string(alt ? step.cost.params_alt : step.cost.params);
+        c.flops_formula = std::string(alt ? step.cost.flops_alt : step.cost.flops);
+        c.bytes_formula = std::string(step.cost.bytes);
+        c.bytes = 4 * out;
+        c.view = allocates_nothing(step, cfg, dropping);
+        switch (step.op) {
+            case Op::linear: {  // x [..., in] @ W^T + b: 2 in FLOPs per output, 1 more with the bias
+                const std::uint64_t in = step_shape(*step_info(step.inputs[0]), cfg).back(), features = shape.back();
+                const bool bias = step.cost.alt != CostAlt::qkv_bias || cfg.qkv_bias;  // proj always has one
+                c.params = in * features + (bias ? features : 0);
+                c.flops = 2 * out * in + (bias ? out : 0);
+                break;
+            }
+            case Op::matmul:  // a [..., n, k] @ b [..., k, m]: 2 k FLOPs per output
+                c.flops = 2 * out * step_shape(*step_info(step.inputs[0]), cfg).back();
+                break;
+            case Op::scale: c.flops = out; break;
+            case Op::softmax: c.flops = 5 * out; break;  // max, subtract, exp, sum, divide
+            case Op::dropout: c.flops = dropping ? out : 0; break;
+            default: break;
+        }
+        t.steps.push_back(std::move(c));
+    }
 
     for (const StepCost& s : t.steps) {
         t.params += s.params;
@@ -70,6 +101,9 @@ CostTable attention_cost(const AttentionConfig& cfg) {
         t.new_bytes += s.new_bytes();
         t.all_bytes += s.bytes;
     }
+    const bool bias = cfg.qkv_bias;
+    const bool dropping_attn = cfg.training && cfg.attn_drop > 0.0f;
+    const bool dropping_proj = cfg.training && cfg.proj_drop > 0.0f;
     t.params_formula = bias ? "4C^2 + 4C  (qkv 3C^2 + 3C, proj C^2 + C)" : "4C^2 + C  (qkv 3C^2, proj C^2 + C)";
     t.flops_formula = std::string("8 B N C^2 + 4 B N^2 C + 6 B h N^2") + (bias ? " + 4 B N C" : " + B N C") +
                       (dropping_attn ? " + B h N^2" : "") + (dropping_proj ? " + B N C" : "");

@@ -286,47 +286,62 @@ Boxes feeds_through(const Edge& e, const Shape& out_shape, const Shape& in_shape
 // ============================================================================================
 // [SECTION] The graph
 // ============================================================================================
-std::vector<GraphNode> attention_graph(const AttentionConfig& cfg, Bug bug) {
-    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    auto same = [](const char* input) { return Edge{input, EdgeKind::Same, {}, 0, 0}; };
-    auto permute = [](const char* input, std::vector<std::size_t> dims) {
-        return Edge{input, EdgeKind::Permute, std::move(dims), 0, 0};
-    };
-    auto edge = [](const char* input, EdgeKind kind) { return Edge{input, kind, {}, 0, 0}; };
-    auto select = [](std::size_t index) { return Edge{"qkv_heads", EdgeKind::Select, {}, 0, index}; };
+namespace {
 
+// How a step of the table reads its inputs, from its op (rank: of the step's shape).
+std::vector<Edge> edges_of(const StepInfo& step, std::size_t rank) {
+    const std::string in0(step.inputs[0]), in1(step.inputs[1]);
+    auto edge = [](const std::string& input, EdgeKind kind) { return Edge{input, kind, {}, 0, 0}; };
+    switch (step.op) {
+        case Op::input: return {};
+        case Op::linear: return {edge(in0, EdgeKind::Linear)};
+        case Op::reshape: return {edge(in0, EdgeKind::Reshape)};
+        case Op::permute:
+        case Op::transpose:
+            return {Edge{in0, EdgeKind::Permute, std::vector<std::size_t>(step.dims.begin(), step.dims.begin() + rank), 0, 0}};
+        case Op::unbind: return {Edge{in0, EdgeKind::Select, {}, 0, step.dims[0]}};
+        case Op::matmul: return {edge(in0, EdgeKind::MatmulLeft), edge(in1, EdgeKind::MatmulRight)};
+        case Op::softmax: return {edge(in0, EdgeKind::SoftmaxLast)};
+        default: return {edge(in0, EdgeKind::Same)};  // scale, mask, dropout: elementwise
+    }
+}
+
+GraphNode& node(std::vector<GraphNode>& g, const char* step) {
+    for (GraphNode& n : g)
+        if (n.step == step) return n;
+    throw std::logic_error(std::string("attention graph: no step ") + step);
+}
+
+}  // namespace
+
+std::vector<GraphNode> attention_graph(const AttentionConfig& cfg, Bug bug) {
+    const std::size_t B = cfg.batch, N = cfg.tokens, h = cfg.heads, c = cfg.head_dim();
     std::vector<GraphNode> g;
-    g.push_back({"input", {B, N, C}, {}});                                              // x
-    g.push_back({"qkv", {B, N, 3 * C}, {edge("input", EdgeKind::Linear)}});             // self.qkv(x)
-    if (bug == Bug::SplitHC3) {
-        g.push_back({"qkv_split", {B, N, h, c, 3}, {edge("qkv", EdgeKind::Reshape)}});  // .reshape(B, N, h, c, 3)
-        g.push_back({"qkv_heads", {3, B, h, N, c}, {permute("qkv_split", {4, 0, 2, 1, 3})}});
-    } else {
-        g.push_back({"qkv_split", {B, N, 3, h, c}, {edge("qkv", EdgeKind::Reshape)}});  // .reshape(B, N, 3, h, c)
-        if (bug == Bug::ReshapeWithoutPermute)
-            g.push_back({"qkv_heads", {3, B, h, N, c}, {edge("qkv_split", EdgeKind::Reshape)}});
-        else
-            g.push_back({"qkv_heads", {3, B, h, N, c}, {permute("qkv_split", {2, 0, 3, 1, 4})}});
+    for (const StepInfo& step : attention_steps()) {
+        if (step.only_masked) continue;  // the graph is the unmasked forward's
+        Shape shape = step_shape(step, cfg);
+        g.push_back({std::string(step.name), shape, edges_of(step, shape.size())});
     }
-    g.push_back({"q", {B, h, N, c}, {select(0)}});  // q, k, v = qkv.unbind(0)
-    g.push_back({"k", {B, h, N, c}, {select(1)}});
-    g.push_back({"v", {B, h, N, c}, {select(2)}});
-    if (bug == Bug::KNotTransposed) return g;  // q @ k fails: nothing after v
-    g.push_back({"k_t", {B, h, c, N}, {permute("k", {0, 1, 3, 2})}});
-    g.push_back({"scores", {B, h, N, N}, {edge("q", EdgeKind::MatmulLeft), edge("k_t", EdgeKind::MatmulRight)}});
-    g.push_back({"scaled", {B, h, N, N}, {same("scores")}});
-    g.push_back({"attn", {B, h, N, N},
-                 {edge("scaled", bug == Bug::SoftmaxDim2 ? EdgeKind::SoftmaxColumns : EdgeKind::SoftmaxLast)}});
-    g.push_back({"attn_drop", {B, h, N, N}, {same("attn")}});
-    g.push_back({"context", {B, h, N, c}, {edge("attn_drop", EdgeKind::MatmulLeft), edge("v", EdgeKind::MatmulRight)}});
-    if (bug == Bug::MergeWithoutTranspose) {
-        g.push_back({"merged", {B, N, C}, {edge("context", EdgeKind::Reshape)}});
-    } else {
-        g.push_back({"context_t", {B, N, h, c}, {permute("context", {0, 2, 1, 3})}});
-        g.push_back({"merged", {B, N, C}, {edge("context_t", EdgeKind::Reshape)}});
+
+    // The buggy code's graph: what its lines read instead.
+    switch (bug) {
+        case Bug::SplitHC3:  // .reshape(B, N, h, c, 3), then .permute(4, 0, 2, 1, 3)
+            node(g, "qkv_split").shape = {B, N, h, c, 3};
+            node(g, "qkv_heads").inputs = {Edge{"qkv_split", EdgeKind::Permute, {4, 0, 2, 1, 3}, 0, 0}};
+            break;
+        case Bug::ReshapeWithoutPermute:  // .reshape(3, B, h, N, c) in place of the permute
+            node(g, "qkv_heads").inputs = {Edge{"qkv_split", EdgeKind::Reshape, {}, 0, 0}};
+            break;
+        case Bug::KNotTransposed:  // q @ k fails: nothing after v
+            g.erase(std::find_if(g.begin(), g.end(), [](const GraphNode& n) { return n.step == "k_t"; }), g.end());
+            break;
+        case Bug::SoftmaxDim2: node(g, "attn").inputs[0].kind = EdgeKind::SoftmaxColumns; break;
+        case Bug::MergeWithoutTranspose:  // (attn @ v).reshape(B, N, C)
+            node(g, "merged").inputs = {Edge{"context", EdgeKind::Reshape, {}, 0, 0}};
+            g.erase(std::find_if(g.begin(), g.end(), [](const GraphNode& n) { return n.step == "context_t"; }));
+            break;
+        default: break;
     }
-    g.push_back({"out", {B, N, C}, {edge("merged", EdgeKind::Linear)}});
-    g.push_back({"out_drop", {B, N, C}, {same("out")}});
     return g;
 }
 

@@ -18,6 +18,7 @@
 #include "weights.hpp"
 #include "ops.hpp"
 #include "random.hpp"
+#include "recorder.hpp"
 #include "torch_layout.hpp"
 #include "views.hpp"
 
@@ -347,36 +348,10 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
 }
 
 // ---- recording ------------------------------------------------------------------------------
-// Counts steps over the whole model for hooks.progress, and checks hooks.cancel between steps.
-class Progress {
-public:
-    Progress(const RunHooks& hooks, std::size_t total) : hooks_(hooks), total_(total) {}
-
-    void advance(std::size_t steps = 1) {
-        done_ += steps;
-        if (hooks_.progress) hooks_.progress(done_, total_);
-    }
-    void check_cancel() const {
-        if (hooks_.cancel && hooks_.cancel->load()) throw Cancelled();
-    }
-    // Hooks for run_attention: its steps counted on from here.
-    RunHooks nested() const {
-        RunHooks h;
-        h.cancel = hooks_.cancel;
-        if (hooks_.progress)
-            h.progress = [this, base = done_](std::size_t d, std::size_t) { hooks_.progress(base + d, total_); };
-        return h;
-    }
-
-private:
-    const RunHooks& hooks_;
-    std::size_t total_, done_ = 0;
-};
-
 // The words of one step. `operands` are what the PyTorch line reads, with shapes.
 struct VitStepText {
     const char* name;
-    const char* op;
+    Op op;
     std::string code;
     std::string formula;
     std::vector<std::string> inputs;
@@ -384,39 +359,26 @@ struct VitStepText {
     std::string note;
 };
 
-// Appends a step. PyTorch's tensor is a view with `view_layout` when one is given, else a new
+// Records a step. PyTorch's tensor is a view with `view_layout` when one is given, else a new
 // contiguous tensor.
-const Step& record(std::vector<Step>& steps, Progress& progress, VitStepText text, TensorView values,
+const Step& record(Recorder& rec, VitStepText text, StepValues values,
                    std::optional<TorchLayout> view_layout = std::nullopt) {
-    progress.check_cancel();
-    Step s;
-    s.name = text.name;
-    s.op = text.op;
-    s.code = std::move(text.code);
-    s.formula = std::move(text.formula);
-    s.inputs = std::move(text.inputs);
-    s.operands = std::move(text.operands);
-    s.note = std::move(text.note);
-    const TorchLayout l = view_layout ? *view_layout : TorchLayout::contiguous(values.shape);
-    s.torch_strides = l.strides;
-    s.contiguous = l.is_contiguous();
-    s.is_view = view_layout.has_value();
-    s.stats = compute_stats(values);
-    s.set_view(std::move(values));
-    steps.push_back(std::move(s));
-    progress.advance();
-    return steps.back();
+    const Shape shape = std::holds_alternative<TensorView>(values)
+                            ? std::get<TensorView>(values).shape
+                            : shape_of(std::get<std::shared_ptr<const Tensor>>(values)->values);
+    const bool is_view = view_layout.has_value();
+    return rec.add({text.name, text.op, std::move(text.code), std::move(text.formula), std::move(text.inputs),
+                    std::move(text.note), {}, std::move(text.operands)},
+                   std::move(values), is_view ? *view_layout : TorchLayout::contiguous(shape), is_view);
 }
 
-const Step& record(std::vector<Step>& steps, Progress& progress, VitStepText text, Tensor tensor,
-                   std::optional<TorchLayout> view_layout = std::nullopt) {
-    return record(steps, progress, std::move(text), view_of(std::make_shared<const Tensor>(std::move(tensor))),
-                  std::move(view_layout));
+const Step& record(Recorder& rec, VitStepText text, Tensor tensor, std::optional<TorchLayout> view_layout = std::nullopt) {
+    return record(rec, std::move(text), std::make_shared<const Tensor>(std::move(tensor)), std::move(view_layout));
 }
 
 Operand operand(const std::string& expr, const Array& a) { return {expr, shape_of(a)}; }
 
-const Step& find_step(const std::vector<Step>& steps, std::string_view name, const char* where) {
+const Step& find_step(const Steps& steps, std::string_view name, const char* where) {
     for (const Step& s : steps)
         if (s.name == name) return s;
     throw std::out_of_range(std::string(where) + " has no step named '" + std::string(name) + "'");
@@ -514,13 +476,12 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
     const VitLines& code = lines_of(cfg.family);
     const float eps = cfg.layer_norm_eps();
     VitBlockTrace blk;
-    auto& steps = blk.steps;
-    steps.reserve(vit_block_step_names().size());  // references handed out stay valid
+    Recorder rec(blk.steps, progress);
 
     // self.norm1(x)                                                          [B, N, D]
     const Step& norm1 = record(
-        steps, progress,
-        {"norm1", "layernorm", code.norm1, layernorm_formula(cfg), {x_name},
+        rec,
+        {"norm1", Op::layernorm, code.norm1, layernorm_formula(cfg), {x_name},
          {{"x", bnd}, operand(code.norm1_weight, w.norm1_weight)},
          "new contiguous tensor: every token is normalized to mean 0, variance 1, then scaled and shifted"},
         layer_norm(x, w.norm1_weight, w.norm1_bias, eps, "norm1.weight"));
@@ -529,31 +490,31 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
     blk.attention = run_attention(cfg.attention(B), w.attn, contiguous(norm1.view()), progress.nested());  // shares norm1's values
     progress.advance(blk.attention.steps.size());
     const Step& attn_out = record(
-        steps, progress,
-        {"attn_out", "attention", code.attn, "b n C -> b n C  (multi-head self-attention)", {"norm1"},
+        rec,
+        {"attn_out", Op::attention, code.attn, "b n C -> b n C  (multi-head self-attention)", {"norm1"},
          {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
         blk.attention.at("out_drop").view());
 
     // x = x + self.attn(self.norm1(x))                                        [B, N, D]
     const Step& residual1 = record(
-        steps, progress,
-        {"residual1", "add", code.residual1, "b n C, b n C -> b n C", {x_name, "attn_out"},
+        rec,
+        {"residual1", Op::add, code.residual1, "b n C, b n C -> b n C", {x_name, "attn_out"},
          {{"x", bnd}, {code.residual1_branch, bnd}},
          "new contiguous tensor: the residual connection adds the attention's output to the block's input"},
         add(x, attn_out.tensor(), "x", "attn_out"));
 
     // self.norm2(x)                                                           [B, N, D]
     const Step& norm2 = record(
-        steps, progress,
-        {"norm2", "layernorm", code.norm2, layernorm_formula(cfg), {"residual1"},
+        rec,
+        {"norm2", Op::layernorm, code.norm2, layernorm_formula(cfg), {"residual1"},
          {{"x", bnd}, operand(code.norm2_weight, w.norm2_weight)},
          "new contiguous tensor: the MLP's input, normalized per token like norm1"},
         layer_norm(residual1.tensor(), w.norm2_weight, w.norm2_bias, eps, "norm2.weight"));
 
     // self.mlp.fc1(x)                                                         [B, N, M]
     const Step& fc1 = record(
-        steps, progress,
-        {"fc1", "linear", code.fc1, "b n C, M C -> b n M", {"norm2"},
+        rec,
+        {"fc1", Op::linear, code.fc1, "b n C, M C -> b n M", {"norm2"},
          {{"x", bnd}, operand(code.fc1_weight, w.fc1_weight)},
          "new contiguous tensor: nn.Linear widens every token from D = " + std::to_string(D) + " to M = " +
              std::to_string(M)},
@@ -561,22 +522,22 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
 
     // self.mlp.act(x)                                                         [B, N, M]
     const Step& act = record(
-        steps, progress,
-        {"gelu", "gelu", code.act, "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
+        rec,
+        {"gelu", Op::gelu, code.act, "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
          {{"x", {B, N, M}}}, "new contiguous tensor: nn.GELU(), the exact erf form"},
         gelu(fc1.tensor()));
 
     // self.mlp.fc2(x)                                                         [B, N, D]
     const Step& fc2 = record(
-        steps, progress,
-        {"fc2", "linear", code.fc2, "b n M, C M -> b n C", {"gelu"},
+        rec,
+        {"fc2", Op::linear, code.fc2, "b n M, C M -> b n C", {"gelu"},
          {{"x", {B, N, M}}, operand(code.fc2_weight, w.fc2_weight)},
          "new contiguous tensor: nn.Linear narrows every token back to D"},
         linear(act.tensor(), w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight", w.fc2_packed.get()));
 
     // x = x + self.mlp(self.norm2(x))                                         [B, N, D]
-    record(steps, progress,
-           {"residual2", "add", code.residual2, "b n C, b n C -> b n C", {"residual1", "fc2"},
+    record(rec,
+           {"residual2", Op::add, code.residual2, "b n C, b n C -> b n C", {"residual1", "fc2"},
             {{"x", bnd}, {code.residual2_branch, bnd}},
             "new contiguous tensor: the second residual connection; this is the block's output"},
            add(residual1.tensor(), fc2.tensor(), "x", "fc2"));
@@ -600,7 +561,7 @@ void check_run_inputs(const VitModel& model, const Tensor& pixels) {
 NonFiniteCheck first_nonfinite(const VitTrace& t) {
     // In execution order: embedding, then per block its attention (whose input is norm1) and its
     // own steps, then the head.
-    std::vector<std::pair<std::string, const std::vector<Step>*>> parts{{"", &t.embed}};
+    std::vector<std::pair<std::string, const Steps*>> parts{{"", &t.embed}};
     for (std::size_t i = 0; i < t.blocks.size(); ++i) {
         const std::string prefix = "block " + std::to_string(i) + " ";
         parts.push_back({prefix + "attention ", &t.blocks[i].attention.steps});
@@ -834,19 +795,18 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     t.config = cfg;
     t.grid = PatchGrid::of(cfg);
     t.batch = B;
-    t.embed.reserve(vit_embed_step_names().size());
-    t.head.reserve(vit_head_step_names().size());
+    Recorder embed_rec(t.embed, progress), head_rec(t.head, progress);
     const std::string p_text = std::to_string(p);
 
     // x                                                                       [B, 3, H, W]
-    const Step& input = record(t.embed, progress,
-                               {"pixels", "input", "x", "b 3 h w", {}, {}, "the normalized image, contiguous"},
+    const Step& input = record(embed_rec,
+                               {"pixels", Op::input, "x", "b 3 h w", {}, {}, "the normalized image, contiguous"},
                                Tensor{pixels.values, {"B", "3", "H", "W"}});
 
     // the windows the stride-p conv reads, one row per patch                  [B, P, 3*p*p]
     const Step& patches = record(
-        t.embed, progress,
-        {"patches", "patchify",
+        embed_rec,
+        {"patches", Op::patchify,
          "x.unfold(2, " + p_text + ", " + p_text + ").unfold(3, " + p_text + ", " + p_text +
              ").permute(0, 2, 3, 1, 4, 5).reshape(B, P, 3*" + p_text + "*" + p_text + ")",
          "b 3 (gh p1) (gw p2) -> b (gh gw) (3 p1 p2)", {"pixels"}, {{"x", shape_of(input.tensor().values)}},
@@ -857,8 +817,8 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
 
     // self.patch_embed(x): the conv as a linear over the patches             [B, P, D]
     const Step& patch_embed = record(
-        t.embed, progress,
-        {"patch_embed", "linear", code.patch_embed, "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
+        embed_rec,
+        {"patch_embed", Op::linear, code.patch_embed, "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
          {{"x", {B, 3, S, S}}, {code.patch_weight, {D, 3, p, p}}},
          "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
              std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
@@ -873,8 +833,8 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     Tensor tokens = concat(prefix, patch_embed.tensor(), 1, distilled ? "tokens" : "cls_token", "x");
     tokens.axes = {"B", "N", "C"};
     const Step& cat = record(
-        t.embed, progress,
-        {"tokens", "cat", code.tokens, distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {"patch_embed"},
+        embed_rec,
+        {"tokens", Op::cat, code.tokens, distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {"patch_embed"},
          {operand(code.cls, w.cls_token), {"x", {B, P, D}}},
          distilled ? "new contiguous tensor: the learned class token and distillation token are put before the "
                      "patches; their outputs feed the two heads"
@@ -883,8 +843,8 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
 
     // x = x + self.pos_embed                                                  [B, N, D]
     const Step& embed = record(
-        t.embed, progress,
-        {"embed", "add", code.embed, "b n D, 1 n D -> b n D", {"tokens"},
+        embed_rec,
+        {"embed", Op::add, code.embed, "b n D, 1 n D -> b n D", {"tokens"},
          {{"x", {B, N, D}}, operand(code.pos, w.pos_embed)},
          "new contiguous tensor: every token gets the embedding of its position (the class token too)"},
         add(cat.tensor(), Tensor{w.pos_embed, {"1", "N", "C"}}, "x", "pos_embed"));
@@ -900,15 +860,15 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
 
     // self.norm(x)                                                            [B, N, D]
     const Step& norm = record(
-        t.head, progress,
-        {"norm", "layernorm", code.norm, layernorm_formula(cfg), {x_name},
+        head_rec,
+        {"norm", Op::layernorm, code.norm, layernorm_formula(cfg), {x_name},
          {{"x", {B, N, D}}, operand(code.norm_weight, w.norm_weight)}, "new contiguous tensor: the final LayerNorm"},
         layer_norm(*x, w.norm_weight, w.norm_bias, cfg.layer_norm_eps(), "norm.weight"));
 
     // x[:, 0]: the class token                                                [B, D]
     const Step& cls_out = record(
-        t.head, progress,
-        {"cls_out", "select", code.cls_out, "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
+        head_rec,
+        {"cls_out", Op::select, code.cls_out, "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
          K > 0 ? "view, no copy: the class token's row of every image; only it reaches the head"
                : "view, no copy: the class token's row of every image (this model has no classifier)"},
         select_view(norm.view(), 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
@@ -926,16 +886,16 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
         head = scale(add(head, dist, "head", "head_dist"), 0.5f);
     }
     const Step& logits = record(
-        t.head, progress,
-        {"logits", "linear", code.logits, "b C, K C -> b K", {"cls_out"},
+        head_rec,
+        {"logits", Op::linear, code.logits, "b C, K C -> b K", {"cls_out"},
          {{"x", {B, D}}, operand(code.head_weight, w.head_weight)},
          "new contiguous tensor: one score per class (" + std::to_string(K) + ")" +
              (distilled ? std::string(", the mean of the class head's and the distillation head's") : std::string())},
         std::move(head));
 
     // logits.softmax(dim=-1)                                                  [B, K]
-    record(t.head, progress,
-           {"probs", "softmax", "logits.softmax(dim=-1)", "b K -> b K  (softmax over K)", {"logits"}, {{"x", {B, K}}},
+    record(head_rec,
+           {"probs", Op::softmax, "logits.softmax(dim=-1)", "b K -> b K  (softmax over K)", {"logits"}, {{"x", {B, K}}},
             "new contiguous tensor: the class probabilities shown beside the image"},
            softmax_last(logits.tensor()));
 

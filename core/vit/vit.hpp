@@ -157,7 +157,7 @@ VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed);
 
 // One block: the block-level steps and the attention it ran.
 struct VitBlockTrace {
-    std::vector<Step> steps;  // norm1, attn_out, residual1, norm2, fc1, gelu, fc2, residual2
+    Steps steps;  // norm1, attn_out, residual1, norm2, fc1, gelu, fc2, residual2
     Trace attention;          // the 17 steps of run_attention on norm1 (its "input" step)
 
     const Step& at(std::string_view name) const;  // throws std::out_of_range
@@ -168,9 +168,9 @@ struct VitTrace {
     VitConfig config;
     PatchGrid grid;
     std::size_t batch = 1;
-    std::vector<Step> embed;  // pixels, patches, patch_embed, tokens, embed
+    Steps embed;  // pixels, patches, patch_embed, tokens, embed
     std::vector<VitBlockTrace> blocks;
-    std::vector<Step> head;  // norm, cls_out, logits, probs
+    Steps head;  // norm, cls_out, logits, probs
     NonFiniteCheck nonfinite;  // the first step, in execution order, with a NaN or Inf
 
     const Step& at(std::string_view name) const;  // an embed or head step; throws std::out_of_range

@@ -170,7 +170,7 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
     for (const std::string& input : step->inputs) {
         const Step* in = trace.find(input);
         if (!in) continue;
-        if (shown_inputs++ > 0) symbol(step->op == "matmul" ? "@" : "+");
+        if (shown_inputs++ > 0) symbol(op_symbol(step->op));
         place(input, in->shape(), in->axes());
     }
     if (shown_inputs > 0) symbol("\u2192");

@@ -46,8 +46,4 @@ const StepDifference* FirstDivergence(const Trace& trace) {
     return nullptr;
 }
 
-bool IsAttentionMap(const std::string& step) {
-    return step == "scores" || step == "scaled" || step == "masked" || step == "attn" || step == "attn_drop";
-}
-
 }  // namespace attnscope

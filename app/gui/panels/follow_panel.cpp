@@ -225,7 +225,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             }
             ImGui::PopTextWrapPos();
             ImGui::PopFont();
-            ImGui::TextDisabled(tr("%zu elements, %s"), self ? std::size_t{1} : element_count(boxes), step.op.c_str());
+            ImGui::TextDisabled(tr("%zu elements, %s"), self ? std::size_t{1} : element_count(boxes), op_name(step.op));
             ImGui::TableNextColumn();
             Thumbnail(trace, ui, step, boxes, ImVec2(thumb_w - 6.0f, thumb_h));
         }

@@ -64,7 +64,7 @@ void PlotNormsByStep(const Trace& trace, const Gradients& g, UiState& ui) {
             dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + width, y + row_h),
                               selected ? IM_COL32(70, 110, 180, 90) : IM_COL32(255, 255, 255, 20));
         dl->AddText(ImVec2(p.x + 2, y + (row_h - fs) / 2), text, s.step.c_str());
-        const bool attention = s.step == "scores" || s.step == "scaled" || s.step == "attn";
+        const bool attention = is_attention_map(s.step);
         const ImU32 bar = attention ? IM_COL32(240, 160, 70, 230) : IM_COL32(110, 160, 240, 230);
         if (s.norm > 0 && std::isfinite(s.norm))
             dl->AddRectFilled(ImVec2(x0, y + row_h * 0.18f), ImVec2(std::max(X(s.norm), x0 + 1.0f), y + row_h * 0.82f), bar);

@@ -80,7 +80,5 @@ InspectorView& ViewFor(UiState& ui, const Step& step);
 void PlaceWindow(float x, float y, float w, float h);
 // The compared step's first divergence from the reference (nullptr when none or not a file).
 const StepDifference* FirstDivergence(const Trace& trace);
-// The steps whose tensors the heads grid shows.
-bool IsAttentionMap(const std::string& step);
 
 }  // namespace attnscope

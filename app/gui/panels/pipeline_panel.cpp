@@ -138,7 +138,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             }
             if (ImGui::IsItemHovered()) {
                 ImGui::BeginTooltip();
-                ImGui::Text("%s: %s", step.op.c_str(), step.code.c_str());
+                ImGui::Text("%s: %s", op_name(step.op), step.code.c_str());
                 ImGui::TextDisabled("%s", step.formula.c_str());
                 if (from_file) ImGui::TextDisabled("%s", step.origin_detail.c_str());
                 ImGui::EndTooltip();
@@ -173,7 +173,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                     if (!in) continue;
                     if (!first_operand) {
                         ImGui::SameLine(0, 4);
-                        ImGui::TextUnformatted(step.op == "matmul" ? "@" : ",");
+                        ImGui::TextUnformatted(op_symbol(step.op));
                         ImGui::SameLine(0, 4);
                     }
                     ColoredShape(in->shape(), in->axes());

@@ -17,32 +17,10 @@ namespace attnscope {
 
 namespace {
 
-// The reference's ViTAttention.forward (the article this app explains), one string per line.
-// Shown without the "def forward(self, x):" line and its indentation, to fit the panel.
-const char* const kForward[] = {
-    "B, N, C = x.shape",
-    "qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)",
-    "qkv = qkv.permute(2, 0, 3, 1, 4)",
-    "q, k, v = qkv.unbind(0)",
-    "attn = (q @ k.transpose(-2, -1)) * self.scale",
-    "attn = attn.softmax(dim=-1)",
-    "attn = self.attn_drop(attn)",
-    "x = (attn @ v).transpose(1, 2).reshape(B, N, C)",
-    "x = self.proj(x)",
-    "x = self.proj_drop(x)",
-    "return x",
-};
-constexpr int kForwardLines = sizeof(kForward) / sizeof(kForward[0]);
-
+// The line of forward_lines() a step sits on, or -1.
 int LineOf(const std::string& step) {
-    static const std::pair<const char*, int> map[] = {
-        {"input", 0},  {"qkv", 1},    {"qkv_split", 1}, {"qkv_heads", 2}, {"q", 3},         {"k", 3},
-        {"v", 3},      {"k_t", 4},    {"scores", 4},    {"scaled", 4},    {"attn", 5},      {"attn_drop", 6},
-        {"context", 7}, {"context_t", 7}, {"merged", 7}, {"out", 8},      {"out_drop", 9},
-    };
-    for (const auto& [name, line] : map)
-        if (step == name) return line;
-    return -1;
+    const StepInfo* info = step_info(step);
+    return info ? info->line : -1;
 }
 
 bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
@@ -144,7 +122,7 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
         if (k == 0) in_y = y;
         y += row_h + (k + 1 < inputs.size() ? fs * 0.5f : 0.0f);
         if (k + 1 < inputs.size()) {
-            dl->AddText(ImVec2(origin.x + label_w - fs * 1.5f, y - fs * 0.2f), text, step.op == "matmul" ? "@" : "+");
+            dl->AddText(ImVec2(origin.x + label_w - fs * 1.5f, y - fs * 0.2f), text, op_symbol(step.op));
         }
     }
     // Lines from where each output axis came from (first input) to where it is now.
@@ -244,8 +222,9 @@ void DrawForwardListing(const Trace& trace, const Step& step) {
     ImGui::PushFont(fonts().mono_small);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fs = ImGui::GetFontSize();
-    for (int i = 0; i < kForwardLines; ++i) {
-        const std::string line = kForward[i];
+    const std::vector<std::string_view>& forward = forward_lines();
+    for (int i = 0; i < static_cast<int>(forward.size()); ++i) {
+        const std::string line(forward[i]);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         if (i != current) {
             ImGui::TextDisabled("%s", line.c_str());
@@ -338,7 +317,7 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     // Title line: name, op, view/copy, contiguity.
     ImGui::Text("%s", step->name.c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("= %s", step->op.c_str());
+    ImGui::TextDisabled("= %s", op_name(step->op));
     ImGui::SameLine();
     ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s", step->is_view ? tr("  view (no copy)") : tr("  new tensor"));
     ImGui::SameLine();

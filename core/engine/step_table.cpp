@@ -1,0 +1,149 @@
+#include "step_table.hpp"
+
+#include <cctype>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace attnscope {
+
+Op op_named(std::string_view name) {
+    for (const OpInfo& op : kOps)
+        if (name == op.name) return op.op;
+    return Op::count;
+}
+
+const std::vector<std::string_view>& forward_lines() {
+    static const std::vector<std::string_view> lines = {
+        "B, N, C = x.shape",
+        "qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)",
+        "qkv = qkv.permute(2, 0, 3, 1, 4)",
+        "q, k, v = qkv.unbind(0)",
+        "attn = (q @ k.transpose(-2, -1)) * self.scale",
+        "attn = attn.softmax(dim=-1)",
+        "attn = self.attn_drop(attn)",
+        "x = (attn @ v).transpose(1, 2).reshape(B, N, C)",
+        "x = self.proj(x)",
+        "x = self.proj_drop(x)",
+        "return x",
+    };
+    return lines;
+}
+
+const std::vector<StepInfo>& attention_steps() {
+    // clang-format off
+    static const std::vector<StepInfo> steps = {
+        // name        op              code                                   pattern
+        //             shape               line  inputs               dims              map    dist   masked
+        //             cost: params, FLOPs, bytes, [when the alternatives hold, params, FLOPs]
+        {"input",      Op::input,      "x",                                   "b n C",
+                       "[B, N, C]",        0,    {},                  {},               false, false, false,
+                       {"", "", "4 B N C"}},
+        {"qkv",        Op::linear,     "self.qkv(x)",                         "b n C, (three h c) C -> b n (three h c)",
+                       "[B, N, 3*C]",      1,    {"input"},           {},               false, false, false,
+                       {"3C^2", "2 B N C 3C = 6 B N C^2", "4 B N 3C", CostAlt::qkv_bias, "3C^2 + 3C", "2 B N C 3C + B N 3C = 6 B N C^2 + 3 B N C"}},
+        {"qkv_split",  Op::reshape,    ".reshape(B, N, 3, self.num_heads, C // self.num_heads)",
+                                                                              "b n (three h c) -> b n three h c",
+                       "[B, N, 3, h, c]",  1,    {"qkv"},             {},               false, false, false,
+                       {"", "", "4 B N 3 h c = 4 B N 3C"}},
+        {"qkv_heads",  Op::permute,    ".permute(2, 0, 3, 1, 4)",             "b n three h c -> three b h n c",
+                       "[3, B, h, N, c]",  2,    {"qkv_split"},       {2, 0, 3, 1, 4},  false, false, false,
+                       {"", "", "4 3 B h N c = 4 B N 3C"}},
+        {"q",          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 0)",
+                       "[B, h, N, c]",     3,    {"qkv_heads"},       {0},              false, false, false,
+                       {"", "", "4 B h N c = 4 B N C"}},
+        {"k",          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 1)",
+                       "[B, h, N, c]",     3,    {"qkv_heads"},       {1},              false, false, false,
+                       {"", "", "4 B h N c = 4 B N C"}},
+        {"v",          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 2)",
+                       "[B, h, N, c]",     3,    {"qkv_heads"},       {2},              false, false, false,
+                       {"", "", "4 B h N c = 4 B N C"}},
+        {"k_t",        Op::transpose,  "k.transpose(-2, -1)",                 "b h n c -> b h c n",
+                       "[B, h, c, N]",     4,    {"k"},               {0, 1, 3, 2},     false, false, false,
+                       {"", "", "4 B h c N = 4 B N C"}},
+        {"scores",     Op::matmul,     "q @ k.transpose(-2, -1)",             "b h n c, b h c m -> b h n m",
+                       "[B, h, N, N]",     4,    {"q", "k_t"},        {},               true,  false, false,
+                       {"", "2 B h N N c = 2 B N^2 C  (any h)", "4 B h N^2"}},
+        {"scaled",     Op::scale,      "* self.scale",                        "b h n m -> b h n m  (x c^-0.5)",
+                       "[B, h, N, N]",     4,    {"scores"},          {},               true,  false, false,
+                       {"", "B h N^2", "4 B h N^2"}},
+        {"masked",     Op::mask,       "attn = attn.masked_fill(~keep[:, None], float(\"-inf\"))",
+                                                                              "b h n m -> b h n m  (-inf where the key is hidden)",
+                       "[B, h, N, N]",     -1,   {"scaled"},          {},               true,  false, true,
+                       {"", "", "4 B h N^2"}},
+        {"attn",       Op::softmax,    "attn.softmax(dim=-1)",                "b h n m -> b h n m  (softmax over m)",
+                       "[B, h, N, N]",     5,    {"scaled"},          {},               true,  true,  false,
+                       {"", "5 B h N^2", "4 B h N^2"}},
+        {"attn_drop",  Op::dropout,    "self.attn_drop(attn)",                "b h n m -> b h n m",
+                       "[B, h, N, N]",     6,    {"attn"},            {},               true,  true,  false,
+                       {"", "0 (eval: identity)", "4 B h N^2", CostAlt::dropping, "", "B h N^2"}},
+        {"context",    Op::matmul,     "attn @ v",                            "b h n m, b h m c -> b h n c",
+                       "[B, h, N, c]",     7,    {"attn_drop", "v"},  {},               false, false, false,
+                       {"", "2 B h N N c = 2 B N^2 C  (any h)", "4 B h N c = 4 B N C"}},
+        {"context_t",  Op::transpose,  ".transpose(1, 2)",                    "b h n c -> b n h c",
+                       "[B, N, h, c]",     7,    {"context"},         {0, 2, 1, 3},     false, false, false,
+                       {"", "", "4 B N h c = 4 B N C"}},
+        {"merged",     Op::reshape,    ".reshape(B, N, C)",                   "b n h c -> b n (h c)",
+                       "[B, N, C]",        7,    {"context_t"},       {},               false, false, false,
+                       {"", "0 (a copy)", "4 B N C"}},
+        {"out",        Op::linear,     "self.proj(x)",                        "b n C, D C -> b n D",
+                       "[B, N, C]",        8,    {"merged"},          {},               false, false, false,
+                       {"C^2 + C", "2 B N C C + B N C = 2 B N C^2 + B N C", "4 B N C"}},
+        {"out_drop",   Op::dropout,    "self.proj_drop(x)",                   "b n C -> b n C",
+                       "[B, N, C]",        9,    {"out"},             {},               false, false, false,
+                       {"", "0 (eval: identity)", "4 B N C", CostAlt::dropping, "", "B N C"}},
+    };
+    // clang-format on
+    return steps;
+}
+
+const StepInfo* step_info(std::string_view step) {
+    for (const StepInfo& s : attention_steps())
+        if (s.name == step) return &s;
+    return nullptr;
+}
+
+bool is_attention_map(std::string_view step) {
+    const StepInfo* s = step_info(step);
+    return s && s->attention_map;
+}
+
+namespace {
+
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+    constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+    return a != 0 && b > kMax / a ? kMax : a * b;
+}
+
+std::uint64_t symbol_value(std::string_view symbol, const AttentionConfig& cfg, std::string_view formula) {
+    if (symbol == "B") return cfg.batch;
+    if (symbol == "N") return cfg.tokens;
+    if (symbol == "C") return cfg.dim;
+    if (symbol == "h") return cfg.heads;
+    if (symbol == "c") return cfg.head_dim();
+    if (!symbol.empty() && std::isdigit(static_cast<unsigned char>(symbol.front())))
+        return std::stoull(std::string(symbol));
+    throw std::logic_error("step table: unknown size '" + std::string(symbol) + "' in " + std::string(formula));
+}
+
+}  // namespace
+
+Shape step_shape(const StepInfo& step, const AttentionConfig& cfg) {
+    // "[B, N, 3*C]": dimensions split at ", ", factors at "*".
+    const std::string_view f = step.shape;
+    Shape shape;
+    std::uint64_t dim = 1;
+    std::size_t begin = 1;
+    for (std::size_t i = 1; i < f.size(); ++i) {
+        if (f[i] != '*' && f[i] != ',' && f[i] != ']') continue;
+        dim = saturating_mul(dim, symbol_value(f.substr(begin, i - begin), cfg, f));
+        begin = i + 1;
+        if (f[i] == '*') continue;
+        shape.push_back(dim);
+        dim = 1;
+        if (f[i] == ',') begin = i + 2;  // ", "
+    }
+    return shape;
+}
+
+}  // namespace attnscope
