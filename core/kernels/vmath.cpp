@@ -73,25 +73,29 @@ AVX2_FMA inline __m256i first_lanes(std::size_t rem) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rem)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-AVX2_FMA inline float lanes_max(__m256 v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+// The 8 lanes folded into one: the two halves with `ps` (4 lanes), then lanes 2-3 onto 0-1 with
+// `ps`, then lane 1 onto lane 0 with `ss` (the scalar form of the same operation).
+template <class Ps, class Ss>
+AVX2_FMA inline float lanes_fold(__m256 v, Ps ps, Ss ss) {
+    __m128 m = ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = ps(m, _mm_movehl_ps(m, m));
+    m = ss(m, _mm_shuffle_ps(m, m, 1));
     return _mm_cvtss_f32(m);
+}
+
+AVX2_FMA inline float lanes_max(__m256 v) {
+    return lanes_fold(
+        v, [](__m128 a, __m128 b) { return _mm_max_ps(a, b); }, [](__m128 a, __m128 b) { return _mm_max_ss(a, b); });
 }
 
 AVX2_FMA inline float lanes_min(__m256 v) {
-    __m128 m = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_min_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_min_ss(m, _mm_shuffle_ps(m, m, 1));
-    return _mm_cvtss_f32(m);
+    return lanes_fold(
+        v, [](__m128 a, __m128 b) { return _mm_min_ps(a, b); }, [](__m128 a, __m128 b) { return _mm_min_ss(a, b); });
 }
 
 AVX2_FMA inline float lanes_sum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    return _mm_cvtss_f32(s);
+    return lanes_fold(
+        v, [](__m128 a, __m128 b) { return _mm_add_ps(a, b); }, [](__m128 a, __m128 b) { return _mm_add_ss(a, b); });
 }
 
 AVX2_FMA inline double lanes_sum(__m256d v) {
