@@ -267,8 +267,6 @@ void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t blo
     ++ui.trace_generation;
 }
 
-// Puts a finished run on screen (a file's, a ViT's or the config's), or records why it failed; the
-// trace on screen stays when it failed. Returns false on failure.
 // Puts a file at the top of File > Open recent (absolute, so it opens from any folder).
 void RememberRecent(UiState& ui, const std::string& path) {
     std::error_code ec;
@@ -276,6 +274,8 @@ void RememberRecent(UiState& ui, const std::string& path) {
     ui.recent_files = ui::add_recent(ui.recent_files, ec ? path : absolute);
 }
 
+// Puts a finished run on screen (a file's, a ViT's or the config's), or records why it failed; the
+// trace on screen stays when it failed. Returns false on failure.
 bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, std::shared_ptr<const VitSnapshot>& vit,
                   UiState& ui) {
     const bool was_file = !ui.loading_path.empty();
