@@ -1,6 +1,7 @@
 // run_gui: the desktop app's straight-line main. Setup, frame loop, shutdown in reverse.
 //
-// [SECTION] settings   [SECTION] frame   [SECTION] run_gui
+// [SECTION] settings   [SECTION] frame   [SECTION] startup   [SECTION] frame loop   [SECTION] shutdown
+// [SECTION] run_gui
 #include "gui.hpp"
 
 // glad's gl.h first; the ImGui OpenGL3 backend header declares functions only (its own loader
@@ -362,117 +363,167 @@ std::string StepList(const Trace& trace) {
     return s;
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------
-// [SECTION] run_gui
+// [SECTION] startup
 // ---------------------------------------------------------------------------------------------
 
-int run_gui(const GuiOptions& options) {
-    const bool shot = !options.screenshot_path.empty() || options.bench;  // --bench-gui renders like a screenshot
+// What run_gui's steps share: the options, the UI state, the runs and their traces, the window and
+// its GL objects, declared in the order run_gui sets them up.
+struct Gui {
+    explicit Gui(const GuiOptions& o)
+        : options(o),
+          shot(!o.screenshot_path.empty() || o.bench),  // --bench-gui renders like a screenshot
+          width(std::clamp(o.width, 320, 8192)),
+          height(std::clamp(o.height, 240, 8192)) {
+        if (o.bench) bench.emplace();
+        ui.animate = !shot;
+        ui.screenshot = shot;
+    }
+
+    const GuiOptions& options;
+    const bool shot;          // --screenshot or --bench-gui: headless, no saved settings, every frame drawn
+    const int width, height;  // the offscreen framebuffer's size, and the window's at most
     std::optional<GuiBench> bench;
-    if (options.bench) bench.emplace();
-    const int width = std::clamp(options.width, 320, 8192), height = std::clamp(options.height, 240, 8192);
     UiState ui;
-    ui.animate = !shot;
-    ui.screenshot = shot;
-
-    // Settings (never in --screenshot mode, so screenshots are reproducible).
     std::string settings_dir, settings_message;
     std::optional<ui::Settings> settings;
-    if (!shot) {
-        settings_dir = ui::settings_dir(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
-        if (!settings_dir.empty()) {
+    AttentionConfig config;                    // the first run's
+    bool open_file = false, open_vit = false;  // FILE, or --model and --image, given
+
+    EngineRunner runner;
+    bool start_first_run = false;  // the live app's first run, started once the window exists
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const VitSnapshot> vit, trained_vit;  // the ViT on screen; the checkpoint's run (patch slider)
+    const Trace empty_trace;
+
+    GLFWwindow* window = nullptr;
+    int windowed[4] = {0, 0, 0, 0};  // x, y, w, h to restore after presentation mode
+    bool fullscreen = false;
+    bool software_gl = false;
+    std::string ini_path;
+    bool keep_layout = false;  // the live app keeps the window layout in imgui.ini
+    FramePacer pacer;          // the live app draws only when something can have changed
+    std::string window_title = "attnscope";
+    float built_scale = 1.0f;  // the fonts' scale and language
+    ui::Language built_language = ui::Language::English;
+    gfx::HeatmapRenderer heatmaps;
+    gfx::RgbTextures pictures;
+    gfx::CachedDrawings drawings;
+    std::optional<Backdrop> backdrop;  // made once the GL renderer is known
+    GLuint shot_fbo = 0, shot_color = 0;
+    double t0 = 0.0;  // the clock of ui.now starts with the frame loop
+};
+
+// Fonts are rebuilt when the zoom, presentation mode (2x) or the language (CJK glyphs) change.
+float FontScale(const UiState& ui) { return ui.ui_scale * (ui.classroom.presentation ? 2.0f : 1.0f); }
+
+// The saved settings (never in --screenshot mode, so screenshots are reproducible), the command
+// line's panels, and the config of the first run.
+void LoadSettingsAndOptions(Gui& g) {
+    const GuiOptions& options = g.options;
+    UiState& ui = g.ui;
+    if (!g.shot) {
+        g.settings_dir = ui::settings_dir(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
+        if (!g.settings_dir.empty()) {
             std::error_code ec;
-            std::filesystem::create_directories(settings_dir, ec);
-            ui.settings_path = settings_dir + "/settings.json";
-            settings = LoadSettings(ui.settings_path, &settings_message);
-            if (!settings_message.empty()) std::fprintf(stderr, "attnscope: %s\n", settings_message.c_str());
-            if (settings) ApplySettings(*settings, ui);
+            std::filesystem::create_directories(g.settings_dir, ec);
+            ui.settings_path = g.settings_dir + "/settings.json";
+            g.settings = LoadSettings(ui.settings_path, &g.settings_message);
+            if (!g.settings_message.empty()) std::fprintf(stderr, "attnscope: %s\n", g.settings_message.c_str());
+            if (g.settings) ApplySettings(*g.settings, ui);
         }
     }
     if (options.show_gradients) {  // the Gradients panel takes the right column (heads, row sums)
         ui.show_gradients = true;
         ui.panels.heads = ui.panels.row_sums = false;
     }
-    AttentionConfig config = options.config;
-    if (!shot && !options.config_from_user && settings && settings->has_config) config = settings->config;
+    g.config = options.config;
+    if (!g.shot && !options.config_from_user && g.settings && g.settings->has_config) g.config = g.settings->config;
+    ui.config_draft = g.config;
+    ui.config_errors = validate(g.config, memory_budget());
+    g.open_file = !options.open_path.empty();
+    g.open_vit = !options.model_path.empty() || !options.image_path.empty();
+}
 
-    // The first trace: in the worker, started once the window exists (creating it takes a core for
-    // a while, longer with the engine's threads beside it), so GL and the fonts are set up
-    // meanwhile and the first frame does not wait for it (the panels show "running" until it is
-    // done); synchronous for --screenshot, whose frames must show it.
-    EngineRunner runner;
-    bool start_first_run = false;
-    std::shared_ptr<const Trace> trace;
-    std::shared_ptr<const VitSnapshot> vit, trained_vit;  // the ViT on screen; the checkpoint's run (patch slider)
-    const Trace empty_trace;
-    ui.config_draft = config;
-    ui.config_errors = validate(config, memory_budget());
-    if (!ui.config_errors.empty() && shot) {
-        std::fprintf(stderr, "attnscope: %s\n", ui.config_errors.front().c_str());
-        return 2;
+// False, after one line on stderr, when the options cannot go together (or the config is invalid
+// in --screenshot mode).
+bool CheckOptions(const Gui& g) {
+    if (!g.ui.config_errors.empty() && g.shot) {
+        std::fprintf(stderr, "attnscope: %s\n", g.ui.config_errors.front().c_str());
+        return false;
     }
-    const bool open_file = !options.open_path.empty();
-    const bool open_vit = !options.model_path.empty() || !options.image_path.empty();
-    if (open_vit && (options.model_path.empty() || options.image_path.empty())) {
-        std::fprintf(stderr, "attnscope: --model and --image go together: give the ViT checkpoint "
-                             "(--model FILE.safetensors) and the picture it looks at (--image FILE.png)\n");
-        return 2;
+    if (g.open_vit && (g.options.model_path.empty() || g.options.image_path.empty())) {
+        std::fprintf(stderr,
+                     "attnscope: --model and --image go together: give the ViT checkpoint "
+                     "(--model FILE.safetensors) and the picture it looks at (--image FILE.png)\n");
+        return false;
     }
-    if (open_vit && open_file) {
+    if (g.open_vit && g.open_file) {
         std::fprintf(stderr, "attnscope: open either FILE or --model/--image, not both\n");
-        return 2;
+        return false;
     }
-    if (open_vit && shot) {
-        // --screenshot --model --image: wait for the ViT, so the PNG shows the Image panel (or exit 2).
-        StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path, options.heads));
-        const std::optional<EngineResult> r = runner.wait();
-        if (!r || !AcceptResult(*r, trace, vit, ui)) {
-            std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the ViT job was cancelled");
-            return 2;
-        }
-        trained_vit = vit;
-    } else if (open_file && shot) {
-        // --screenshot FILE: wait for the worker, so the PNG shows the file (or exit 2 with its error).
-        ui.open_block = options.block;
-        ui.open_heads = options.heads;
-        StartFile(runner, ui, options.open_path, {});
-        const std::optional<EngineResult> r = runner.wait();
-        if (!r || !AcceptResult(*r, trace, vit, ui)) {
-            std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the file job was cancelled");
-            return 2;
-        }
+    return true;
+}
+
+// Waits for the worker's run and puts it on screen; false, after one line on stderr, when it failed.
+bool WaitForRun(Gui& g, const char* cancelled) {
+    const std::optional<EngineResult> r = g.runner.wait();
+    if (r && AcceptResult(*r, g.trace, g.vit, g.ui)) return true;
+    std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : cancelled);
+    return false;
+}
+
+// FILE, or --model with --image, from the command line: read or run in the worker.
+void StartOpening(Gui& g) {
+    const GuiOptions& options = g.options;
+    if (g.open_file) {
+        g.ui.open_block = options.block;
+        g.ui.open_heads = options.heads;
+        StartFile(g.runner, g.ui, options.open_path, {});
+    }
+    if (g.open_vit)
+        StartVit(g.runner, g.ui, EngineRunner::vit_job(options.model_path, options.image_path, options.heads));
+}
+
+// The first trace. --screenshot waits for it (its frames must show it: the file, the Image panel)
+// and fails, after one line on stderr, when it fails. The live app starts the config's run once the
+// window exists, and FILE or --model/--image once ImGui is set up.
+bool StartFirstRun(Gui& g) {
+    const GuiOptions& options = g.options;
+    UiState& ui = g.ui;
+    if ((g.open_file || g.open_vit) && g.shot) {
+        StartOpening(g);
+        if (!WaitForRun(g, g.open_vit ? "the ViT job was cancelled" : "the file job was cancelled")) return false;
+        if (g.open_vit) g.trained_vit = g.vit;
     } else if (ui.config_errors.empty()) {
         if (options.screenshot_path.empty()) {  // the live app and --bench-gui
-            start_first_run = true;
+            g.start_first_run = true;
         } else {
-            EngineResult r = EngineRunner::run_now(config);
-            if (r.trace) {
-                trace = r.trace;
-                ui.engine_seconds = r.seconds;
-                ++ui.trace_generation;
-            } else {
-                ui.run_error = r.error;
-                if (shot) {
-                    std::fprintf(stderr, "attnscope: the engine failed: %s\n", r.error.c_str());
-                    return 2;
-                }
+            EngineResult r = EngineRunner::run_now(g.config);
+            if (!r.trace) {
+                std::fprintf(stderr, "attnscope: the engine failed: %s\n", r.error.c_str());
+                return false;
             }
+            g.trace = r.trace;
+            ui.engine_seconds = r.seconds;
+            ++ui.trace_generation;
         }
     }
     // --bug: the zoo's run of that bug replaces the config's (waited for in --screenshot).
-    if (!options.bug.empty() && !open_file && !open_vit && ui.config_errors.empty()) {
+    if (!options.bug.empty() && !g.open_file && !g.open_vit && ui.config_errors.empty()) {
         ui.bug = bug_from_key(options.bug).value_or(Bug::None);
-        runner.start(EngineRunner::zoo_job(config, ui.bug));
-        if (shot) {
-            const std::optional<EngineResult> r = runner.wait();
-            if (!r || !AcceptResult(*r, trace, vit, ui)) {
-                std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : "the zoo job was cancelled");
-                return 2;
-            }
-        }
+        g.runner.start(EngineRunner::zoo_job(g.config, ui.bug));
+        if (g.shot && !WaitForRun(g, "the zoo job was cancelled")) return false;
     }
+    return true;
+}
+
+// --cost, --follow, and the step shown first: --step, else the last one, else attn (heads grid +
+// row sums at once); a file or a bug-zoo run opens where it chose. False, after one line on
+// stderr, when --screenshot's --step names no step.
+bool ShowStartView(Gui& g) {
+    const GuiOptions& options = g.options;
+    UiState& ui = g.ui;
     ui.show_cost = options.show_cost;
     if (!options.follow_step.empty()) {  // --follow STEP[i,j,...]
         ui.follow_step = options.follow_step;
@@ -480,39 +531,44 @@ int run_gui(const GuiOptions& options) {
         ui.follow_pinned = true;
         ui.follow_reveal = options.step.empty();
     }
-    // The step shown first: --step, else the last one, else attn (heads grid + row sums at once).
-    std::string start_step = !options.step.empty() ? options.step
-                                                    : (!shot && settings && !settings->step.empty() ? settings->step : "attn");
-    if (trace && !ui.file_path.empty() && options.step.empty()) start_step = SelectedStep(*trace, ui)->name;  // FileStartStep's
-    if (trace && ui.zoo && options.step.empty()) start_step = ZooStartStep(*ui.zoo);
-    if (trace) {
-        if (!trace->find(start_step)) {
-            if (!options.step.empty()) {
-                std::fprintf(stderr, "attnscope: no step named '%s'; the steps are: %s\n", options.step.c_str(),
-                             StepList(*trace).c_str());
-                if (shot) return 2;
-            }
-            start_step = trace->find("attn") ? "attn" : "context";  // flash has no attn step
-        }
-        SelectStep(*trace, ui, start_step);
-        SyncSelection(*trace, ui);
-    } else {
+    std::string start_step = !options.step.empty()
+                                 ? options.step
+                                 : (!g.shot && g.settings && !g.settings->step.empty() ? g.settings->step : "attn");
+    if (!g.trace) {
         ui.selected_step = start_step;
+        return true;
     }
+    const Trace& trace = *g.trace;
+    if (!ui.file_path.empty() && options.step.empty()) start_step = SelectedStep(trace, ui)->name;  // FileStartStep's
+    if (ui.zoo && options.step.empty()) start_step = ZooStartStep(*ui.zoo);
+    if (!trace.find(start_step)) {
+        if (!options.step.empty()) {
+            std::fprintf(stderr, "attnscope: no step named '%s'; the steps are: %s\n", options.step.c_str(),
+                         StepList(trace).c_str());
+            if (g.shot) return false;
+        }
+        start_step = trace.find("attn") ? "attn" : "context";  // flash has no attn step
+    }
+    SelectStep(trace, ui, start_step);
+    SyncSelection(trace, ui);
+    return true;
+}
 
-    // Window and GL context.
+// The window (hidden in --screenshot mode; no larger than the monitor's work area). False, after
+// one line on stderr, when there is none.
+bool OpenWindow(Gui& g) {
     glfwSetErrorCallback(OnGlfwError);
     if (!glfwInit()) {
         std::fprintf(stderr, "attnscope: cannot open a window (no DISPLAY?); run under xvfb-run -a\n");
-        return 2;
+        return false;
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-    if (shot) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    int win_w = width, win_h = height;
-    if (!shot) {
+    if (g.shot) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+    int win_w = g.width, win_h = g.height;
+    if (!g.shot) {
         int wx = 0, wy = 0, ww = 0, wh = 0;
         if (GLFWmonitor* m = glfwGetPrimaryMonitor()) glfwGetMonitorWorkarea(m, &wx, &wy, &ww, &wh);
         if (ww > 0 && wh > 0) {
@@ -520,49 +576,55 @@ int run_gui(const GuiOptions& options) {
             win_h = std::min(win_h, wh);
         }
     }
-    GLFWwindow* window = glfwCreateWindow(win_w, win_h, "attnscope", nullptr, nullptr);
-    if (!window) {
+    g.window = glfwCreateWindow(win_w, win_h, "attnscope", nullptr, nullptr);
+    if (!g.window) {
         std::fprintf(stderr, "attnscope: cannot create an OpenGL 3.3 core window: %s\n", g_glfw_error.c_str());
         glfwTerminate();
-        return 2;
+        return false;
     }
-    if (start_first_run) runner.start(config);
-    glfwMakeContextCurrent(window);
-    glfwSwapInterval(shot ? 0 : 1);
+    g.windowed[2] = win_w;
+    g.windowed[3] = win_h;
+    return true;
+}
+
+// The window's OpenGL 3.3 core context and its functions. False, after one line on stderr, when
+// they cannot be loaded.
+bool LoadGl(Gui& g) {
+    glfwMakeContextCurrent(g.window);
+    glfwSwapInterval(g.shot ? 0 : 1);
     if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(glfwGetProcAddress))) {
         std::fprintf(stderr, "attnscope: cannot load OpenGL 3.3 functions\n");
-        glfwDestroyWindow(window);
+        glfwDestroyWindow(g.window);
         glfwTerminate();
-        return 2;
+        return false;
     }
     const std::string gl_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-    const bool software_gl = ui::software_renderer(gl_renderer);
-    ui.gl_info = std::string(reinterpret_cast<const char*>(glGetString(GL_VERSION))) + " / " + gl_renderer;
+    g.software_gl = ui::software_renderer(gl_renderer);
+    g.ui.gl_info = std::string(reinterpret_cast<const char*>(glGetString(GL_VERSION))) + " / " + gl_renderer;
+    return true;
+}
 
-    // Dear ImGui.
+// Dear ImGui on the window: the saved layout (the live app only) and the input callbacks.
+void SetupImGui(Gui& g) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    const std::string ini_path = settings_dir.empty() ? "" : settings_dir + "/imgui.ini";
-    const bool keep_layout = !shot && !ini_path.empty();
-    io.IniFilename = nullptr;  // read here, written by SaveLayout when ImGui asks (WantSaveIniSettings)
+    g.ini_path = g.settings_dir.empty() ? "" : g.settings_dir + "/imgui.ini";
+    g.keep_layout = !g.shot && !g.ini_path.empty();
+    ImGui::GetIO().IniFilename = nullptr;  // read here, written by SaveLayout when ImGui asks (WantSaveIniSettings)
     std::error_code ini_error;
-    if (keep_layout && std::filesystem::exists(ini_path, ini_error)) ImGui::LoadIniSettingsFromDisk(ini_path.c_str());
-    FramePacer pacer;  // the live app draws only when something can have changed
-    if (!shot) pacer.install(window);  // before ImGui's backend, which chains to these callbacks
-    ImGui_ImplGlfw_InitForOpenGL(window, true);
-    glfwSetDropCallback(window, OnDrop);  // the ImGui backend does not install one
-    if (open_file && !shot) {
-        ui.open_block = options.block;
-        ui.open_heads = options.heads;
-        StartFile(runner, ui, options.open_path, {});  // the demo stays on screen until the file is read
-    }
-    if (open_vit && !shot)  // the demo stays on screen until the ViT has run; errors go to the modal
-        StartVit(runner, ui, EngineRunner::vit_job(options.model_path, options.image_path, options.heads));
-    std::string window_title = "attnscope";
-    ImGui_ImplOpenGL3_Init("#version 330 core");
-    // The classroom options; Chinese needs a CJK font (else English and a one-line message).
-    if (!options.language.empty() || shot)  // --lang, else the saved one (--screenshot: English)
+    if (g.keep_layout && std::filesystem::exists(g.ini_path, ini_error))
+        ImGui::LoadIniSettingsFromDisk(g.ini_path.c_str());
+    if (!g.shot) g.pacer.install(g.window);  // before ImGui's backend, which chains to these callbacks
+    ImGui_ImplGlfw_InitForOpenGL(g.window, true);
+    glfwSetDropCallback(g.window, OnDrop);  // the ImGui backend does not install one
+}
+
+// The language and the classroom options, then the fonts and the style at the UI's scale. Chinese
+// needs a CJK font (else English and a one-line message).
+void SetupFonts(Gui& g) {
+    const GuiOptions& options = g.options;
+    UiState& ui = g.ui;
+    if (!options.language.empty() || g.shot)  // --lang, else the saved one (--screenshot: English)
         ui::set_language(ui::parse_language(options.language).value_or(ui::Language::English));
     if (ui::language() == ui::Language::Chinese && !cjk_font_path()) {
         ui::set_language(ui::Language::English);
@@ -572,268 +634,377 @@ int run_gui(const GuiOptions& options) {
     }
     ui.classroom.presentation = options.presentation;
     ui.classroom.quiz = options.quiz;
-    if (shot) ui.ui_scale = 1.0f;
-    // Fonts are rebuilt when the zoom, presentation mode (2x) or the language (CJK glyphs) change.
-    auto font_scale = [&ui] { return ui.ui_scale * (ui.classroom.presentation ? 2.0f : 1.0f); };
-    float built_scale = font_scale();
-    ui::Language built_language = ui::language();
-    build_fonts(built_scale, built_language == ui::Language::Chinese);
-    SetupStyle(built_scale, software_gl);
+    if (g.shot) ui.ui_scale = 1.0f;
+    g.built_scale = FontScale(ui);
+    g.built_language = ui::language();
+    build_fonts(g.built_scale, g.built_language == ui::Language::Chinese);
+    SetupStyle(g.built_scale, g.software_gl);
     if (!ui.classroom.font_message.empty()) ui.set_status(ui.classroom.font_message);
-    bool fullscreen = false;
-    int windowed[4] = {0, 0, win_w, win_h};  // x, y, w, h to restore after presentation mode
+}
 
-    gfx::HeatmapRenderer heatmaps;
+// --screenshot renders into an offscreen framebuffer of exactly the requested size (else, with a
+// message, into the back buffer).
+void CreateScreenshotTarget(Gui& g) {
+    glGenTextures(1, &g.shot_color);
+    glBindTexture(GL_TEXTURE_2D, g.shot_color);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, g.width, g.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glGenFramebuffers(1, &g.shot_fbo);
+    glBindFramebuffer(GL_FRAMEBUFFER, g.shot_fbo);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, g.shot_color, 0);
+    const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (!complete) {
+        std::fprintf(stderr, "attnscope: cannot create a %dx%d offscreen framebuffer\n", g.width, g.height);
+        g.shot_fbo = 0;
+    }
+}
+
+// The panels' GL objects (heatmaps, pictures, cached drawings), the backdrop and the screenshot's target.
+void SetupRenderers(Gui& g) {
     std::string gfx_error;
-    if (!heatmaps.init(&gfx_error)) std::fprintf(stderr, "attnscope: heatmaps disabled: %s\n", gfx_error.c_str());
-    ui.heatmaps = &heatmaps;
-    gfx::RgbTextures pictures;
-    ui.pictures = &pictures;
-    gfx::CachedDrawings drawings;
-    ui.drawings = &drawings;
-    Backdrop backdrop(ImVec4(0.06f, 0.06f, 0.07f, 1.0f), software_gl);  // the colour between windows
-    if (!settings_message.empty()) ui.set_status(settings_message);
+    if (!g.heatmaps.init(&gfx_error)) std::fprintf(stderr, "attnscope: heatmaps disabled: %s\n", gfx_error.c_str());
+    g.ui.heatmaps = &g.heatmaps;
+    g.ui.pictures = &g.pictures;
+    g.ui.drawings = &g.drawings;
+    g.backdrop.emplace(ImVec4(0.06f, 0.06f, 0.07f, 1.0f), g.software_gl);  // the colour between windows
+    if (g.shot) CreateScreenshotTarget(g);
+}
 
-    // --screenshot renders into an offscreen framebuffer of exactly the requested size.
-    GLuint shot_fbo = 0, shot_color = 0;
-    if (shot) {
-        glGenTextures(1, &shot_color);
-        glBindTexture(GL_TEXTURE_2D, shot_color);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-        glBindTexture(GL_TEXTURE_2D, 0);
-        glGenFramebuffers(1, &shot_fbo);
-        glBindFramebuffer(GL_FRAMEBUFFER, shot_fbo);
-        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, shot_color, 0);
-        const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
-        glBindFramebuffer(GL_FRAMEBUFFER, 0);
-        if (!complete) {
-            std::fprintf(stderr, "attnscope: cannot create a %dx%d offscreen framebuffer\n", width, height);
-            shot_fbo = 0;
+// ---------------------------------------------------------------------------------------------
+// [SECTION] frame loop
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kScreenshotFrames = 6;  // tables and auto-sized windows settle after a few frames
+
+// Whether to draw a frame now: --screenshot and --bench-gui draw every one; the live app draws when
+// something can have changed (FramePacer) or a file was dropped.
+bool FrameDue(Gui& g) {
+    if (g.shot) {
+        glfwPollEvents();
+        return true;
+    }
+    if (!g.pacer.wait(glfwGetTime() - g.t0) && g_dropped.empty()) return false;  // nothing changed: no frame
+    // A window resized to a sliver (1x1) or minimized: draw nothing until it grows again, so
+    // ImGui does not push every panel into a 1x1 display and lose the layout.
+    constexpr int kMinDrawSide = 64;  // the smallest --size side
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(g.window, &fb_w, &fb_h);
+    if (fb_w < kMinDrawSide || fb_h < kMinDrawSide) {
+        glfwWaitEventsTimeout(0.1);
+        return false;
+    }
+    return true;
+}
+
+// Rebuilds the fonts and the style when the zoom (Ctrl+=), presentation mode (F5) or the language
+// changed since they were built.
+void RebuildFontsIfChanged(Gui& g) {
+    if (FontScale(g.ui) == g.built_scale && ui::language() == g.built_language) return;
+    g.built_scale = FontScale(g.ui);
+    g.built_language = ui::language();
+    build_fonts(g.built_scale, g.built_language == ui::Language::Chinese);
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+    SetupStyle(g.built_scale, g.software_gl);
+}
+
+// Presentation mode fills the monitor; leaving it puts the window back where it was.
+void FollowPresentationMode(Gui& g) {
+    if (g.shot || g.ui.classroom.presentation == g.fullscreen) return;
+    g.fullscreen = g.ui.classroom.presentation;
+    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+    const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+    int* w = g.windowed;
+    if (g.fullscreen && mode) {
+        glfwGetWindowPos(g.window, &w[0], &w[1]);
+        glfwGetWindowSize(g.window, &w[2], &w[3]);
+        glfwSetWindowMonitor(g.window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+    } else if (!g.fullscreen && glfwGetWindowMonitor(g.window)) {
+        glfwSetWindowMonitor(g.window, nullptr, w[0], w[1], w[2], w[3], 0);
+    }
+}
+
+// A finished worker run: swap the snapshot in, or keep the last good trace.
+void AcceptFinishedRun(Gui& g) {
+    if (auto r = g.runner.poll()) {
+        if (AcceptResult(*r, g.trace, g.vit, g.ui) && r->vit && r->vit->fresh_patch == 0) g.trained_vit = r->vit;
+        if (r->trace && (r->file || r->vit) && !g.ui.settings_path.empty())
+            SaveSettings(g.ui.settings_path, g.ui, g.ui.config_draft);  // the recent-files list survives a crash
+    }
+    g.ui.engine_busy = g.runner.busy();
+    g.ui.engine_progress = g.runner.progress();
+}
+
+// Files: dropped on the window, File > Open, Open Recent, the block selector.
+void OpenRequestedFile(Gui& g) {
+    UiState& ui = g.ui;
+    if (!g_dropped.empty()) {
+        ui.open_request = g_dropped.front();
+        ui.open_block.reset();
+        ui.open_heads.reset();
+        g_dropped.clear();
+    }
+    if (ui.open_request.empty()) return;
+    if (!ui::is_image_file(ui.open_request)) {  // a whole ViT runs on the last picture
+        StartFile(g.runner, ui, ui.open_request, ui.vit_picture);
+    } else {  // a picture: the ViT (opened as a file, on screen, or still loading) looks at it
+        ui.vit_picture = ui.open_request;
+        const std::string model = g.trained_vit ? g.trained_vit->model_path : g.options.model_path;
+        if (!ui.file_vit_family.empty()) {
+            ui.open_block.reset();
+            StartFile(g.runner, ui, ui.file_path, ui.vit_picture);
+        } else if (!model.empty()) {
+            StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.vit_picture, g.options.heads));
+        } else {
+            ui.file_error = ui.open_request +
+                            ": a picture needs a ViT model: open a ViT checkpoint (File > "
+                            "Open) and it runs on this picture, or start attnscope with "
+                            "--model FILE --image PICTURE (make run opens the demo model)";
+            ui.file_error_shown = false;
         }
     }
+    ui.open_request.clear();
+}
+
+// The patch slider: a fresh model of that patch size in the worker, or back to the checkpoint's
+// run, which is kept.
+void RunRequestedPatch(Gui& g) {
+    const std::size_t p = *g.ui.vit_patch_request;
+    g.ui.vit_patch_request.reset();
+    if (!g.vit || !g.trained_vit || p == g.vit->fresh_patch) return;
+    if (p == 0) {
+        EngineResult back;
+        back.vit = g.trained_vit;
+        back.trace = std::shared_ptr<const Trace>(g.trained_vit, &g.trained_vit->trace.blocks.back().attention);
+        g.ui.vit_loading = true;
+        AcceptResult(back, g.trace, g.vit, g.ui);
+    } else {
+        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, p));
+    }
+}
+
+// The config run again (a bug of the zoo beside the correct run): in the worker when its trace is
+// large or a run is still going (which it supersedes), else at once.
+void Rerun(Gui& g) {
+    UiState& ui = g.ui;
+    ui.loading_path.clear();
+    ui.vit_loading = false;
+    ui.config_errors = validate(ui.config_draft, memory_budget());
+    if (!ui.config_errors.empty()) return;
+    if (ui.bug != Bug::None) {
+        g.runner.start(EngineRunner::zoo_job(ui.config_draft, ui.bug));
+        ui.engine_busy = true;
+    } else if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes || g.runner.busy()) {
+        g.runner.start(ui.config_draft);  // also supersedes a file still being read
+        ui.engine_busy = true;
+    } else {
+        AcceptResult(EngineRunner::run_now(ui.config_draft), g.trace, g.vit, ui);
+    }
+}
+
+// What the worker finished, then what the last frame's panels asked for.
+void HandleRequests(Gui& g) {
+    UiState& ui = g.ui;
+    AcceptFinishedRun(g);
+    OpenRequestedFile(g);
+    if (ui.bug_request) {  // the Bug zoo menu: the buggy run beside the correct one, in the worker
+        ui.bug = *ui.bug_request;
+        ui.bug_request.reset();
+        ui.rerun_requested = true;
+    }
+    if (ui.back_to_config_requested) {
+        ui.back_to_config_requested = false;
+        ui.rerun_requested = true;
+    }
+    // The ViT: the block selector swaps the trace; the patch slider runs a fresh model.
+    if (ui.vit_block_request) {
+        if (g.vit && *ui.vit_block_request != ui.vit_block) ShowVitBlock(g.vit, *ui.vit_block_request, g.trace, ui);
+        ui.vit_block_request.reset();
+    }
+    if (ui.vit_patch_request) RunRequestedPatch(g);
+    if (WindowTitle(ui, g.vit.get()) != g.window_title) {
+        g.window_title = WindowTitle(ui, g.vit.get());
+        glfwSetWindowTitle(g.window, g.window_title.c_str());
+    }
+    if (ui.rerun_requested) {
+        ui.rerun_requested = false;
+        Rerun(g);
+    }
+}
+
+// Builds the panels' ImGui frame and renders it into the window's back buffer (--screenshot: the
+// offscreen framebuffer).
+void RenderFrame(Gui& g) {
+    const Trace& shown = g.trace ? *g.trace : g.empty_trace;
+    if (g.bench) g.bench->before_frame(shown, g.ui);
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    if (g.shot) {
+        ImGuiIO& io = ImGui::GetIO();
+        io.DisplaySize = ImVec2(static_cast<float>(g.width), static_cast<float>(g.height));
+        io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+        io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+        io.DeltaTime = 1.0f / 60.0f;
+    }
+    ImGui::NewFrame();
+    g.backdrop->begin_frame();
+    g.ui.animating = false;
+    DrawFrame(shown, g.vit.get(), g.ui);
+    g.backdrop->end_frame();
+    ImGui::Render();
+    DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
+    const ImVec4 clear = g.backdrop->arrange(ImGui::GetDrawData());  // software GL: the clear paints the panels
+    if (SkippedWindowUncovered()) g.ui.animating = true;             // Heads skipped its grid, and Follow went away
+    g.heatmaps.flush();
+    g.pictures.flush();
+    g.drawings.flush();
+
+    int fb_w = g.width, fb_h = g.height;
+    if (!g.shot) glfwGetFramebufferSize(g.window, &fb_w, &fb_h);
+    glBindFramebuffer(GL_FRAMEBUFFER, g.shot ? g.shot_fbo : 0);
+    glViewport(0, 0, fb_w, fb_h);
+    glClearColor(clear.x, clear.y, clear.z, clear.w);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+// The window layout, saved when ImGui asks (a while after a window moved, changed size or closed).
+void SaveLayoutWhenAsked(const Gui& g) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (g.keep_layout && io.WantSaveIniSettings) {
+        SaveLayout(g.ini_path);
+        io.WantSaveIniSettings = false;
+    }
+}
+
+// File > Export: the inspector's heatmap as a PNG, to the path confirmed in the Export dialog.
+void ExportWhenAsked(Gui& g) {
+    if (!g.ui.export_requested) return;
+    g.ui.export_requested = false;
+    const std::string path = g.ui.export_dialog.target;
+    std::string error;
+    if (g.heatmaps.export_png("inspector", path, 512, &error))
+        g.ui.set_status(tr("wrote ") + std::filesystem::absolute(path).string());
+    else
+        g.ui.set_status(tr("export failed: ") + error);
+}
+
+// --bench-gui: the frame's figures, once it is finished on the GL side. False when every figure
+// is measured (the result is printed).
+bool BenchFrame(Gui& g) {
+    const ImDrawData* dd = ImGui::GetDrawData();
+    int commands = 0;
+    for (int i = 0; i < dd->CmdListsCount; ++i) commands += dd->CmdLists[i]->CmdBuffer.Size;
+    g.bench->before_finish(dd->TotalVtxCount, commands, static_cast<int>(g.backdrop->painted_by_clear()));
+    glFinish();  // the frame's texture uploads and drawing are done
+    if (g.bench->after_frame(g.heatmaps.uploads())) return true;
+    std::printf("%s\n", g.bench->result().c_str());
+    return false;
+}
+
+// --screenshot: the frame as a PNG. False, after one line on stderr, when it cannot be written.
+bool WriteScreenshot(const Gui& g) {
+    // Read before any swap; the offscreen target (or the back buffer) holds the frame.
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, g.shot_fbo);
+    if (!g.shot_fbo) glReadBuffer(GL_BACK);
+    const std::vector<std::uint8_t> pixels = gfx::read_pixels_top_down(g.width, g.height);
+    std::string error;
+    if (gfx::write_png_atomic(g.options.screenshot_path, g.width, g.height, pixels, &error)) return true;
+    std::fprintf(stderr, "attnscope: %s\n", error.c_str());
+    return false;
+}
+
+// Frees what the frame did not draw, shows the frame, and tells the pacer what it left moving.
+void PresentFrame(Gui& g) {
+    g.heatmaps.collect();
+    g.pictures.collect();
+    g.drawings.collect();
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glfwSwapBuffers(g.window);
+    if (!g.shot) g.pacer.frame_done(g.ui);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] shutdown
+// ---------------------------------------------------------------------------------------------
+
+// The live app's settings and layout saved, then everything set up, in reverse.
+void Shutdown(Gui& g) {
+    UiState& ui = g.ui;
+    if (!g.shot && !ui.settings_path.empty())
+        SaveSettings(ui.settings_path, ui,
+                     g.trace && ui.file_path.empty() && !ui.vit_on_screen ? g.trace->config : ui.config_draft);
+    if (g.keep_layout) SaveLayout(g.ini_path);
+    if (g.shot_fbo) glDeleteFramebuffers(1, &g.shot_fbo);
+    if (g.shot_color) glDeleteTextures(1, &g.shot_color);
+    ui.heatmaps = nullptr;
+    g.heatmaps.shutdown();
+    ui.pictures = nullptr;
+    g.pictures.shutdown();
+    ui.drawings = nullptr;
+    g.drawings.shutdown();
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(g.window);
+    glfwTerminate();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] run_gui
+// ---------------------------------------------------------------------------------------------
+
+int run_gui(const GuiOptions& options) {
+    Gui gui(options);
+    LoadSettingsAndOptions(gui);
+    if (!CheckOptions(gui)) return 2;
+    if (!StartFirstRun(gui)) return 2;
+    if (!ShowStartView(gui)) return 2;
+
+    // Window and GL context. The live app's first run starts once the window exists: creating it
+    // takes a core for a while, longer with the engine's threads beside it, so GL and the fonts are
+    // set up meanwhile and the first frame does not wait for the run (the panels show "running").
+    if (!OpenWindow(gui)) return 2;
+    if (gui.start_first_run) gui.runner.start(gui.config);
+    if (!LoadGl(gui)) return 2;
+    SetupImGui(gui);
+    if (!gui.shot) StartOpening(gui);  // the demo stays on screen meanwhile; errors go to the modal
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+    SetupFonts(gui);
+    SetupRenderers(gui);
+    if (!gui.settings_message.empty()) gui.ui.set_status(gui.settings_message);  // over the font's message
 
     // Frame loop.
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);
     int exit_status = 0;
-    const int shot_frames = 6;  // tables and auto-sized windows settle after a few frames
     int frame = 0;
-    const double t0 = glfwGetTime();
-    while (!glfwWindowShouldClose(window) && !ui.quit_requested && !g_stop) {
-        if (shot) glfwPollEvents();
-        else if (!pacer.wait(glfwGetTime() - t0) && g_dropped.empty()) continue;  // nothing changed: no frame
-        // A window resized to a sliver (1x1) or minimized: draw nothing until it grows again, so
-        // ImGui does not push every panel into a 1x1 display and lose the layout.
-        if (!shot) {
-            constexpr int kMinDrawSide = 64;  // the smallest --size side
-            int fb_w = 0, fb_h = 0;
-            glfwGetFramebufferSize(window, &fb_w, &fb_h);
-            if (fb_w < kMinDrawSide || fb_h < kMinDrawSide) {
-                glfwWaitEventsTimeout(0.1);
-                continue;
-            }
-        }
-        ui.now = glfwGetTime() - t0;
-        if (font_scale() != built_scale || ui::language() != built_language) {  // Ctrl+= / F5 / Language
-            built_scale = font_scale();
-            built_language = ui::language();
-            build_fonts(built_scale, built_language == ui::Language::Chinese);
-            ImGui_ImplOpenGL3_DestroyFontsTexture();
-            ImGui_ImplOpenGL3_CreateFontsTexture();
-            SetupStyle(built_scale, software_gl);
-        }
-        if (!shot && ui.classroom.presentation != fullscreen) {  // presentation mode fills the monitor
-            fullscreen = ui.classroom.presentation;
-            GLFWmonitor* monitor = glfwGetPrimaryMonitor();
-            const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
-            if (fullscreen && mode) {
-                glfwGetWindowPos(window, &windowed[0], &windowed[1]);
-                glfwGetWindowSize(window, &windowed[2], &windowed[3]);
-                glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
-            } else if (!fullscreen && glfwGetWindowMonitor(window)) {
-                glfwSetWindowMonitor(window, nullptr, windowed[0], windowed[1], windowed[2], windowed[3], 0);
-            }
-        }
-        // A finished worker run: swap the snapshot in, or keep the last good trace.
-        if (auto r = runner.poll()) {
-            if (AcceptResult(*r, trace, vit, ui) && r->vit && r->vit->fresh_patch == 0) trained_vit = r->vit;
-            if (r->trace && (r->file || r->vit) && !ui.settings_path.empty())
-                SaveSettings(ui.settings_path, ui, ui.config_draft);  // the recent-files list survives a crash
-        }
-        ui.engine_busy = runner.busy();
-        ui.engine_progress = runner.progress();
-        // Files: dropped on the window, File > Open, Open Recent, the block selector.
-        if (!g_dropped.empty()) {
-            ui.open_request = g_dropped.front();
-            ui.open_block.reset();
-            ui.open_heads.reset();
-            g_dropped.clear();
-        }
-        if (!ui.open_request.empty()) {
-            if (!ui::is_image_file(ui.open_request)) {  // a whole ViT runs on the last picture
-                StartFile(runner, ui, ui.open_request, ui.vit_picture);
-            } else {  // a picture: the ViT (opened as a file, on screen, or still loading) looks at it
-                ui.vit_picture = ui.open_request;
-                const std::string model = trained_vit ? trained_vit->model_path : options.model_path;
-                if (!ui.file_vit_family.empty()) {
-                    ui.open_block.reset();
-                    StartFile(runner, ui, ui.file_path, ui.vit_picture);
-                } else if (!model.empty()) {
-                    StartVit(runner, ui, EngineRunner::vit_job(model, ui.vit_picture, options.heads));
-                } else {
-                    ui.file_error = ui.open_request + ": a picture needs a ViT model: open a ViT checkpoint (File > "
-                                                      "Open) and it runs on this picture, or start attnscope with "
-                                                      "--model FILE --image PICTURE (make run opens the demo model)";
-                    ui.file_error_shown = false;
-                }
-            }
-            ui.open_request.clear();
-        }
-        if (ui.bug_request) {  // the Bug zoo menu: the buggy run beside the correct one, in the worker
-            ui.bug = *ui.bug_request;
-            ui.bug_request.reset();
-            ui.rerun_requested = true;
-        }
-        if (ui.back_to_config_requested) {
-            ui.back_to_config_requested = false;
-            ui.rerun_requested = true;
-        }
-        // The ViT: the block selector swaps the trace; the patch slider runs a fresh model.
-        if (ui.vit_block_request) {
-            if (vit && *ui.vit_block_request != ui.vit_block) ShowVitBlock(vit, *ui.vit_block_request, trace, ui);
-            ui.vit_block_request.reset();
-        }
-        if (ui.vit_patch_request) {
-            const std::size_t p = *ui.vit_patch_request;
-            ui.vit_patch_request.reset();
-            if (vit && trained_vit && p != vit->fresh_patch) {
-                if (p == 0) {  // back to the checkpoint: its run is kept
-                    EngineResult back;
-                    back.vit = trained_vit;
-                    back.trace = std::shared_ptr<const Trace>(trained_vit, &trained_vit->trace.blocks.back().attention);
-                    ui.vit_loading = true;
-                    AcceptResult(back, trace, vit, ui);
-                } else {
-                    StartVit(runner, ui, EngineRunner::fresh_vit_job(trained_vit, p));
-                }
-            }
-        }
-        if (WindowTitle(ui, vit.get()) != window_title) {
-            window_title = WindowTitle(ui, vit.get());
-            glfwSetWindowTitle(window, window_title.c_str());
-        }
-        if (ui.rerun_requested) {
-            ui.rerun_requested = false;
-            ui.loading_path.clear();
-            ui.vit_loading = false;
-            ui.config_errors = validate(ui.config_draft, memory_budget());
-            if (ui.config_errors.empty()) {
-                if (ui.bug != Bug::None) {
-                    runner.start(EngineRunner::zoo_job(ui.config_draft, ui.bug));
-                    ui.engine_busy = true;
-                } else if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes || runner.busy()) {
-                    runner.start(ui.config_draft);  // also supersedes a file still being read
-                    ui.engine_busy = true;
-                } else {
-                    AcceptResult(EngineRunner::run_now(ui.config_draft), trace, vit, ui);
-                }
-            }
-        }
-        const Trace& shown = trace ? *trace : empty_trace;
-
-        if (bench) bench->before_frame(shown, ui);
-        ImGui_ImplOpenGL3_NewFrame();
-        ImGui_ImplGlfw_NewFrame();
-        if (shot) {
-            io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
-            io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
-            io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
-            io.DeltaTime = 1.0f / 60.0f;
-        }
-        ImGui::NewFrame();
-        backdrop.begin_frame();
-        ui.animating = false;
-        DrawFrame(shown, vit.get(), ui);
-        backdrop.end_frame();
-        ImGui::Render();
-        DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
-        const ImVec4 clear = backdrop.arrange(ImGui::GetDrawData());  // software GL: the clear paints the panels
-        if (SkippedWindowUncovered()) ui.animating = true;  // Heads skipped its grid, and Follow went away
-        heatmaps.flush();
-        pictures.flush();
-        drawings.flush();
-
-        int fb_w = width, fb_h = height;
-        if (!shot) glfwGetFramebufferSize(window, &fb_w, &fb_h);
-        glBindFramebuffer(GL_FRAMEBUFFER, shot ? shot_fbo : 0);
-        glViewport(0, 0, fb_w, fb_h);
-        glClearColor(clear.x, clear.y, clear.z, clear.w);
-        glClear(GL_COLOR_BUFFER_BIT);
-        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-        if (keep_layout && io.WantSaveIniSettings) {
-            SaveLayout(ini_path);
-            io.WantSaveIniSettings = false;
-        }
-
-        if (ui.export_requested) {
-            ui.export_requested = false;
-            const std::string path = ui.export_dialog.target;  // confirmed in the Export dialog
-            std::string error;
-            if (heatmaps.export_png("inspector", path, 512, &error))
-                ui.set_status(tr("wrote ") + std::filesystem::absolute(path).string());
-            else
-                ui.set_status(tr("export failed: ") + error);
-        }
-        if (bench) {
-            const ImDrawData* dd = ImGui::GetDrawData();
-            int commands = 0;
-            for (int i = 0; i < dd->CmdListsCount; ++i) commands += dd->CmdLists[i]->CmdBuffer.Size;
-            bench->before_finish(dd->TotalVtxCount, commands, static_cast<int>(backdrop.painted_by_clear()));
-            glFinish();  // the frame's texture uploads and drawing are done
-            if (!bench->after_frame(heatmaps.uploads())) {
-                std::printf("%s\n", bench->result().c_str());
-                break;
-            }
-        } else if (shot && ++frame >= shot_frames) {
-            // Read before any swap; the offscreen target (or the back buffer) holds the frame.
-            glBindFramebuffer(GL_READ_FRAMEBUFFER, shot_fbo);
-            if (!shot_fbo) glReadBuffer(GL_BACK);
-            const std::vector<std::uint8_t> pixels = gfx::read_pixels_top_down(width, height);
-            std::string error;
-            if (!gfx::write_png_atomic(options.screenshot_path, width, height, pixels, &error)) {
-                std::fprintf(stderr, "attnscope: %s\n", error.c_str());
-                exit_status = 2;
-            }
+    gui.t0 = glfwGetTime();
+    while (!glfwWindowShouldClose(gui.window) && !gui.ui.quit_requested && !g_stop) {
+        if (!FrameDue(gui)) continue;
+        gui.ui.now = glfwGetTime() - gui.t0;
+        RebuildFontsIfChanged(gui);
+        FollowPresentationMode(gui);
+        HandleRequests(gui);
+        RenderFrame(gui);
+        SaveLayoutWhenAsked(gui);
+        ExportWhenAsked(gui);
+        if (gui.bench) {
+            if (!BenchFrame(gui)) break;
+        } else if (gui.shot && ++frame >= kScreenshotFrames) {
+            if (!WriteScreenshot(gui)) exit_status = 2;
             break;
         }
-        heatmaps.collect();
-        pictures.collect();
-        drawings.collect();
-        glBindFramebuffer(GL_FRAMEBUFFER, 0);
-        glfwSwapBuffers(window);
-        if (!shot) pacer.frame_done(ui);
+        PresentFrame(gui);
     }
 
     // Shutdown in reverse.
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
-    if (!shot && !ui.settings_path.empty())
-        SaveSettings(ui.settings_path, ui,
-                     trace && ui.file_path.empty() && !ui.vit_on_screen ? trace->config : ui.config_draft);
-    if (keep_layout) SaveLayout(ini_path);
-    if (shot_fbo) glDeleteFramebuffers(1, &shot_fbo);
-    if (shot_color) glDeleteTextures(1, &shot_color);
-    ui.heatmaps = nullptr;
-    heatmaps.shutdown();
-    ui.pictures = nullptr;
-    pictures.shutdown();
-    ui.drawings = nullptr;
-    drawings.shutdown();
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
-    ImGui::DestroyContext();
-    glfwDestroyWindow(window);
-    glfwTerminate();
+    Shutdown(gui);
     return exit_status;
 }
 
