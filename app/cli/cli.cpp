@@ -77,17 +77,19 @@ void add_config_options(CLI::App& app, ConfigOptions& o) {
     o.dim = app.add_option("--dim,-C", c.dim, "embedding dim C")->check(size)->capture_default_str();
     o.heads = app.add_option("--heads", c.heads, "heads h (C % h == 0)")->check(size)->capture_default_str();
     o.qkv_bias = app.add_flag("--qkv-bias", c.qkv_bias, "qkv Linear has a bias (zeros)");
-    o.all = {o.batch, o.tokens, o.dim, o.heads, o.qkv_bias,
+    CLI::Option* attn_drop = app.add_option("--attn-drop", c.attn_drop, "attention dropout p")->capture_default_str();
+    o.all = {o.batch, o.tokens, o.dim, o.heads, o.qkv_bias, attn_drop,
              app.add_option("--seed", c.seed, "seed of input, weights and dropout masks")
                  ->check(whole_number(UINT64_MAX))
                  ->capture_default_str(),
              app.add_flag("--training", c.training, "training mode: dropout active"),
-             app.add_option("--attn-drop", c.attn_drop, "attention dropout p")->capture_default_str(),
              app.add_option("--proj-drop", c.proj_drop, "output dropout p")->capture_default_str(),
              app.add_flag("--no-scale{false}", c.scaled,
                           "switch self.scale off (x 1 instead of x c^-0.5): the softmax-saturation demo")};
     o.beyond = add_beyond_options(app, c);
     o.all.insert(o.all.end(), o.beyond.all.begin(), o.beyond.all.end());
+    add_reference_option(app, c, attn_drop);
+    o.all.push_back(app.get_option("--reference"));
 }
 
 void require_valid(const AttentionConfig& config, const ConfigOptions* options = nullptr) {
@@ -113,6 +115,13 @@ std::string checks_summary(const Trace& trace) {
     return text;
 }
 
+// A shape as PyTorch prints it: torch.Size([2, 16, 768]).
+std::string torch_size(const Shape& shape) {
+    std::string text = "torch.Size([";
+    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "])";
+}
+
 void print_trace(const Trace& trace) {
     const AttentionConfig& c = trace.config;
     std::printf("attention B=%zu N=%zu C=%zu h=%zu c=%zu qkv_bias=%s %s\n", c.batch, c.tokens, c.dim, c.heads,
@@ -127,6 +136,10 @@ void print_trace(const Trace& trace) {
                     format_shape(s.shape()).c_str(), static_cast<int>(code_width), s.code.c_str(), s.note.c_str());
     std::printf("%s\n", checks_summary(trace).c_str());
     if (trace.beyond || c.masked()) std::printf("%s\n", beyond_summary(trace).c_str());  // core/paths/beyond.hpp
+    if (c.reference == Reference::mha) {  // what the article's debug_attention() prints
+        std::printf("Input shape: %s\n", torch_size(trace.steps.front().shape()).c_str());
+        std::printf("Output shape: %s\n", torch_size(trace.steps.back().shape()).c_str());
+    }
 }
 
 struct TraceArgs {
@@ -420,6 +433,19 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
 }
 
 }  // namespace
+
+void add_reference_option(CLI::App& app, AttentionConfig& c, const CLI::Option* attn_drop) {
+    app.add_option_function<std::string>(
+           "--reference", [&c](const std::string& name) { c.reference = name == "mha" ? Reference::mha : Reference::vit; },
+           "the reference code the steps follow: vit (ViTAttention, default) or mha (the article's "
+           "MultiHeadAttention: qkv_proj with bias, qkv[0] indexing, dropout 0.1, no output dropout)")
+        ->check(CLI::IsMember({"vit", "mha"}));
+    app.parse_complete_callback([&c, attn_drop] {
+        if (c.reference != Reference::mha) return;
+        c.qkv_bias = true;  // qkv_proj = nn.Linear(embed_dim, embed_dim * 3): bias on
+        if (!attn_drop->count()) c.attn_drop = 0.1f;  // MultiHeadAttention(..., dropout=0.1)
+    });
+}
 
 int run_cli(int argc, char** argv) {
     keep_freed_memory();  // re-runs reuse the memory of the last one (app/cli/cli_bench.cpp)

@@ -46,6 +46,10 @@ struct BeyondOptions {
 BeyondOptions add_beyond_options(CLI::App& app, AttentionConfig& config);
 // Contradictory combinations (two paths, --tile without --flash ...) as a UsageError.
 void check_beyond_options(const BeyondOptions& options);
+// --reference vit|mha (app/cli/cli.cpp): the class of the article the steps follow. With mha the
+// config takes that class's defaults once parsing ends: qkv_proj's bias on, and attention dropout
+// 0.1 unless `attn_drop` (the command's --attn-drop) was given.
+void add_reference_option(CLI::App& app, AttentionConfig& config, const CLI::Option* attn_drop);
 // app/cli/cli_handout.cpp: `handout DIR [config options] [--lang zh] [--force]` (every step as a PNG plus
 // a Markdown handout), and the app's classroom options --lang, --presentation, --quiz.
 void add_handout_command(CLI::App& app, CommandAction& action);

@@ -116,7 +116,9 @@ std::string Markdown(const Trace& trace, const std::vector<Picture>& pictures, u
     std::snprintf(line, sizeof line, "B = %zu, N = %zu, C = %zu, h = %zu, c = C / h = %zu, %s, seed %llu", c.batch,
                   c.tokens, c.dim, c.heads, c.head_dim(), c.training ? tr("training").c_str() : tr("eval").c_str(),
                   static_cast<unsigned long long>(c.seed));
-    md += tr("The layer: ViTAttention.forward with") + " " + line + ".\n\n";
+    md += (c.reference == Reference::mha ? tr("The layer: MultiHeadAttention.forward with")
+                                          : tr("The layer: ViTAttention.forward with")) +
+          " " + line + ".\n\n";
     md += "## " + tr("Shape table") + "\n\n";
     md += "| # | " + tr("step") + " | PyTorch | " + tr("shape (axes)") + " | " + tr("strides") + " | " +
           tr("view or copy") + " |\n|---|---|---|---|---|---|\n";
@@ -129,7 +131,7 @@ std::string Markdown(const Trace& trace, const std::vector<Picture>& pictures, u
     md += "\n";
     for (std::size_t i = 0; i < trace.steps.size(); ++i) {
         const Step& s = trace.steps[i];
-        const ui::StepNarrative n = ui::step_narrative(s.name, lang);
+        const ui::StepNarrative n = ui::step_narrative(s.name, lang, c.reference);
         md += "## " + std::to_string(i + 1) + ". " + s.name + (n.title.empty() ? "" : ": " + n.title) + "\n\n";
         md += "```python\n" + s.code + "\n```\n\n";
         md += tr("shape") + " " + NamedShape(s) + ", `" + s.formula + "`\n\n";
@@ -210,8 +212,9 @@ void add_handout_command(CLI::App& app, CommandAction& action) {
     cmd->add_flag("--qkv-bias", c.qkv_bias, "qkv Linear has a bias (zeros)");
     cmd->add_option("--seed", c.seed, "seed of input, weights and dropout masks")->capture_default_str();
     cmd->add_flag("--training", c.training, "training mode: dropout active");
-    cmd->add_option("--attn-drop", c.attn_drop, "attention dropout p")->capture_default_str();
+    const CLI::Option* attn_drop = cmd->add_option("--attn-drop", c.attn_drop, "attention dropout p")->capture_default_str();
     cmd->add_option("--proj-drop", c.proj_drop, "output dropout p")->capture_default_str();
+    add_reference_option(*cmd, c, attn_drop);
     cmd->add_option("--lang", o.language, "language of the handout: en or zh")->capture_default_str();
     cmd->add_flag("--force", o.force, "replace DIR when it exists and is not empty");
     cmd->callback([options, &action] { action = [options] { return RunHandout(*options); }; });

@@ -50,11 +50,12 @@ void build_cjk_ranges(bool chinese) {
     b.AddText("\u4e2d\u6587\uff08\u7b80\u4f53\uff09");  // the Language menu's label, always
     if (chinese) {
         for (const std::string& t : ui::chinese_texts()) b.AddText(t.c_str());
-        for (const std::string& step : ui::narrated_steps()) {
-            const ui::StepNarrative n = ui::step_narrative(step, ui::Language::Chinese);
-            b.AddText(n.title.c_str());
-            b.AddText(n.text.c_str());
-        }
+        for (const std::string& step : ui::narrated_steps())
+            for (Reference reference : {Reference::vit, Reference::mha}) {
+                const ui::StepNarrative n = ui::step_narrative(step, ui::Language::Chinese, reference);
+                b.AddText(n.title.c_str());
+                b.AddText(n.text.c_str());
+            }
     }
     g_cjk_ranges.clear();
     b.BuildRanges(&g_cjk_ranges);

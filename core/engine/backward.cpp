@@ -49,8 +49,9 @@ Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w
     if (forward.config.path != AttentionPath::standard)
         throw std::invalid_argument("backward: gradients follow the textbook path; --flash, --kv-cache and --window "
                                     "record no attention matrix to differentiate through");
-    std::vector<std::string> names = attention_step_names();
-    if (forward.find("masked")) names.insert(std::find(names.begin(), names.end(), "attn"), "masked");
+    std::vector<std::string> names;
+    for (const StepInfo& s : attention_steps(forward.config.reference))
+        if (!s.only_masked || forward.find("masked")) names.emplace_back(s.name);
     for (const auto& name : names) {
         const Step* s = forward.find(name);
         if (!s || s->origin != StepOrigin::Computed)
@@ -58,7 +59,8 @@ Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w
                                         "'; gradients need a complete run of the engine (not a file's tensors)");
     }
     const AttentionConfig& cfg = forward.config;
-    const Shape out_shape = forward.at("out_drop").shape();
+    const bool has_out_drop = forward.find("out_drop") != nullptr;  // MultiHeadAttention ends at out
+    const Shape out_shape = forward.at(has_out_drop ? "out_drop" : "out").shape();
     if (shape_of(grad_output.values) != out_shape)
         throw ShapeError("grad_output has shape " + format_shape(shape_of(grad_output.values)) +
                          ", expected out's shape [B, N, C] = " + format_shape(out_shape));
@@ -87,13 +89,18 @@ Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w
         g.params.push_back({name, std::move(values), norm});
     };
 
-    // loss = sum(out_drop * G)                                                [B, N, C]
-    const Tensor& d_out_drop = record("out_drop", g.grad_output);
-    // self.proj_drop(x): the forward's mask, drawn again from its stream      [B, N, C]
-    Rng proj_rng(cfg.seed, kProjDrop);
-    const Tensor& d_out = record("out", dropout_backward(d_out_drop, cfg.proj_drop, cfg.training, proj_rng));
+    // loss = sum(out_drop * G), or sum(out * G) without an output dropout   [B, N, C]
+    const Tensor* d_out = nullptr;
+    if (has_out_drop) {
+        const Tensor& d_out_drop = record("out_drop", g.grad_output);
+        // self.proj_drop(x): the forward's mask, drawn again from its stream  [B, N, C]
+        Rng proj_rng(cfg.seed, kProjDrop);
+        d_out = &record("out", dropout_backward(d_out_drop, cfg.proj_drop, cfg.training, proj_rng));
+    } else {
+        d_out = &record("out", g.grad_output);
+    }
     // self.proj(x)                                                            [B, N, C]
-    LinearGrads proj = linear_backward(T("merged"), w.proj_weight, true, d_out);
+    LinearGrads proj = linear_backward(T("merged"), w.proj_weight, true, *d_out);
     const Tensor& d_merged = record("merged", std::move(proj.x));
     // .reshape(B, N, C)                                                       [B, N, h, c]
     const Tensor& d_context_t = record("context_t", reshape_backward(d_merged, T("context_t")));

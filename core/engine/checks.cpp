@@ -10,7 +10,7 @@ namespace attnscope {
 
 std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg) {
     std::vector<ExpectedShape> shapes;
-    for (const StepInfo& step : attention_steps())
+    for (const StepInfo& step : attention_steps(cfg.reference))
         if (!step.only_masked || cfg.masked())
             shapes.push_back({std::string(step.name), std::string(step.shape), step_shape(step, cfg)});
     return shapes;

@@ -59,6 +59,13 @@ std::vector<std::string> validate(const AttentionConfig& c, std::uint64_t memory
     };
     check_p(c.attn_drop, "--attn-drop");
     check_p(c.proj_drop, "--proj-drop");
+    if (c.reference == Reference::mha) {
+        if (c.path != AttentionPath::standard)
+            problems.push_back(std::string("--reference mha steps through the article's MultiHeadAttention, which has no ") +
+                               path_name(c.path) + " path; leave out --flash, --kv-cache and --window");
+        if (c.proj_drop != 0.0f) problems.push_back("--proj-drop: --reference mha (MultiHeadAttention) has no output dropout");
+        if (!c.qkv_bias) problems.push_back("--reference mha: qkv_proj always has a bias (qkv_bias must be on)");
+    }
     if (problems.empty()) validate_beyond(c, problems);
     if (problems.empty()) {
         const std::uint64_t need = trace_bytes(c);

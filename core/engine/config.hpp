@@ -13,6 +13,12 @@ namespace attnscope {
 // token (causal); windowed attends within Swin windows of the token grid.
 enum class AttentionPath { standard, flash, kv_cache, windowed };
 
+// Which class of the reference article the steps follow. vit: ViTAttention (its section 6, timm's
+// names). mha: the article's first class, MultiHeadAttention (sections 1-4): qkv_proj always with a
+// bias, q, k, v = qkv[0], qkv[1], qkv[2], (self.head_dim ** -0.5), one self.dropout on the weights,
+// the merge in two lines, out_proj, and no output dropout. Both compute the same numbers.
+enum class Reference { vit, mha };
+
 struct AttentionConfig {
     std::size_t batch = 2;    // B
     std::size_t tokens = 16;  // N
@@ -23,6 +29,7 @@ struct AttentionConfig {
     bool training = false;  // dropout is the identity unless training
     float attn_drop = 0.0f;
     float proj_drop = 0.0f;
+    Reference reference = Reference::vit;
     bool scaled = true;  // false: the `scaled` step multiplies by 1 (--no-scale, the softmax-saturation demo)
     // ---- beyond the textbook (masks, FlashAttention, KV cache, windows; see core/paths/beyond.hpp)
     bool causal = false;                    // query i sees keys 0..i

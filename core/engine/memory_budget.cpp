@@ -60,7 +60,7 @@ std::vector<StepBytes> step_bytes(const AttentionConfig& c) {
     const std::uint64_t f = sizeof(float);
     const std::uint64_t bhn = mul(mul(mul(c.batch, c.heads), c.tokens), f);  // [B, h, N] row sums
     std::vector<StepBytes> steps;
-    for (const StepInfo& step : attention_steps()) {
+    for (const StepInfo& step : attention_steps(c.reference)) {
         if (step.only_masked && !c.masked()) continue;
         std::uint64_t bytes = f;
         for (std::uint64_t n : step_shape(step, c)) bytes = mul(bytes, n);

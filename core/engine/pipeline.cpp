@@ -52,8 +52,8 @@ void check_run_inputs(const AttentionConfig& cfg, const AttentionWeights& w, con
 
 }  // namespace
 
-StepText step_text(std::string_view step, std::string note, std::vector<Operand> weights) {
-    const StepInfo* info = step_info(step);
+StepText step_text(Reference reference, std::string_view step, std::string note, std::vector<Operand> weights) {
+    const StepInfo* info = step_info(step, reference);
     if (!info) throw std::logic_error("step table has no step '" + std::string(step) + "'");
     StepText text{std::string(info->name), info->op, std::string(info->code), std::string(info->pattern), {},
                   std::move(note), std::move(weights)};
@@ -69,12 +69,18 @@ float attention_scale(const AttentionConfig& cfg) {
 AttentionWeights default_weights(const AttentionConfig& cfg) {
     const std::size_t C = cfg.dim;
     AttentionWeights w;
-    // nn.init.xavier_uniform_(self.qkv.weight): bound = sqrt(6 / (fan_in + fan_out)) = sqrt(6 / (C + 3C))
-    w.qkv_weight = uniform_array({3 * C, C}, static_cast<float>(std::sqrt(6.0 / (4.0 * C))), cfg.seed, kQkvWeight);
-    // nn.init.zeros_(self.qkv.bias)
-    if (cfg.qkv_bias) w.qkv_bias = xt::zeros<float>({3 * C});
-    // nn.Linear(dim, dim) default: weight and bias uniform(+-1/sqrt(fan_in))
+    // nn.Linear(C, n)'s own initialisation (kaiming_uniform_ with a = sqrt(5)): weight and bias
+    // uniform(+-1/sqrt(fan_in)), fan_in = C.
     const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(C)));
+    if (cfg.reference == Reference::mha) {  // MultiHeadAttention keeps nn.Linear's init for qkv_proj
+        w.qkv_weight = uniform_array({3 * C, C}, bound, cfg.seed, kQkvWeight);
+        w.qkv_bias = uniform_array({3 * C}, bound, cfg.seed, kQkvBias);
+    } else {
+        // nn.init.xavier_uniform_(self.qkv.weight): bound = sqrt(6 / (fan_in + fan_out)) = sqrt(6 / (C + 3C))
+        w.qkv_weight = uniform_array({3 * C, C}, static_cast<float>(std::sqrt(6.0 / (4.0 * C))), cfg.seed, kQkvWeight);
+        // nn.init.zeros_(self.qkv.bias)
+        if (cfg.qkv_bias) w.qkv_bias = xt::zeros<float>({3 * C});
+    }
     w.proj_weight = uniform_array({C, C}, bound, cfg.seed, kProjWeight);
     w.proj_bias = uniform_array({C}, bound, cfg.seed, kProjBias);
     pack_weights(w);
@@ -127,11 +133,11 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
     if (x_in->axes != Axes{"B", "N", "C"}) x_in = std::make_shared<const Tensor>(Tensor{x_in->values, {"B", "N", "C"}});
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim;
     trace.config = cfg;
-    Recorder rec(trace, hooks, attention_step_names().size() + cfg.masked());
+    Recorder rec(trace, hooks, attention_step_count(cfg));
 
     // x                                                                       [B, N, C]
     const TorchLayout layout = TorchLayout::contiguous({B, N, C});
-    const Step& input = rec.add(step_text("input", "the input tensor, contiguous"),
+    const Step& input = rec.add(step_text(cfg.reference, "input", "the input tensor, contiguous"),
                                 std::move(x_in), layout, false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
     Array keep;
@@ -171,6 +177,7 @@ const Step& record_dropout(Recorder& rec, StepText text, const Step& x, const To
 
 QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& input) {
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
+    const bool mha = cfg.reference == Reference::mha;
 
     // self.qkv(x)                                                             [B, N, 3C]
     TorchLayout layout = TorchLayout::contiguous({B, N, 3 * C});
@@ -178,23 +185,22 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
                                 w.qkv_packed.get());
     std::vector<Stats> qkv_part_stats;  // of q, k and v: the three column blocks of qkv's rows
     const Stats qkv_stats = compute_stats_by_column_blocks(qkv_values.values.data(), B * N, 3, C, qkv_part_stats);
-    StepText qkv_text = step_text(
-        "qkv", std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
-        {{"self.qkv.weight", shape_of(w.qkv_weight)}});
+    StepText qkv_text = step_text(cfg.reference, "qkv", std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
+        {{mha ? "self.qkv_proj.weight" : "self.qkv.weight", shape_of(w.qkv_weight)}});
     qkv_text.inputs = {input.name};  // x, or what a path feeds the attention (its windows)
     const Step& qkv = rec.add(std::move(qkv_text), std::move(qkv_values), layout, false, &qkv_stats);
 
     // .reshape(B, N, 3, self.num_heads, C // self.num_heads)               [B, N, 3, h, c]
     layout = {{B, N, 3, h, c}, *torch_view_strides(layout, {B, N, 3, h, c})};
     const Step& qkv_split = rec.add(
-        step_text("qkv_split",
+        step_text(cfg.reference, "qkv_split",
                   "view, no copy: splitting the last axis of a contiguous tensor only needs new strides" + strides_note(layout)),
         reshape_or_copy(qkv.view(), {B, N, 3, h, c}, {"B", "N", "3", "h", "c"}), layout, true, &qkv.stats);
 
     // .permute(2, 0, 3, 1, 4)                                                 [3, B, h, N, c]
     layout = torch_permute(layout, {2, 0, 3, 1, 4});
     const Step& qkv_heads = rec.add(
-        step_text("qkv_heads", std::string("view, no copy: permute only reorders the strides") +
+        step_text(cfg.reference, "qkv_heads", std::string("view, no copy: permute only reorders the strides") +
                                    (layout.is_contiguous() ? "" : ", so the tensor is no longer contiguous") +
                                    "; the numbers still lie in memory in [B, N, 3, h, c] order" + strides_note(layout)),
         permute_view(qkv_split.view(), {2, 0, 3, 1, 4}), layout, true, &qkv_split.stats);
@@ -202,13 +208,15 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
     // q, k, v = qkv.unbind(0)                                                 [B, h, N, c] each
     layout = torch_select(layout, 0);
     const std::string unbind_note =
-        "view, no copy: unbind(0) picks one slice of the first axis; still not contiguous" + strides_note(layout);
-    const Step& q = rec.add(step_text("q", unbind_note), select_view(qkv_heads.view(), 0, 0), layout, true, &qkv_part_stats[0]);
+        std::string(mha ? "view, no copy: qkv[i] indexes one slice of the first axis, the same view unbind(0) gives"
+                        : "view, no copy: unbind(0) picks one slice of the first axis") +
+        "; still not contiguous" + strides_note(layout);
+    const Step& q = rec.add(step_text(cfg.reference, "q", unbind_note), select_view(qkv_heads.view(), 0, 0), layout, true, &qkv_part_stats[0]);
     // Keys and values are indexed by the attended-to token: that axis is labelled N'.
     TensorView k_values = select_view(qkv_heads.view(), 0, 1), v_values = select_view(qkv_heads.view(), 0, 2);
     k_values.axes = v_values.axes = {"B", "h", "N'", "c"};
-    const Step& k = rec.add(step_text("k", unbind_note), std::move(k_values), layout, true, &qkv_part_stats[1]);
-    const Step& v = rec.add(step_text("v", unbind_note), std::move(v_values), layout, true, &qkv_part_stats[2]);
+    const Step& k = rec.add(step_text(cfg.reference, "k", unbind_note), std::move(k_values), layout, true, &qkv_part_stats[1]);
+    const Step& v = rec.add(step_text(cfg.reference, "v", unbind_note), std::move(v_values), layout, true, &qkv_part_stats[2]);
     return {q, k, v, layout};
 }
 
@@ -221,7 +229,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
 
     // k.transpose(-2, -1)                                                     [B, h, c, N']
     TorchLayout layout = torch_transpose(qkv.layout, 2, 3);
-    const Step& k_t = rec.add(step_text("k_t", "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)),
+    const Step& k_t = rec.add(step_text(cfg.reference, "k_t", "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)),
                               transpose_view(k.view(), 2, 3), layout, true, &k.stats);
 
     // q @ k.transpose(-2, -1)                                                 [B, h, N, N']
@@ -233,8 +241,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     // scaled is then a lazy step (computed on its first read, like a view is gathered).
     std::optional<ScaledSoftmax> chain;
     if (!keep && !rec.edits_steps()) chain = scaled_softmax(scores_values, scale_factor);
-    StepText scores_text = step_text(
-        "scores", "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed");
+    StepText scores_text = step_text(cfg.reference, "scores", "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed");
     const Step& scores =
         rec.add(std::move(scores_text), std::move(scores_values), layout, false, chain ? &chain->scores_stats : nullptr);
 
@@ -242,7 +249,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     char scale_text[96];
     std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x c^-0.5 = %zu^-0.5 = %.6g)", c, scale_factor);
     if (!cfg.scaled) std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x 1: scale off)");
-    StepText scaled_text = step_text("scaled", cfg.scaled ? "new contiguous tensor"
+    StepText scaled_text = step_text(cfg.reference, "scaled", cfg.scaled ? "new contiguous tensor"
                                                           : "new contiguous tensor; the scale is switched off (--no-scale), so the "
                                                             "scores reach softmax unscaled and grow like sqrt(c)");
     scaled_text.formula = scale_text;
@@ -258,14 +265,14 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     // attn.masked_fill(~keep, float("-inf"))                                   [B, h, N, N']
     const Step* logits = &scaled;
     if (keep) {
-        StepText masked_text = step_text("masked", mask_note);
+        StepText masked_text = step_text(cfg.reference, "masked", mask_note);
         masked_text.code = mask_code;
         logits = &rec.add(std::move(masked_text), mask_fill(scaled.tensor(), *keep), layout, false);
     }
 
     // attn.softmax(dim=-1)                                                    [B, h, N, N']
     StepText attn_text =
-        step_text("attn", "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys");
+        step_text(cfg.reference, "attn", "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys");
     attn_text.inputs = {logits->name};
     const Step& attn = chain ? rec.add(std::move(attn_text), std::move(chain->attn), layout, false, &chain->attn_stats)
                              : rec.add(std::move(attn_text), softmax_last(logits->tensor()), layout, false);
@@ -276,7 +283,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
     const Step& attn_drop = record_dropout(
         rec,
-        step_text("attn_drop",
+        step_text(cfg.reference, "attn_drop",
                   attn_dropping ? "new contiguous tensor: training-mode dropout zeroes weights and rescales the rest by 1/(1-p)"
                                 : "identity: dropout does nothing in eval mode (or with p = 0) and returns attn itself"),
         attn, layout, cfg.attn_drop, cfg.training, attn_rng);
@@ -284,18 +291,19 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     // attn @ v                                                                [B, h, N, c]
     layout = TorchLayout::contiguous({B, h, N, c});
     const Step& context = rec.add(
-        step_text("context", "new contiguous tensor: each output row is a weighted sum of the rows of v"),
+        step_text(cfg.reference, "context", "new contiguous tensor: each output row is a weighted sum of the rows of v"),
         matmul(attn_drop.view(), v.view(), {"B", "h", "N", "c"}, "attn", "v"), layout, false);
     return context;
 }
 
 void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& context) {
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim;
+    const bool mha = cfg.reference == Reference::mha;
 
     // .transpose(1, 2)                                                        [B, N, h, c]
     TorchLayout layout = torch_transpose(TorchLayout::contiguous(context.shape()), 1, 2);
     const Step& context_t = rec.add(
-        step_text("context_t", (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
+        step_text(cfg.reference, "context_t", (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
                                                        : "view, no copy: not contiguous, so .view(B, N, C) here would raise an error") +
                                    strides_note(layout)),
         transpose_view(context.view(), 1, 2), layout, true, &context.stats);
@@ -304,23 +312,24 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
     const auto merged_view = torch_view_strides(layout, {B, N, C});
     layout = TorchLayout::contiguous({B, N, C});
     const Step& merged = rec.add(
-        step_text("merged", merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
+        step_text(cfg.reference, "merged", merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
                                         : "copy: context_t is not contiguous, so reshape copies the heads side by side into a new "
                                           "contiguous tensor (this is why the code says reshape, not view)"),
         reshape_or_copy(context_t.view(), {B, N, C}, {"B", "N", "C"}), layout, merged_view.has_value(), &context_t.stats);
 
     // self.proj(x)                                                            [B, N, C]
-    const Step& out = rec.add(step_text("out", "new contiguous tensor: nn.Linear writes x @ W^T + b",
-                                        {{"self.proj.weight", shape_of(w.proj_weight)}}),
+    const Step& out = rec.add(step_text(cfg.reference, "out", "new contiguous tensor: nn.Linear writes x @ W^T + b",
+                                        {{mha ? "self.out_proj.weight" : "self.proj.weight", shape_of(w.proj_weight)}}),
                               linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight",
                                      w.proj_packed.get()),
                               layout, false);
+    if (cfg.reference == Reference::mha) return;  // MultiHeadAttention returns out_proj's output
 
     // self.proj_drop(x)                                                       [B, N, C]
     Rng proj_rng(cfg.seed, kProjDrop);
     const bool proj_dropping = cfg.training && cfg.proj_drop > 0.0f;
     record_dropout(rec,
-                   step_text("out_drop", proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
+                   step_text(cfg.reference, "out_drop", proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
                                                        : "identity: dropout does nothing in eval mode (or with p = 0)"),
                    out, layout, cfg.proj_drop, cfg.training, proj_rng);
 }

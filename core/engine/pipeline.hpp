@@ -17,7 +17,8 @@ namespace attnscope {
 // Random streams of one seed; fixed numbers so that a seed means the same thing forever.
 // The dropout streams are drawn again by the backward pass (core/engine/backward.cpp) for the same masks.
 enum Stream : std::uint64_t {
-    kInput = 1, kQkvWeight = 2, kProjWeight = 3, kProjBias = 4, kAttnDrop = 5, kProjDrop = 6, kGradOutput = 7
+    kInput = 1, kQkvWeight = 2, kProjWeight = 3, kProjBias = 4, kAttnDrop = 5, kProjDrop = 6, kGradOutput = 7,
+    kQkvBias = 8
 };
 
 // self.scale = c^-0.5, or 1 when config.scaled is false (--no-scale).

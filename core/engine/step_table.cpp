@@ -13,7 +13,23 @@ Op op_named(std::string_view name) {
     return Op::count;
 }
 
-const std::vector<std::string_view>& forward_lines() {
+const std::vector<std::string_view>& forward_lines(Reference reference) {
+    static const std::vector<std::string_view> mha = {
+        "B, N, C = x.shape",
+        "qkv = self.qkv_proj(x)",
+        "qkv = qkv.reshape(B, N, 3, self.num_heads, self.head_dim)",
+        "qkv = qkv.permute(2, 0, 3, 1, 4)",
+        "q, k, v = qkv[0], qkv[1], qkv[2]",
+        "attn = (q @ k.transpose(-2, -1)) * (self.head_dim ** -0.5)",
+        "attn = attn.softmax(dim=-1)",
+        "attn = self.dropout(attn)",
+        "out = attn @ v",
+        "out = out.transpose(1, 2)",
+        "out = out.reshape(B, N, C)",
+        "out = self.out_proj(out)",
+        "return out",
+    };
+    if (reference == Reference::mha) return mha;
     static const std::vector<std::string_view> lines = {
         "B, N, C = x.shape",
         "qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)",
@@ -30,7 +46,9 @@ const std::vector<std::string_view>& forward_lines() {
     return lines;
 }
 
-const std::vector<StepInfo>& attention_steps() {
+namespace {
+
+const std::vector<StepInfo>& vit_attention_steps() {
     // clang-format off
     static const std::vector<StepInfo> steps = {
         // name        op              code                                   pattern
@@ -97,10 +115,64 @@ const std::vector<StepInfo>& attention_steps() {
     return steps;
 }
 
-const StepInfo* step_info(std::string_view step) {
-    for (const StepInfo& s : attention_steps())
+// MultiHeadAttention's lines for the same steps: name, op, code, line of forward_lines(mha).
+struct MhaLine {
+    std::string_view step;
+    Op op;
+    std::string_view code;
+    int line;
+};
+const MhaLine kMhaLines[] = {
+    {"input", Op::input, "x", 0},
+    {"qkv", Op::linear, "self.qkv_proj(x)", 1},
+    {"qkv_split", Op::reshape, "qkv.reshape(B, N, 3, self.num_heads, self.head_dim)", 2},
+    {"qkv_heads", Op::permute, "qkv.permute(2, 0, 3, 1, 4)", 3},
+    {"q", Op::select, "qkv[0]", 4},
+    {"k", Op::select, "qkv[1]", 4},
+    {"v", Op::select, "qkv[2]", 4},
+    {"k_t", Op::transpose, "k.transpose(-2, -1)", 5},
+    {"scores", Op::matmul, "q @ k.transpose(-2, -1)", 5},
+    {"scaled", Op::scale, "* (self.head_dim ** -0.5)", 5},
+    {"masked", Op::mask, "attn = attn.masked_fill(~keep[:, None], float(\"-inf\"))", -1},
+    {"attn", Op::softmax, "attn.softmax(dim=-1)", 6},
+    {"attn_drop", Op::dropout, "self.dropout(attn)", 7},
+    {"context", Op::matmul, "attn @ v", 8},
+    {"context_t", Op::transpose, "out.transpose(1, 2)", 9},
+    {"merged", Op::reshape, "out.reshape(B, N, C)", 10},
+    {"out", Op::linear, "self.out_proj(out)", 11},
+};
+
+const std::vector<StepInfo>& mha_attention_steps() {
+    static const std::vector<StepInfo> steps = [] {
+        std::vector<StepInfo> rows;
+        for (const MhaLine& line : kMhaLines) {
+            StepInfo row = *step_info(line.step, Reference::vit);
+            row.op = line.op;
+            row.code = line.code;
+            row.line = line.line;
+            rows.push_back(row);
+        }
+        return rows;
+    }();
+    return steps;
+}
+
+}  // namespace
+
+const std::vector<StepInfo>& attention_steps(Reference reference) {
+    return reference == Reference::mha ? mha_attention_steps() : vit_attention_steps();
+}
+
+const StepInfo* step_info(std::string_view step, Reference reference) {
+    for (const StepInfo& s : attention_steps(reference))
         if (s.name == step) return &s;
     return nullptr;
+}
+
+std::size_t attention_step_count(const AttentionConfig& config) {
+    std::size_t n = 0;
+    for (const StepInfo& s : attention_steps(config.reference)) n += !s.only_masked || config.masked();
+    return n;
 }
 
 bool is_attention_map(std::string_view step) {

@@ -108,9 +108,9 @@ inline bool operator!=(Op op, std::string_view name) { return !(op == name); }
 
 // ---- the reference's forward() ------------------------------------------------------------------
 
-// ViTAttention.forward of the article, one string per line, without "def forward(self, x):" and
-// its indentation.
-const std::vector<std::string_view>& forward_lines();
+// The reference's forward() (ViTAttention's or MultiHeadAttention's), one string per line, without
+// "def forward(self, x):" and its indentation.
+const std::vector<std::string_view>& forward_lines(Reference reference = Reference::vit);
 
 // ---- the steps ----------------------------------------------------------------------------------
 
@@ -142,10 +142,14 @@ struct StepInfo {
     StepCostText cost;
 };
 
-// The steps of run_attention in order; `masked` (only_masked) sits between scaled and attn.
-const std::vector<StepInfo>& attention_steps();
+// The steps of run_attention in order; `masked` (only_masked) sits between scaled and attn. The
+// MultiHeadAttention reference has the same steps under the same names (dumps stay comparable)
+// with its own lines of code, and no out_drop.
+const std::vector<StepInfo>& attention_steps(Reference reference = Reference::vit);
 // The row of a pinned step, or nullptr.
-const StepInfo* step_info(std::string_view step);
+const StepInfo* step_info(std::string_view step, Reference reference = Reference::vit);
+// How many steps run_attention records for this config (the mask's step only when masked).
+std::size_t attention_step_count(const AttentionConfig& config);
 // True for the [B, h, N, N'] maps: scores, scaled, masked, attn, attn_drop.
 bool is_attention_map(std::string_view step);
 

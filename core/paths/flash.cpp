@@ -144,7 +144,7 @@ Trace run_flash(const AttentionConfig& cfg, const AttentionWeights& w, const Ten
     Recorder rec(trace, hooks, names.size());
 
     // x                                                                       [B, N, C]
-    const Step& input = rec.add(step_text("input", "the input tensor, contiguous"),
+    const Step& input = rec.add(step_text(cfg.reference, "input", "the input tensor, contiguous"),
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
 

@@ -31,7 +31,7 @@ Trace run_kv_cache(const AttentionConfig& cfg_in, const AttentionWeights& w, con
     Recorder rec(trace, hooks, names.size());
 
     // x                                                                       [B, N, C]
-    const Step& input = rec.add(step_text("input", "the input tensor: token t arrives at step t"),
+    const Step& input = rec.add(step_text(cfg.reference, "input", "the input tensor: token t arrives at step t"),
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
     const float* Q = qkv.q.tensor().values.data();  // [B, h, N, c]

@@ -64,7 +64,7 @@ Trace run_windowed(const AttentionConfig& cfg, const AttentionWeights& w, const 
     Recorder rec(trace, hooks, names.size());
 
     // x                                                                       [B, N, C]
-    const Step& input = rec.add(step_text("input", "the input tensor: N = H * W patch tokens"),
+    const Step& input = rec.add(step_text(cfg.reference, "input", "the input tensor: N = H * W patch tokens"),
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
     // x.view(B, H, W, C)                                                      [B, H, W, C]
     TorchLayout layout = TorchLayout::contiguous({B, H, W, C});

@@ -61,7 +61,7 @@ bool allocates_nothing(const StepInfo& step, const AttentionConfig& cfg, bool dr
 CostTable attention_cost(const AttentionConfig& cfg) {
     CostTable t;
     t.config = cfg;
-    for (const StepInfo& step : attention_steps()) {
+    for (const StepInfo& step : attention_steps(cfg.reference)) {
         if (step.only_masked) continue;  // the cost of the textbook layer
         const Shape shape = step_shape(step, cfg);
         const std::uint64_t out = numel(shape);

@@ -299,7 +299,8 @@ std::vector<Edge> edges_of(const StepInfo& step, std::size_t rank) {
         case Op::permute:
         case Op::transpose:
             return {Edge{in0, EdgeKind::Permute, std::vector<std::size_t>(step.dims.begin(), step.dims.begin() + rank), 0, 0}};
-        case Op::unbind: return {Edge{in0, EdgeKind::Select, {}, 0, step.dims[0]}};
+        case Op::unbind:
+        case Op::select: return {Edge{in0, EdgeKind::Select, {}, 0, step.dims[0]}};
         case Op::matmul: return {edge(in0, EdgeKind::MatmulLeft), edge(in1, EdgeKind::MatmulRight)};
         case Op::softmax: return {edge(in0, EdgeKind::SoftmaxLast)};
         default: return {edge(in0, EdgeKind::Same)};  // scale, mask, dropout: elementwise
@@ -317,7 +318,7 @@ GraphNode& node(std::vector<GraphNode>& g, const char* step) {
 std::vector<GraphNode> attention_graph(const AttentionConfig& cfg, Bug bug) {
     const std::size_t B = cfg.batch, N = cfg.tokens, h = cfg.heads, c = cfg.head_dim();
     std::vector<GraphNode> g;
-    for (const StepInfo& step : attention_steps()) {
+    for (const StepInfo& step : attention_steps(cfg.reference)) {
         if (step.only_masked) continue;  // the graph is the unmasked forward's
         Shape shape = step_shape(step, cfg);
         g.push_back({std::string(step.name), shape, edges_of(step, shape.size())});

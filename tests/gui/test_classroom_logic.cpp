@@ -267,3 +267,33 @@ TEST_CASE("narrative: every attention and ViT step is told in English and Chines
     CHECK(step_narrative("k_t", Language::Chinese).text.find("转置") != std::string::npos);
     CHECK(step_narrative("merged", Language::Chinese).text.find("多头注意力") != std::string::npos);
 }
+
+TEST_CASE("narrative: MultiHeadAttention's steps are told as that class writes them, in both languages") {
+    for (const StepInfo& step : attention_steps(Reference::mha)) {
+        if (step.only_masked) continue;  // told with the masks (not a line of either class)
+        CAPTURE(step.name);
+        const StepNarrative en = step_narrative(std::string(step.name), Language::English, Reference::mha);
+        const StepNarrative zh = step_narrative(std::string(step.name), Language::Chinese, Reference::mha);
+        CHECK(en.text.size() > 40);
+        CHECK_FALSE(has_cjk(en.title + en.text));
+        CHECK(has_cjk(zh.text));
+    }
+    // The lines that differ name the class's own code; the shared ones keep ViTAttention's words.
+    CHECK(step_narrative("q", Language::English, Reference::mha).title.find("qkv[0]") != std::string::npos);
+    CHECK(step_narrative("q", Language::English).text.find("unbind(0)") != std::string::npos);
+    CHECK(step_narrative("out", Language::English, Reference::mha).text.find("no output dropout") != std::string::npos);
+    CHECK(step_narrative("k_t", Language::English, Reference::mha).text ==
+          step_narrative("k_t", Language::English).text);
+}
+
+TEST_CASE("settings: the reference code is saved; an unknown one reads as ViTAttention") {
+    Settings s;
+    s.config.reference = Reference::mha;
+    std::string error;
+    auto back = settings_from_json(settings_to_json(s), &error);
+    REQUIRE(back.has_value());
+    CHECK(back->config.reference == Reference::mha);
+    back = settings_from_json(R"({"config": {"reference": "gpt"}})", &error);
+    REQUIRE(back.has_value());
+    CHECK(back->config.reference == Reference::vit);
+}

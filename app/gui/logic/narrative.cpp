@@ -191,15 +191,58 @@ const Row kRows[] = {
      "类别概率",
      "在 K 个类别上做 softmax，把分数变成和为 1 的概率。"},
 };
+
+// The steps whose line reads differently in the article's MultiHeadAttention; the others share
+// ViTAttention's words.
+const Row kMhaRows[] = {
+    {"qkv", "qkv_proj: queries, keys and values in one matrix product",
+     "self.qkv_proj is one nn.Linear(C, 3C) with a bias: each token's C numbers become 3C numbers, q, k and v of "
+     "every head side by side. The class keeps nn.Linear's own initialisation, and the bias is always there.",
+     "qkv_proj：一次矩阵乘法得到 q、k、v",
+     "self.qkv_proj 是一个带偏置的 nn.Linear(C, 3C)：每个 token 的 C 维向量变成 3C 个数，所有头的 q、k、v 并排存放。"
+     "这个类保留 nn.Linear 自己的初始化，并且总是有偏置。"},
+    {"q", "The queries: qkv[0]",
+     "Indexing the first axis, qkv[0] gives the queries, one [N, c] matrix per sample and head. It is the very view "
+     "unbind(0) returns in ViTAttention: no copy, the same strides.",
+     "查询 q：qkv[0]",
+     "对第一维做索引，qkv[0] 得到查询 q，每个样本、每个头各一个 [N, c] 矩阵。"
+     "它与 ViTAttention 中 unbind(0) 返回的视图完全相同：不复制，步长也一样。"},
+    {"k", "The keys: qkv[1]",
+     "qkv[1]: the keys, what each token has to offer; every query is compared with every key. Its token axis is "
+     "labelled N' because it counts the tokens being looked at.",
+     "键 k：qkv[1]",
+     "qkv[1]：键 k，描述每个 token 能提供什么，每个查询都要和每个键做比较。它的 token 轴记作 N'，表示被关注的那些 token。"},
+    {"v", "The values: qkv[2]",
+     "qkv[2]: the values, what each token passes on once attention has decided how much of it to take.",
+     "值 v：qkv[2]",
+     "qkv[2]：值 v，注意力决定取多少之后，每个 token 传递出去的内容。"},
+    {"attn_drop", "The class's one dropout: self.dropout",
+     "MultiHeadAttention has a single dropout (p = 0.1 by default), on the attention weights. In eval mode it is the "
+     "identity; in training it zeroes weights and rescales the rest by 1/(1-p), so a row sums to 1 only on average. "
+     "There is no dropout after out_proj.",
+     "类中唯一的 dropout：self.dropout",
+     "MultiHeadAttention 只有一个 dropout（默认 p = 0.1），作用在注意力权重上。评估模式下它什么也不做；"
+     "训练模式下它把部分权重置零，其余乘以 1/(1-p)，所以每行之和只在平均意义上为 1。out_proj 之后没有 dropout。"},
+    {"out", "Output projection: out_proj",
+     "self.out_proj, an nn.Linear(C, C) with a bias, mixes the heads' outputs of every token. The class returns it "
+     "as it is: no output dropout.",
+     "输出投影：out_proj",
+     "self.out_proj 是一个带偏置的 nn.Linear(C, C)，把每个 token 各个头的输出混合起来。这个类直接返回它，没有输出 dropout。"},
+};
 // clang-format on
+
+StepNarrative narrative_of(const Row& r, Language language) {
+    return language == Language::Chinese ? StepNarrative{r.zh_title, r.zh_text} : StepNarrative{r.en_title, r.en_text};
+}
 
 }  // namespace
 
-StepNarrative step_narrative(const std::string& step, Language language) {
+StepNarrative step_narrative(const std::string& step, Language language, Reference reference) {
+    if (reference == Reference::mha)
+        for (const Row& r : kMhaRows)
+            if (step == r.step) return narrative_of(r, language);
     for (const Row& r : kRows)
-        if (step == r.step)
-            return language == Language::Chinese ? StepNarrative{r.zh_title, r.zh_text}
-                                                 : StepNarrative{r.en_title, r.en_text};
+        if (step == r.step) return narrative_of(r, language);
     return {};
 }
 

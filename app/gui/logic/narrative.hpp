@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "config.hpp"
 #include "logic/i18n.hpp"
 
 namespace attnscope::ui {
@@ -16,8 +17,9 @@ struct StepNarrative {
 
 // The narrative of a step of run_attention (attention_step_names()) or of the ViT's block-level
 // steps (patch_embed, cls_token, pos_embed, norm1, attention, residual1, norm2, mlp, residual2, head).
-// An unknown step gets an empty title and text.
-StepNarrative step_narrative(const std::string& step, Language language);
+// An unknown step gets an empty title and text. With the MultiHeadAttention reference, the steps
+// whose line differs (qkv_proj, qkv[0], self.dropout, out_proj) are told as that class writes them.
+StepNarrative step_narrative(const std::string& step, Language language, Reference reference = Reference::vit);
 
 // Every step name that has a narrative (the attention steps first, in pipeline order).
 const std::vector<std::string>& narrated_steps();

@@ -17,7 +17,8 @@ std::string settings_to_json(const Settings& s) {
                    {"dim", s.config.dim},           {"heads", s.config.heads},
                    {"qkv_bias", s.config.qkv_bias}, {"seed", s.config.seed},
                    {"training", s.config.training}, {"attn_drop", s.config.attn_drop},
-                   {"proj_drop", s.config.proj_drop}};
+                   {"proj_drop", s.config.proj_drop},
+                   {"reference", s.config.reference == Reference::mha ? "mha" : "vit"}};
     j["step"] = s.step;
     j["ui_scale"] = s.ui_scale;
     j["panels"] = {{"pipeline", s.panels.pipeline}, {"shape", s.panels.shape},
@@ -79,6 +80,9 @@ std::optional<Settings> settings_from_json(const std::string& text, std::string*
             read(c, "training", s.config.training);
             read(c, "attn_drop", s.config.attn_drop);
             read(c, "proj_drop", s.config.proj_drop);
+            std::string reference = "vit";
+            read(c, "reference", reference);
+            s.config.reference = reference == "mha" ? Reference::mha : Reference::vit;
             s.has_config = true;
         }
         read(j, "step", s.step);

@@ -123,7 +123,7 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
     }
     const float fs = ImGui::GetFontSize();
     const float width = ImGui::GetContentRegionAvail().x;
-    const ui::StepNarrative n = ui::step_narrative(step->name, ui::language());
+    const ui::StepNarrative n = ui::step_narrative(step->name, ui::language(), trace.config.reference);
 
     // ---- where we are, and the step's title
     ImGui::TextDisabled(tr("step %d / %zu"), ui.stepper.selected + 1, trace.steps.size());

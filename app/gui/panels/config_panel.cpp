@@ -18,7 +18,7 @@ bool SameConfig(const AttentionConfig& a, const AttentionConfig& b) {
            a.qkv_bias == b.qkv_bias && a.seed == b.seed && a.training == b.training && a.attn_drop == b.attn_drop &&
            a.proj_drop == b.proj_drop && a.causal == b.causal && a.valid_tokens == b.valid_tokens &&
            a.path == b.path && a.tile_rows == b.tile_rows && a.tile_cols == b.tile_cols && a.window == b.window &&
-           a.shift == b.shift && a.scaled == b.scaled;
+           a.shift == b.shift && a.scaled == b.scaled && a.reference == b.reference;
 }
 
 // An unsigned input that reports a change when typing ends or a +/- button is used.
@@ -79,14 +79,38 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     }
     AttentionConfig& c = ui.config_draft;
     bool commit = false;
-    ImGui::TextDisabled(tr("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)"));
+    // The reference code: the article's ViTAttention, or its first class MultiHeadAttention with that
+    // class's own defaults (qkv_proj with a bias, dropout 0.1, no output dropout, the textbook path).
+    int reference = c.reference == Reference::mha ? 1 : 0;
+    ImGui::TextDisabled(tr("reference code"));
+    ImGui::SameLine();
+    bool switched = ImGui::RadioButton("ViTAttention", &reference, 0);
+    ImGui::SameLine();
+    switched |= ImGui::RadioButton("MultiHeadAttention", &reference, 1);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(tr("the article's first class: qkv_proj with a bias, q, k, v = qkv[0], qkv[1], qkv[2], one "
+                             "dropout (p = 0.1) on the weights, out_proj, no output dropout; the same numbers as "
+                             "ViTAttention"));
+    if (switched) {
+        c.reference = reference == 1 ? Reference::mha : Reference::vit;
+        if (c.reference == Reference::mha) {
+            c.qkv_bias = true, c.attn_drop = 0.1f, c.proj_drop = 0.0f;
+            c.path = AttentionPath::standard, c.window = 0, c.shift = false;
+        }
+        commit = true;
+    }
+    const bool mha = c.reference == Reference::mha;
+    ImGui::TextDisabled("%s", mha ? tr("x = torch.randn(B, N, C); MultiHeadAttention(C, num_heads=h, dropout=p)")
+                                  : tr("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)"));
     commit |= SizeInput(tr("B batch"), &c.batch, tr("batch size B: how many sequences (images) at once"));
     ImGui::SameLine();
     commit |= SizeInput(tr("N tokens"), &c.tokens, tr("sequence length N: tokens (patches + class token) per sequence"));
     commit |= SizeInput(tr("C dim"), &c.dim, tr("embedding dimension C (768 for ViT-B)"));
     ImGui::SameLine();
     commit |= SizeInput(tr("h heads"), &c.heads, tr("number of heads h; each head gets c = C / h features"));
+    ImGui::BeginDisabled(mha);  // qkv_proj always has its bias
     commit |= ImGui::Checkbox("qkv_bias", &c.qkv_bias);
+    ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
     {
@@ -102,9 +126,11 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     ImGui::SliderFloat(tr("attn_drop p"), &c.attn_drop, 0.0f, 0.9f, "%.2f");
     commit |= ImGui::IsItemDeactivatedAfterEdit();
     ImGui::SameLine();
+    ImGui::BeginDisabled(mha);  // MultiHeadAttention has no output dropout
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
     ImGui::SliderFloat(tr("proj_drop p"), &c.proj_drop, 0.0f, 0.9f, "%.2f");
     commit |= ImGui::IsItemDeactivatedAfterEdit();
+    ImGui::EndDisabled();
 
     ImGui::TextDisabled(tr("presets"));
     ImGui::SameLine();
@@ -120,7 +146,9 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     preset("ViT-B", 1, 197, 768, 12, tr("one ViT-B/16 image: 196 patches + class token, 12 heads of 197 x 197"));
     ImGui::SameLine();
     preset(tr("tiny"), 1, 4, 8, 2, tr("small enough to read every number in the inspector's numbers tab"));
+    ImGui::BeginDisabled(mha);  // the class has the textbook path only
     commit |= DrawBeyondConfig(c);  // masks and the attention path (beyond_config.cpp)
+    ImGui::EndDisabled();
     if (commit) ui.rerun_requested = true;
 
     ImGui::Separator();

@@ -17,9 +17,9 @@ namespace attnscope {
 
 namespace {
 
-// The line of forward_lines() a step sits on, or -1.
-int LineOf(const std::string& step) {
-    const StepInfo* info = step_info(step);
+// The line of forward_lines(reference) a step sits on, or -1.
+int LineOf(const std::string& step, Reference reference) {
+    const StepInfo* info = step_info(step, reference);
     return info ? info->line : -1;
 }
 
@@ -216,13 +216,15 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
 }
 
 void DrawForwardListing(const Trace& trace, const Step& step) {
-    const int current = LineOf(step.name);
-    ImGui::TextDisabled(tr("ViTAttention.forward(self, x), the reference:"));
+    const Reference reference = trace.config.reference;
+    const int current = LineOf(step.name, reference);
+    ImGui::TextDisabled("%s", reference == Reference::mha ? tr("MultiHeadAttention.forward(self, x), the reference:")
+                                                          : tr("ViTAttention.forward(self, x), the reference:"));
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 1.0f));
     ImGui::PushFont(fonts().mono_small);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fs = ImGui::GetFontSize();
-    const std::vector<std::string_view>& forward = forward_lines();
+    const std::vector<std::string_view>& forward = forward_lines(reference);
     for (int i = 0; i < static_cast<int>(forward.size()); ++i) {
         const std::string line(forward[i]);
         const ImVec2 p = ImGui::GetCursorScreenPos();
