@@ -126,6 +126,17 @@ TEST_CASE("scale after softmax: rows sum to c^-0.5") {
     CHECK(z.caught_by == CaughtBy::RowSumCheck);
 }
 
+TEST_CASE("with the scale switched off (--no-scale) the wrong lines multiply by self.scale = 1 too") {
+    AttentionConfig cfg = small_config();
+    cfg.scaled = false;
+    for (Bug bug : {Bug::MissingScale, Bug::ScaleAfterSoftmax}) {
+        const ZooRun z = run_zoo(cfg, bug);
+        CHECK(z.caught_by == CaughtBy::Nothing);
+        CHECK(z.comparison.first_divergence() == nullptr);
+        CHECK(z.buggy.checks.row_sum("attn")->ok());
+    }
+}
+
 TEST_CASE("merge without the transpose: merged is context reshaped and context_t is absent") {
     const AttentionConfig cfg = small_config();
     const ZooRun z = run_zoo(cfg, Bug::MergeWithoutTranspose);

@@ -6,7 +6,6 @@
 #include "bug_zoo.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include "checks.hpp"
@@ -108,7 +107,7 @@ void set_contiguous(Step& step) {
 // The RunHooks::edit of one bug: rewrites the steps the wrong line changes, before they are recorded.
 void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& step) {
     const std::size_t B = cfg.batch, N = cfg.tokens, h = cfg.heads, c = cfg.head_dim();
-    const float s = static_cast<float>(std::pow(static_cast<double>(c), -0.5));
+    const float s = attention_scale(cfg);  // self.scale as the correct run has it (1 with --no-scale)
     const std::string& name = step.name;
     switch (bug) {
         case Bug::None: return;
@@ -161,9 +160,11 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
                 step.note = "the same tensor: the scores go into the softmax unscaled";
             } else if (name == "attn" && bug == Bug::ScaleAfterSoftmax) {
                 step.code = "attn.softmax(dim=-1) * self.scale   # BUG: scale after softmax";
-                step.formula = "b h n m -> b h n m  (softmax over m, then x c^-0.5)";
+                step.formula = cfg.scaled ? "b h n m -> b h n m  (softmax over m, then x c^-0.5)"
+                                          : "b h n m -> b h n m  (softmax over m, then x 1: scale off)";
                 step.set_tensor(scale(step.tensor(), s));
-                step.note = "new contiguous tensor: every row sums to c^-0.5, not 1";
+                step.note = cfg.scaled ? "new contiguous tensor: every row sums to c^-0.5, not 1"
+                                       : "new contiguous tensor; with the scale off (x 1) every row still sums to 1";
             }
             return;
         case Bug::MergeWithoutTranspose:
