@@ -207,21 +207,25 @@ std::size_t pipeline_index(const std::string& step) {
 
 }  // namespace
 
+RunHooks bug_hooks(Bug bug, const AttentionConfig& cfg, const RunHooks& hooks) {
+    RunHooks h = hooks;
+    if (bug != Bug::None)
+        h.edit = [bug, cfg, outer = hooks.edit](const Trace& so_far, Step& step) {
+            if (outer) outer(so_far, step);
+            edit_step(bug, cfg, so_far, step);
+        };
+    return h;
+}
+
 // ============================================================================================
 // [SECTION] run_zoo
 // ============================================================================================
 Trace run_buggy_attention(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x, Bug bug,
                           std::string* failure, const RunHooks& hooks) {
-    RunHooks h = hooks;
-    if (bug != Bug::None)
-        h.edit = [bug, &cfg, outer = hooks.edit](const Trace& so_far, Step& step) {
-            if (outer) outer(so_far, step);
-            edit_step(bug, cfg, so_far, step);
-        };
     Trace trace;
     std::string error;
     try {
-        record_attention(trace, cfg, w, x, h);
+        record_attention(trace, cfg, w, x, bug_hooks(bug, cfg, hooks));
     } catch (const ShapeError&) {
         if (bug != Bug::KNotTransposed || trace.steps.empty()) throw;  // only that bug fails on purpose
         error = k_not_transposed_message(trace);

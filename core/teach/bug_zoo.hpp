@@ -56,6 +56,10 @@ std::optional<Bug> bug_from_key(const std::string& key);
 // k.transpose); they are left out of the buggy trace.
 std::vector<std::string> steps_missing_in(Bug bug);
 
+// The hooks of a buggy run: hooks, and after hooks.edit the RunHooks::edit that rewrites the steps the
+// bug's wrong line changes (none for Bug::None). A wrong line's self.scale is attention_scale(config).
+RunHooks bug_hooks(Bug bug, const AttentionConfig& config, const RunHooks& hooks = {});
+
 // One run of the zoo: the buggy trace beside the correct one.
 struct ZooRun {
     Bug bug = Bug::None;
