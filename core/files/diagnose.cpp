@@ -1,7 +1,7 @@
 // compare_steps: the user's steps against the reference, and the known bugs replayed.
 //
 // [SECTION] Closeness
-// [SECTION] Known bugs, replayed on the reference's tensors
+// [SECTION] Known bugs, replayed through the reference's pipeline
 // [SECTION] Explaining one step
 // [SECTION] One tensor of a file
 // [SECTION] Loading the user's steps, compare_steps
@@ -14,6 +14,7 @@
 #include <map>
 #include <numeric>
 
+#include "bug_zoo.hpp"
 #include "checks.hpp"
 #include "io.hpp"
 #include "ops.hpp"
@@ -74,7 +75,7 @@ bool same_flat_values(const Array& user, const Array& candidate, double toleranc
 }
 
 // ============================================================================================
-// [SECTION] Known bugs
+// [SECTION] Known bugs, replayed through the reference's pipeline
 // ============================================================================================
 struct KnownBug {
     Finding finding;
@@ -82,93 +83,85 @@ struct KnownBug {
     std::map<std::string, Array> steps;  // the steps whose numbers the bug changes
 };
 
-enum class TailBug { None, NoScale, DoubleScale, SoftmaxColumns, ScaleAfterSoftmax, MergeNoTranspose };
-
-// softmax(dim=-2): each column sums to 1.
-Tensor softmax_columns(const Tensor& x) { return transpose(softmax_last(transpose(x, 2, 3)), 2, 3); }
-
-// Everything after q, k, v, as the reference computes it but for one bug (eval mode).
-std::map<std::string, Array> replay_tail(const Trace& ref, const AttentionWeights& w, const Tensor& q,
-                                         const Tensor& k, const Tensor& v, TailBug bug) {
-    const AttentionConfig& cfg = ref.config;
-    const float s = attention_scale(cfg);  // self.scale, or 1 with --no-scale
-    const Tensor k_t = transpose(k, 2, 3);                                                  // [B, h, c, N']
-    const Tensor scores = matmul(q, k_t, {"B", "h", "N", "N'"});                            // [B, h, N, N']
-    const Tensor scaled = bug == TailBug::NoScale || bug == TailBug::ScaleAfterSoftmax ? scores
-                          : bug == TailBug::DoubleScale ? scale(scale(scores, s), s)
-                                                        : scale(scores, s);
-    Tensor attn = bug == TailBug::SoftmaxColumns ? softmax_columns(scaled) : softmax_last(scaled);
-    if (bug == TailBug::ScaleAfterSoftmax) attn = scale(attn, s);
-    const Tensor context = matmul(attn, v, {"B", "h", "N", "c"});  // [B, h, N, c]
-    const Tensor context_t = transpose(context, 1, 2);              // [B, N, h, c]
-    const Shape bnc{cfg.batch, cfg.tokens, cfg.dim};
-    const Tensor merged = reshape(bug == TailBug::MergeNoTranspose ? context : context_t, bnc, {"B", "N", "C"});
-    const Tensor out = linear(merged, w.proj_weight, &w.proj_bias, "C");  // [B, N, C]
-    return {{"k_t", k_t.values},         {"scores", scores.values},   {"scaled", scaled.values},
-            {"attn", attn.values},       {"attn_drop", attn.values},  {"context", context.values},
-            {"context_t", context_t.values}, {"merged", merged.values}, {"out", out.values},
-            {"out_drop", out.values}};
+// A known bug is a wrong line of the textbook forward in eval mode: it is replayed on that path (where
+// every step it rewrites exists), without the reference's dropout or mask.
+AttentionConfig replay_config(const AttentionConfig& reference) {
+    AttentionConfig cfg = reference;
+    cfg.path = AttentionPath::standard;
+    cfg.training = false;
+    cfg.causal = false;
+    cfg.valid_tokens.clear();
+    return cfg;
 }
 
-KnownBug tail_bug(const Trace& ref, const AttentionWeights& w, TailBug bug, Finding finding, std::string diagnosis) {
-    return {finding, std::move(diagnosis),
-            replay_tail(ref, w, ref.at("q").tensor(), ref.at("k").tensor(), ref.at("v").tensor(), bug)};
-}
-
-// q, k, v from another head layout, and everything after them.
-KnownBug head_bug(const Trace& ref, const AttentionWeights& w, Finding finding, std::string diagnosis,
-                  std::map<std::string, Array> heads, const Tensor& q, const Tensor& k, const Tensor& v) {
-    KnownBug bug{finding, std::move(diagnosis), replay_tail(ref, w, q, k, v, TailBug::None)};
-    heads["q"] = q.values;
-    heads["k"] = k.values;
-    heads["v"] = v.values;
-    for (auto& [step, values] : heads) bug.steps[step] = std::move(values);
+// run_attention on the reference's input and weights, hooks.edit rewriting steps as the buggy code
+// computes them (the later steps compute from the rewritten values). The bug's steps: the run's from
+// `first` on, but for those the buggy code does not have.
+KnownBug replay(const Trace& ref, const AttentionConfig& cfg, const AttentionWeights& w, const RunHooks& hooks,
+                const std::string& first, const std::vector<std::string>& missing, Finding finding,
+                std::string diagnosis) {
+    const Trace run = run_attention(cfg, w, ref.at("input").tensor(), hooks);
+    KnownBug bug{finding, std::move(diagnosis), {}};
+    const auto& names = attention_step_names();
+    for (auto name = std::find(names.begin(), names.end(), first); name != names.end(); ++name)
+        if (std::find(missing.begin(), missing.end(), *name) == missing.end())
+            bug.steps[*name] = run.at(*name).tensor().values;
     return bug;
+}
+
+// A bug of the zoo (core/teach/bug_zoo), its steps from `first` on.
+KnownBug zoo_bug(const Trace& ref, const AttentionWeights& w, Bug bug, const std::string& first, Finding finding,
+                 std::string diagnosis) {
+    const AttentionConfig cfg = replay_config(ref.config);
+    return replay(ref, cfg, w, bug_hooks(bug, cfg), first, steps_missing_in(bug), finding, std::move(diagnosis));
+}
+
+// Everything after q, k, v as the reference computes it but for one bug of the zoo.
+KnownBug tail_bug(const Trace& ref, const AttentionWeights& w, Bug bug, Finding finding, std::string diagnosis) {
+    return zoo_bug(ref, w, bug, "k_t", finding, std::move(diagnosis));
 }
 
 // self.qkv(x).reshape(B, N, <order of three, h, c>), then permuted to [3, B, h, N, c] by name.
 KnownBug split_bug(const Trace& ref, const AttentionWeights& w, const std::vector<std::string>& order) {
-    const AttentionConfig& cfg = ref.config;
+    const AttentionConfig cfg = replay_config(ref.config);
     const std::map<std::string, std::size_t> size{{"three", 3}, {"h", cfg.heads}, {"c", cfg.head_dim()}};
+    const Shape split_shape{cfg.batch, cfg.tokens, size.at(order[0]), size.at(order[1]), size.at(order[2])};
     const Axes split_axes{"B", "N", order[0], order[1], order[2]};
-    const Tensor split = reshape(ref.at("qkv").tensor(),
-                                 {cfg.batch, cfg.tokens, size.at(order[0]), size.at(order[1]), size.at(order[2])},
-                                 split_axes);                     // [B, N, ?, ?, ?]
-    std::vector<std::size_t> dims;                                // -> [three, B, h, N, c]
+    std::vector<std::size_t> dims;  // [B, N, ?, ?, ?] -> [three, B, h, N, c]
     for (const char* axis : {"three", "B", "h", "N", "c"})
         dims.push_back(std::find(split_axes.begin(), split_axes.end(), axis) - split_axes.begin());
-    const Tensor heads = permute(split, dims);
-    return head_bug(ref, w, Finding::Split,
-                    "the same values under another split of 3C: (" + order[0] + " " + order[1] + " " + order[2] +
-                        ") instead of (three h c); reshape self.qkv(x) to (B, N, 3, num_heads, C // num_heads)",
-                    {{"qkv_split", split.values}, {"qkv_heads", heads.values}}, select(heads, 0, 0),
-                    select(heads, 0, 1), select(heads, 0, 2));
+    RunHooks hooks;
+    hooks.edit = [split_shape, split_axes, dims](const Trace& so_far, Step& step) {
+        if (step.name == "qkv_split")  // [B, N, ?, ?, ?]
+            step.set_tensor(reshape(so_far.at("qkv").tensor(), split_shape, split_axes));
+        else if (step.name == "qkv_heads")  // [three, B, h, N, c]
+            step.set_tensor(permute(so_far.at("qkv_split").tensor(), dims));
+    };
+    return replay(ref, cfg, w, hooks, "qkv_split", {}, Finding::Split,
+                  "the same values under another split of 3C: (" + order[0] + " " + order[1] + " " + order[2] +
+                      ") instead of (three h c); reshape self.qkv(x) to (B, N, 3, num_heads, C // num_heads)");
 }
 
 // qkv.reshape(3, B, h, N, c): the right numbers poured into the heads' shape without the permute.
 KnownBug qkv_reshape_bug(const Trace& ref, const AttentionWeights& w) {
-    const AttentionConfig& cfg = ref.config;
-    const Tensor heads = reshape(ref.at("qkv_split").tensor(), {3, cfg.batch, cfg.heads, cfg.tokens, cfg.head_dim()},
-                                 {"3", "B", "h", "N", "c"});  // [3, B, h, N, c] in [B, N, 3, h, c] memory order
-    return head_bug(ref, w, Finding::AxisOrder,
-                    "the same values in another axis order: qkv reshaped to (3, B, h, N, c) without the permute; "
-                    "use .reshape(B, N, 3, h, c).permute(2, 0, 3, 1, 4)",
-                    {{"qkv_heads", heads.values}}, select(heads, 0, 0), select(heads, 0, 1), select(heads, 0, 2));
+    return zoo_bug(ref, w, Bug::ReshapeWithoutPermute, "qkv_heads", Finding::AxisOrder,
+                   "the same values in another axis order: qkv reshaped to (3, B, h, N, c) without the permute; "
+                   "use .reshape(B, N, 3, h, c).permute(2, 0, 3, 1, 4)");
 }
 
 // q.reshape(B, h, N, c) on a [B, N, h, c] tensor: heads and tokens mixed, without the transpose.
 KnownBug heads_reshape_bug(const Trace& ref, const AttentionWeights& w) {
-    auto unpermuted = [&](const char* step) {
-        const Tensor& t = ref.at(step).tensor();  // [B, h, N, c]
-        return reshape(transpose(t, 1, 2), shape_of(t.values), t.axes);
+    RunHooks hooks;
+    hooks.edit = [](const Trace&, Step& step) {
+        if (step.name == "q" || step.name == "k" || step.name == "v")  // [B, N, h, c] read as [B, h, N, c]
+            step.set_tensor(reshape(transpose(step.tensor(), 1, 2), step.shape(), step.axes()));
     };
-    return head_bug(ref, w, Finding::AxisOrder,
-                    "the same values in another axis order: q, k, v reshaped from [B, N, h, c] to [B, h, N, c] "
-                    "without the permute; use .permute(0, 2, 1, 3) (or .transpose(1, 2))",
-                    {}, unpermuted("q"), unpermuted("k"), unpermuted("v"));
+    return replay(ref, replay_config(ref.config), w, hooks, "q", {}, Finding::AxisOrder,
+                  "the same values in another axis order: q, k, v reshaped from [B, N, h, c] to [B, h, N, c] "
+                  "without the permute; use .permute(0, 2, 1, 3) (or .transpose(1, 2))");
 }
 
-// Every known bug, built on first use (each replays the pipeline's tail).
+// Every known bug, built on first use (each replays the reference's pipeline).
 class KnownBugs {
 public:
     KnownBugs(const Trace& ref, const AttentionWeights& w) {
@@ -180,25 +173,26 @@ public:
             if (order != std::vector<std::string>{"three", "h", "c"}) add([&ref, &w, order] { return split_bug(ref, w, order); });
         } while (std::next_permutation(order.begin(), order.end()));
         add([&ref, &w] {
-            return tail_bug(ref, w, TailBug::SoftmaxColumns, Finding::SoftmaxAxis,
+            return tail_bug(ref, w, Bug::SoftmaxDim2, Finding::SoftmaxAxis,
                             "softmax over the wrong axis: columns sum to 1 instead of rows; use softmax(dim=-1)");
         });
         add([&ref, &w, root_c] {
-            return tail_bug(ref, w, TailBug::NoScale, Finding::Scale,
-                            "scale missing: the scores are not multiplied by self.scale = c^-0.5 (ratio " + root_c + ")");
+            return tail_bug(
+                ref, w, Bug::MissingScale, Finding::Scale,
+                "scale missing: the scores are not multiplied by self.scale = c^-0.5 (ratio " + root_c + ")");
         });
         add([&ref, &w, root_c] {
-            return tail_bug(ref, w, TailBug::DoubleScale, Finding::Scale,
+            return tail_bug(ref, w, Bug::DoubleScale, Finding::Scale,
                             "scale applied twice: the scores are multiplied by c^-0.5 twice (ratio " + root_c +
                                 "); multiply by self.scale once");
         });
         add([&ref, &w] {
-            return tail_bug(ref, w, TailBug::ScaleAfterSoftmax, Finding::ScaleAfterSoftmax,
+            return tail_bug(ref, w, Bug::ScaleAfterSoftmax, Finding::ScaleAfterSoftmax,
                             "scale applied after softmax: softmax(q @ k^T) * scale; multiply the scores by self.scale "
                             "before the softmax");
         });
         add([&ref, &w] {
-            return tail_bug(ref, w, TailBug::MergeNoTranspose, Finding::MergeTranspose,
+            return tail_bug(ref, w, Bug::MergeWithoutTranspose, Finding::MergeTranspose,
                             "merge without the transpose: (attn @ v).reshape(B, N, C) mixes heads and tokens; use "
                             "(attn @ v).transpose(1, 2).reshape(B, N, C)");
         });

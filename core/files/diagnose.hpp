@@ -8,8 +8,9 @@
 //   - softmax over the wrong axis (columns sum to 1 instead of rows);
 //   - the scale missing or applied twice (ratio sqrt(c)), or applied after softmax;
 //   - the merge without the transpose.
-// Each known bug is replayed on the reference's tensors, so a bug is recognised at any later step
-// too (a dump holding only `out` still names the missing scale).
+// Each known bug is replayed through the reference pipeline (run_attention on the same input and
+// weights, a RunHooks::edit rewriting the steps its wrong line changes, as in core/teach/bug_zoo),
+// so a bug is recognised at any later step too (a dump holding only `out` still names the missing scale).
 #pragma once
 
 #include <cstddef>

@@ -167,6 +167,14 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
                                        : "new contiguous tensor; with the scale off (x 1) every row still sums to 1";
             }
             return;
+        case Bug::DoubleScale:
+            if (name == "scaled") {
+                step.code = "* self.scale * self.scale   # BUG: scaled twice";
+                step.formula = "b h n m -> b h n m  (x self.scale, twice)";
+                step.set_tensor(scale(step.tensor(), s));
+                step.note = "new contiguous tensor: the scores times self.scale squared";
+            }
+            return;
         case Bug::MergeWithoutTranspose:
             if (name == "context_t") {  // not in the buggy code: the merge reads context itself
                 step.set_tensor(so_far.at("context").tensor());

@@ -30,6 +30,10 @@ enum class Bug {
     ScaleAfterSoftmax,      // (q @ k.transpose(-2, -1)).softmax(dim=-1) * self.scale
     MergeWithoutTranspose,  // (attn @ v).reshape(B, N, C)
     KNotTransposed,         // q @ k
+    // Off the zoo's list (bug_infos: no --bug key, no menu entry): `attnscope check` replays it to name it
+    // in a user's dump (core/files/diagnose), but a listed bug also needs a documented symptom and check,
+    // a translated title and a zoo test against PyTorch's buggy run, which this one does not have.
+    DoubleScale,  // (q @ k.transpose(-2, -1)) * self.scale * self.scale
 };
 
 enum class CaughtBy { Nothing, ShapeError, ShapeCheck, RowSumCheck, Difference };
@@ -48,8 +52,8 @@ struct BugInfo {
     const char* first_step;   // the first step whose numbers (or shape) differ; the failing step for a shape error
 };
 
-const std::vector<BugInfo>& bug_infos();  // Bug::None first, then in enum order
-const BugInfo& bug_info(Bug bug);
+const std::vector<BugInfo>& bug_infos();  // Bug::None first, then in enum order (without DoubleScale)
+const BugInfo& bug_info(Bug bug);         // Bug::None's entry for a bug off the list
 std::optional<Bug> bug_from_key(const std::string& key);
 
 // The pipeline's steps the buggy code does not have (context_t without the transpose, k_t without
