@@ -192,6 +192,12 @@ TEST_CASE("the zoo's buggy runs equal PyTorch's buggy implementations on the sam
     CHECK(check_against_fixture(kData + "zoo/reshape_without_permute.npz", Bug::ReshapeWithoutPermute) >= 11);
 }
 
+TEST_CASE("scale applied twice, off the zoo's list but replayed by check, equals PyTorch's buggy run") {
+    CHECK(check_against_fixture(kData + "activations/bug_double_scale.npz", Bug::DoubleScale) >= 3);
+    for (const BugInfo& b : bug_infos()) CHECK(b.bug != Bug::DoubleScale);
+    CHECK_FALSE(bug_from_key("double-scale"));
+}
+
 TEST_CASE("k not transposed with N equal to c runs silently and only the difference catches it") {
     AttentionConfig cfg = small_config();
     cfg.tokens = 6;  // N = c = 6: q @ k is a valid [6, 6] @ [6, 6]

@@ -31,8 +31,8 @@ enum class Bug {
     MergeWithoutTranspose,  // (attn @ v).reshape(B, N, C)
     KNotTransposed,         // q @ k
     // Off the zoo's list (bug_infos: no --bug key, no menu entry): `attnscope check` replays it to name it
-    // in a user's dump (core/files/diagnose), but a listed bug also needs a documented symptom and check,
-    // a translated title and a zoo test against PyTorch's buggy run, which this one does not have.
+    // in a user's dump (core/files/diagnose), but a listed bug also needs a documented symptom and catching
+    // check and a translated title in the app, which this one does not have.
     DoubleScale,  // (q @ k.transpose(-2, -1)) * self.scale * self.scale
 };
 
