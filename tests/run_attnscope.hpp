@@ -1,15 +1,19 @@
-// Runs the attnscope executable as a separate process, for the command-line tests.
+// Runs the attnscope executable as a separate process, for the command-line tests, and the
+// scratch folders those tests write into.
 #pragma once
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include <doctest/doctest.h>
 
 namespace attnscope::testing {
 
@@ -43,6 +47,26 @@ inline ProcessResult run_attnscope(const std::string& args, const std::string& c
     fs::remove(out);
     fs::remove(err);
     return r;
+}
+
+// A folder of one test under the system temp dir, attnscope_<suite>_<pid>_<name>: removed first,
+// so a crashed earlier run leaves nothing in it; created when `create`.
+inline std::filesystem::path scratch_dir(const std::string& suite, const std::string& name, bool create) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("attnscope_" + suite + "_" + std::to_string(::getpid()) + "_" + name);
+    fs::remove_all(dir);
+    if (create) fs::create_directories(dir);
+    return dir;
+}
+
+// `attnscope ARGS` exits 2 with one line on stderr, and that line contains `phrase`.
+inline void check_usage_error(const std::string& args, const std::string& phrase) {
+    CAPTURE(args);
+    const ProcessResult r = run_attnscope(args);
+    CAPTURE(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(phrase) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
 
 }  // namespace attnscope::testing

@@ -21,22 +21,7 @@ namespace {
 const fs::path kGolden = fs::path(ATTNSCOPE_TEST_DATA) / "golden";
 
 // A fresh folder per test under the system temp dir.
-fs::path scratch(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("attnscope_cli_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
-// Exit 2, one line on stderr, and that line contains `phrase`.
-void check_usage_error(const std::string& args, const std::string& phrase) {
-    CAPTURE(args);
-    const ProcessResult r = run_attnscope(args);
-    CAPTURE(r.err);
-    CHECK(r.status == 2);
-    CHECK(r.err.find(phrase) != std::string::npos);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-}
+fs::path scratch(const std::string& name) { return scratch_dir("cli", name, true); }
 
 void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 

@@ -16,21 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("attnscope_beyond_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
-void check_usage_error(const std::string& args, const std::string& phrase) {
-    CAPTURE(args);
-    const ProcessResult r = run_attnscope(args);
-    CAPTURE(r.err);
-    CHECK(r.status == 2);
-    CHECK(r.err.find(phrase) != std::string::npos);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-}
+fs::path scratch(const std::string& name) { return scratch_dir("beyond", name, true); }
 
 }  // namespace
 

@@ -15,11 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("attnscope_handout_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(dir);
-    return dir;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("handout", name, false); }
 
 bool built_without_gui(const ProcessResult& r) { return r.err.find("built without") != std::string::npos; }
 

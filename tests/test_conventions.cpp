@@ -24,17 +24,14 @@
 
 using namespace attnscope;
 using attnscope::testing::run_attnscope;
+using attnscope::testing::scratch_dir;
 namespace fs = std::filesystem;
 
 namespace {
 
 const fs::path kData = fs::path(ATTNSCOPE_TEST_DATA) / "conventions";
 
-fs::path scratch(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("attnscope_conventions_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(dir);
-    return dir;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("conventions", name, false); }
 
 // Runs `attnscope run` on the case's weights file and input and compares the dumped steps with
 // the module's own tensors.

@@ -9,8 +9,10 @@
 
 #include "image.hpp"
 #include "io.hpp"
+#include "run_attnscope.hpp"
 
 using namespace attnscope;
+using attnscope::testing::scratch_dir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -31,9 +33,7 @@ RgbImage gradient(std::size_t w, std::size_t h) {
     return image;
 }
 
-fs::path scratch(const std::string& name) {
-    return fs::temp_directory_path() / ("attnscope_image_" + std::to_string(::getpid()) + "_" + name);
-}
+fs::path scratch(const std::string& name) { return scratch_dir("image", name, false); }
 
 }  // namespace
 

@@ -25,17 +25,14 @@
 using namespace attnscope;
 using attnscope::testing::read_text;
 using attnscope::testing::run_attnscope;
+using attnscope::testing::scratch_dir;
 namespace fs = std::filesystem;
 
 namespace {
 
 const fs::path kGolden = fs::path(ATTNSCOPE_TEST_DATA) / "conventions" / "reference_mha";
 
-fs::path scratch(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("attnscope_mha_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(dir);
-    return dir;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("mha", name, false); }
 
 AttentionConfig mha_config() {
     AttentionConfig cfg;

@@ -17,12 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("attnscope_rely_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("rely", name, true); }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 

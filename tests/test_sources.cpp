@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include "io.hpp"
+#include "run_attnscope.hpp"
 #include "tensor_source.hpp"
 
 using namespace attnscope;
+using attnscope::testing::scratch_dir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -37,12 +39,7 @@ std::vector<std::string> names_of(const TensorSource& s) {
     return names;
 }
 
-fs::path scratch(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("attnscope_sources_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("sources", name, true); }
 
 }  // namespace
 
