@@ -7,16 +7,14 @@ norm2, mlp.fc1, mlp.fc2}, norm, head) and its forward: pre-norm blocks, LayerNor
 
 usage: /usr/bin/python3 bench/torch_vit.py THREADS REPEAT   -> prints one JSON line
 """
-import json
-import statistics
 import sys
-import time
 
 import torch
 from torch import nn
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/tools")
 from make_golden import ViTAttention  # noqa: E402  the reference's attention class
+from torch_timing import print_forward_times  # noqa: E402
 
 
 class Mlp(nn.Module):
@@ -74,20 +72,9 @@ class VisionTransformer(nn.Module):
 
 def main():
     threads, repeat = map(int, sys.argv[1:3])
-    torch.set_num_threads(threads)
     torch.manual_seed(0)
     m = VisionTransformer().eval()
-    x = torch.randn(1, 3, 224, 224)
-    times = []
-    with torch.no_grad():
-        for _ in range(2):
-            m(x)
-        for _ in range(repeat):
-            start = time.perf_counter()
-            m(x)
-            times.append((time.perf_counter() - start) * 1e3)
-    print(json.dumps({"median_ms": statistics.median(times), "min_ms": min(times), "threads": threads,
-                      "repeat": repeat, "torch": torch.__version__}))
+    print_forward_times(m, torch.randn(1, 3, 224, 224), threads, warmup=2, repeat=repeat)
 
 
 if __name__ == "__main__":

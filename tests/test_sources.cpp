@@ -14,24 +14,17 @@
 
 #include "io.hpp"
 #include "run_attnscope.hpp"
+#include "open_error.hpp"
 #include "tensor_source.hpp"
 
 using namespace attnscope;
+using attnscope::testing::open_error;
 using attnscope::testing::scratch_dir;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kData = std::string(ATTNSCOPE_TEST_DATA) + "/activations/";
-
-std::string open_error(const std::string& path) {
-    try {
-        TensorSource::open(path);
-    } catch (const FileError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 std::vector<std::string> names_of(const TensorSource& s) {
     std::vector<std::string> names;

@@ -19,24 +19,17 @@
 #include "io.hpp"
 #include "pickle.hpp"
 #include "run_attnscope.hpp"
+#include "open_error.hpp"
 #include "tensor_source.hpp"
 
 using namespace attnscope;
+using attnscope::testing::open_error;
 using namespace std::string_literals;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kData = std::string(ATTNSCOPE_TEST_DATA) + "/torch/";
-
-std::string open_error(const std::string& path) {
-    try {
-        TensorSource::open(path);
-    } catch (const FileError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 nlohmann::json expected_listing() {
     std::ifstream in(kData + "expected.json");

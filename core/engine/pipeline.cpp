@@ -220,6 +220,14 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
     return {q, k, v, layout};
 }
 
+QkvSteps record_input_and_qkv(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x,
+                              std::string input_note) {
+    const Step& input = rec.add(step_text(cfg.reference, "input", std::move(input_note)),
+                                Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({cfg.batch, cfg.tokens, cfg.dim}),
+                                false);
+    return record_qkv_steps(rec, cfg, w, input);
+}
+
 const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg, const QkvSteps& qkv,
                                       const Array* keep, const std::string& mask_code, const std::string& mask_note,
                                       std::optional<Tensor>* attn_row_sums) {

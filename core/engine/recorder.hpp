@@ -168,6 +168,10 @@ struct QkvSteps {
 // qkv, qkv_split, qkv_heads, q, k, v from the recorded x [B, N, C] (cfg.batch = B, cfg.tokens = N).
 QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& input);
 
+// x [B, N, C] recorded as the input step (with this path's note), then qkv .. v from it.
+QkvSteps record_input_and_qkv(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x,
+                              std::string input_note);
+
 // k_t, scores, scaled, [masked], attn, attn_drop, context: the textbook attention.
 // keep [B, N, N'] (1 keep, 0 mask) or null: with a mask, a `masked` step (-inf where keep is 0)
 // sits between scaled and attn; mask_code is its PyTorch line, mask_note its note.

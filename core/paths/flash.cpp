@@ -137,16 +137,14 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
 }
 
 Trace run_flash(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x, const RunHooks& hooks) {
-    const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
+    const std::size_t B = cfg.batch, N = cfg.tokens, h = cfg.heads, c = cfg.head_dim();
     Trace trace;
     trace.config = cfg;
     const auto names = path_step_names(cfg);
     Recorder rec(trace, hooks, names.size());
 
-    // x                                                                       [B, N, C]
-    const Step& input = rec.add(step_text(cfg.reference, "input", "the input tensor, contiguous"),
-                                Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
-    const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
+    // x, then qkv .. v                                                       [B, N, C] -> [B, h, N, c]
+    const QkvSteps qkv = record_input_and_qkv(rec, cfg, w, x, "the input tensor, contiguous");
 
     // flash_attn(q, k, v): tiles of Br x Bc, online softmax                   [B, h, N, c]
     auto record = std::make_shared<FlashRecord>();

@@ -30,10 +30,8 @@ Trace run_kv_cache(const AttentionConfig& cfg_in, const AttentionWeights& w, con
     const auto names = path_step_names(cfg);
     Recorder rec(trace, hooks, names.size());
 
-    // x                                                                       [B, N, C]
-    const Step& input = rec.add(step_text(cfg.reference, "input", "the input tensor: token t arrives at step t"),
-                                Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
-    const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
+    // x, then qkv .. v                                                       [B, N, C] -> [B, h, N, c]
+    const QkvSteps qkv = record_input_and_qkv(rec, cfg, w, x, "the input tensor: token t arrives at step t");
     const float* Q = qkv.q.tensor().values.data();  // [B, h, N, c]
     const float* K = qkv.k.tensor().values.data();
     const float* V = qkv.v.tensor().values.data();
