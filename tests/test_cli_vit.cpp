@@ -119,3 +119,77 @@ TEST_CASE("vit refuses bad options and files with one line naming them") {
     refused(demo + sample + " --overlay /nonexistent/dir/o.png", "/nonexistent/dir/o.png");
     CHECK_FALSE(fs::exists(overlay));
 }
+
+// ---- the position experiment: --no-pos-embed, --shuffle-patches (tools/make_position_fixtures.py) ----
+namespace {
+
+const fs::path kPositions = kVit / "positions";
+
+double worst_relative(const std::vector<float>& ours, const Array& torch) {
+    REQUIRE(ours.size() == torch.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+        const double t = torch.data()[i];
+        worst = std::max(worst, std::fabs(ours[i] - t) / (1e-4 * std::max(std::fabs(t), 0.01)));
+    }
+    return worst;
+}
+
+nlohmann::json positions_expected() {
+    std::ifstream in(kPositions / "expected.json");
+    REQUIRE(in.good());
+    return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+TEST_CASE("vit --shuffle-patches --no-pos-embed: PyTorch's logits on the shuffled picture, the same prediction") {
+    const nlohmann::json expected = positions_expected();
+    const fs::path dump = temp_path("shuffled_dump");
+    const ProcessResult r = vit("--model " + quoted(kDemo) + " --pixels " + quoted(kPositions / "pixels.npy") +
+                                " --no-pos-embed --shuffle-patches 7 --json --dump " + quoted(dump));
+    CAPTURE(r.err);
+    REQUIRE(r.status == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["pos_embed"] == false);
+    CHECK(j["shuffle"]["order"] == expected["order"]);
+    CHECK(worst_relative(j["logits"].get<std::vector<float>>(),
+                         read_npy((kPositions / "nopos_shuffled_logits.npy").string())) <= 1.0);
+    CHECK(worst_relative(j["shuffle"]["unshuffled_logits"].get<std::vector<float>>(),
+                         read_npy((kPositions / "nopos_logits.npy").string())) <= 1.0);
+    CHECK(j["shuffle"]["max_attn_difference"].get<double>() < 1e-5);
+    CHECK(j["shuffle"]["max_probs_difference"].get<double>() < 1e-5);
+    // --dump writes the shuffled run.
+    const Array attn = read_npy((dump / "block3_attn.npy").string());
+    const Array torch = read_npy((kPositions / "nopos_shuffled_attn3.npy").string());
+    CHECK(worst_relative(std::vector<float>(attn.begin(), attn.end()), torch) <= 1.0);
+    fs::remove_all(dump);
+}
+
+TEST_CASE("vit --shuffle-patches with position embeddings: PyTorch's logits, the attention moves") {
+    const nlohmann::json expected = positions_expected();
+    const std::string args =
+        "--model " + quoted(kDemo) + " --pixels " + quoted(kPositions / "pixels.npy") + " --shuffle-patches 7";
+    const ProcessResult j_run = vit(args + " --json");
+    REQUIRE(j_run.status == 0);
+    const nlohmann::json j = nlohmann::json::parse(j_run.out);
+    CHECK_FALSE(j.contains("pos_embed"));
+    CHECK(worst_relative(j["logits"].get<std::vector<float>>(),
+                         read_npy((kPositions / "pos_shuffled_logits.npy").string())) <= 1.0);
+    CHECK(j["shuffle"]["max_attn_difference"].get<double>() ==
+          doctest::Approx(expected["pos"]["max_attn_difference"].get<double>()).epsilon(1e-3));
+    const ProcessResult text = vit(args);
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find("patches shuffled with seed 7: shuffled patch i shows original patch order[i] = 13 43 22 59") !=
+          std::string::npos);
+    CHECK(text.out.find("on the picture as is: triangle") != std::string::npos);
+    CHECK(text.out.find("the model sees another picture") != std::string::npos);
+}
+
+TEST_CASE("vit --shuffle-patches refuses bad values and a missing model with one line") {
+    const std::string demo = "--model " + quoted(kDemo) + " --image " + quoted(kSample);
+    refused(demo + " --shuffle-patches abc", "--shuffle-patches");
+    refused(demo + " --shuffle-patches -3", "'-3' is not a whole number");
+    refused(demo + " --shuffle-patches 18446744073709551616", "--shuffle-patches");
+    refused("--image " + quoted(kSample) + " --shuffle-patches 3", "--model is required");
+}

@@ -53,7 +53,8 @@ struct ConfigOptions {
     }
 };
 
-// CLI11 converts "-5" to a huge unsigned number and saturates overlong ones: refuse both here.
+}  // namespace
+
 CLI::Validator whole_number(std::uint64_t max) {
     return CLI::Validator(
         [max](std::string& text) -> std::string {
@@ -68,6 +69,8 @@ CLI::Validator whole_number(std::uint64_t max) {
         },
         "UINT", "whole number");
 }
+
+namespace {
 
 void add_config_options(CLI::App& app, ConfigOptions& o) {
     AttentionConfig& c = o.config;

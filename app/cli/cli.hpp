@@ -1,6 +1,7 @@
 // The attnscope command line: trace, run, bench, inspect, check, and (without a command) the app.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -23,6 +24,10 @@ struct UsageError : std::runtime_error {
 // subcommand is parsed, sets `action` to what run_cli must run (its return is the exit status;
 // it may throw UsageError, FileError or ShapeError, which run_cli reports with exit status 2).
 using CommandAction = std::function<int()>;
+
+// A validator for whole numbers from 0 to max. CLI11 alone converts "-5" to a huge unsigned number
+// and saturates overlong ones: this refuses both, naming the text.
+CLI::Validator whole_number(std::uint64_t max);
 
 // app/cli/cli_files.cpp: `inspect FILE` and `check DUMP` (saved activations and checkpoints).
 void add_file_commands(CLI::App& app, CommandAction& action);

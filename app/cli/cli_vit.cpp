@@ -2,10 +2,12 @@
 //
 //   vit --model FILE (--image PNG/JPG | --pixels X.npy) [--heads H] [--json] [--top K] [--dump DIR]
 //       [--overlay OUT.png [--block I] [--head H|mean] [--query cls|ROW,COL]]
-//       [--rollout OUT.png [--fusion mean|max|min]]
+//       [--rollout OUT.png [--fusion mean|max|min]] [--no-pos-embed] [--shuffle-patches SEED]
 //
 // Prints the prediction (or {"family", "logits", "top"} as JSON), dumps logits.npy, norm.npy and block<I>_attn.npy,
-// and writes the attention on the picture as PNG heat overlays. Bad options and files: one line on
+// and writes the attention on the picture as PNG heat overlays. --no-pos-embed runs the model with its
+// position embeddings set to zeros; --shuffle-patches runs it on the picture with its patches shuffled
+// (core/vit/positions.hpp) and measures how far that run is from the one on the picture itself. Bad options and files: one line on
 // stderr and exit status 2 (UsageError, FileError, ShapeError, reported by run_cli).
 #include <algorithm>
 #include <cmath>
@@ -24,6 +26,7 @@
 #include "memory_budget.hpp"
 #include "image.hpp"
 #include "io.hpp"
+#include "positions.hpp"
 #include "vit.hpp"
 
 namespace attnscope {
@@ -39,6 +42,8 @@ struct VitOptions {
     std::size_t top = 5;
     bool json = false;
     bool force = false;  // overwrite existing --dump/--overlay/--rollout outputs
+    bool no_pos_embed = false;                  // pos_embed set to zeros
+    std::optional<std::uint64_t> shuffle_seed;  // run on the picture with its patches shuffled by this seed
     std::vector<CLI::Option*> overlay_only, rollout_only;
 };
 
@@ -132,6 +137,41 @@ void dump(const std::string& dir, const VitTrace& trace) {
         write_npy(dir + "/block" + std::to_string(i) + "_attn.npy", trace.blocks[i].attn());
 }
 
+// --shuffle-patches: the permutation, one line.
+void print_order(const PositionExperiment& e) {
+    std::printf("patches shuffled with seed %llu: shuffled patch i shows original patch order[i] =",
+                static_cast<unsigned long long>(e.seed));
+    for (std::size_t i : e.order) std::printf(" %zu", i);
+    std::printf("\n");
+}
+
+// --shuffle-patches: the run on the picture itself, and how far the shuffled run is from it.
+void print_difference(const PositionExperiment& e, const VitTrace& as_is, const std::vector<std::string>& labels) {
+    if (as_is.has_head()) {
+        const ClassProb best = ranked_classes(as_is.probs(), 0, 1, labels).front();
+        std::printf("on the picture as is: %s (p = %.4f)\n", best.label.c_str(), best.prob);
+    }
+    const ShuffleDifference& d = e.difference;
+    std::printf(
+        "max |attn_shuffled[t, u] - attn[o(t), o(u)]| over %zu blocks: %.3g (block %zu); class token output: "
+        "%.3g; probs: %.3g\n",
+        as_is.blocks.size(), d.attn, d.attn_block, d.cls, d.probs);
+    std::printf(e.pos_embed ? "with position embeddings each patch is added the embedding of the place it lands on: "
+                              "the model sees another picture\n"
+                            : "without position embeddings self-attention is permutation-equivariant: the same maps "
+                              "with rows and columns permuted, the same class token (up to float rounding)\n");
+}
+
+nlohmann::json shuffle_json(const PositionExperiment& e, const VitTrace& as_is) {
+    nlohmann::json j{{"seed", e.seed},
+                     {"order", e.order},
+                     {"max_attn_difference", e.difference.attn},
+                     {"max_cls_difference", e.difference.cls},
+                     {"max_probs_difference", e.difference.probs}};
+    if (as_is.has_head()) j["unshuffled_logits"] = std::vector<float>(as_is.logits().begin(), as_is.logits().end());
+    return j;
+}
+
 int run_vit_command(const VitOptions& o) {
     if (o.image.empty() == o.pixels.empty()) throw UsageError("vit: give exactly one of --image PNG/JPG or --pixels X.npy");
     for (const CLI::Option* opt : o.overlay_only)
@@ -140,7 +180,8 @@ int run_vit_command(const VitOptions& o) {
         if (opt->count() && o.rollout.empty()) throw UsageError(opt->get_name() + " applies to --rollout OUT.png; add it");
     if (o.top == 0) throw UsageError("--top must be at least 1");
 
-    const VitModel model = load_vit_model(o.model, o.heads, memory_budget());
+    const VitModel model = o.no_pos_embed ? without_pos_embed(load_vit_model(o.model, o.heads, memory_budget()))
+                                          : load_vit_model(o.model, o.heads, memory_budget());
     const VitConfig& c = model.config;
     std::vector<std::string> outputs;
     if (!o.overlay.empty()) outputs.push_back(o.overlay);
@@ -152,11 +193,19 @@ int run_vit_command(const VitOptions& o) {
     }
     refuse_overwrite(outputs, o.force);
     const Input input = read_input(o, model);
-    const VitTrace trace = run_vit(model, input.pixels);
+    const VitTrace as_is = run_vit(model, input.pixels);
+    // With --shuffle-patches every output is of the shuffled run, drawn on the shuffled picture.
+    const std::optional<PositionExperiment> shuffled =
+        o.shuffle_seed ? std::optional<PositionExperiment>(
+                             run_shuffled(model, input.pixels, as_is, !o.no_pos_embed, *o.shuffle_seed))
+                       : std::nullopt;
+    const VitTrace& trace = shuffled ? shuffled->shuffled : as_is;
+    const RgbImage picture =
+        shuffled ? pixels_to_image(shuffled->shuffled_pixels.values, 0, model.mean, model.std) : input.picture;
 
     std::vector<std::string> wrote;
-    if (!o.overlay.empty()) wrote.push_back(write_overlay(o, trace, input.picture));
-    if (!o.rollout.empty()) wrote.push_back(write_rollout(o, trace, input.picture));
+    if (!o.overlay.empty()) wrote.push_back(write_overlay(o, trace, picture));
+    if (!o.rollout.empty()) wrote.push_back(write_rollout(o, trace, picture));
     if (!o.dump.empty()) {
         dump(o.dump, trace);
         wrote.push_back("wrote " + o.dump + (c.classes ? "/logits.npy, " : "/") + "norm.npy and block<I>_attn.npy [B, h, N, N] for " +
@@ -170,6 +219,8 @@ int run_vit_command(const VitOptions& o) {
             trace.has_head() ? std::vector<float>(trace.logits().begin(), trace.logits().end()) : std::vector<float>{};
         nlohmann::json j{{"family", vit_family_name(c.family)}, {"logits", logits}, {"top", nlohmann::json::array()}};
         for (const ClassProb& t : top) j["top"].push_back({{"index", t.index}, {"label", t.label}, {"prob", t.prob}});
+        if (o.no_pos_embed) j["pos_embed"] = false;
+        if (shuffled) j["shuffle"] = shuffle_json(*shuffled, as_is);
         std::cout << j.dump() << "\n";
         return 0;
     }
@@ -178,12 +229,16 @@ int run_vit_command(const VitOptions& o) {
                 o.model.c_str(), vit_family_name(c.family), c.image_size, c.image_size, c.patch_size, c.grid(), c.grid(),
                 c.prefix_tokens() == 2 ? "class and distillation tokens" : "class token", c.tokens(), c.dim, c.depth,
                 c.heads, model.heads_from.c_str(), c.mlp_hidden, c.classes);
+    if (o.no_pos_embed) std::printf("position embeddings: off (pos_embed set to zeros)\n");
+    if (shuffled) print_order(*shuffled);
     if (top.empty())
         std::printf("no classifier (the encoder alone, as a Hugging Face ViTModel): no prediction; --dump writes the "
                     "encoder's output norm.npy\n");
     else
-        std::printf("prediction: %s (p = %.4f)\n", top[0].label.c_str(), top[0].prob);
+        std::printf(shuffled ? "prediction on the shuffled picture: %s (p = %.4f)\n" : "prediction: %s (p = %.4f)\n",
+                    top[0].label.c_str(), top[0].prob);
     for (const ClassProb& t : top) std::printf("  %.4f  %s\n", t.prob, t.label.c_str());
+    if (shuffled) print_difference(*shuffled, as_is, model.labels);
     if (!trace.nonfinite.ok()) std::printf("%s\n", trace.nonfinite.message.c_str());
     for (const auto& line : wrote) std::printf("%s\n", line.c_str());
     return 0;
@@ -209,6 +264,11 @@ void add_vit_command(CLI::App& app, CommandAction& action) {
         vit->add_option("--block", o->block, "block of --overlay (default: the last)")->check(CLI::Range(0, 1 << 20)),
         vit->add_option("--head", o->head, "head of --overlay: a number or mean")->capture_default_str(),
         vit->add_option("--query", o->query, "query token of --overlay: cls or ROW,COL of a patch")->capture_default_str()};
+    vit->add_flag("--no-pos-embed", o->no_pos_embed, "run the model with its position embeddings set to zeros");
+    vit->add_option("--shuffle-patches", o->shuffle_seed,
+                    "run on the picture with its patches shuffled (this seed's permutation) and compare with the "
+                    "run on the picture itself")
+        ->check(whole_number(UINT64_MAX));
     vit->add_option("--rollout", o->rollout, "PNG of the class token's attention rollout over all blocks");
     o->rollout_only = {vit->add_option("--fusion", o->fusion, "head fusion of --rollout")
                            ->check(CLI::IsMember({"mean", "max", "min"}))
