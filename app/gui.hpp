@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ struct GuiOptions {
     std::string model_path;       // --model: a ViT checkpoint of any family (the Image panel)
     std::optional<std::size_t> heads;  // --heads given: the heads of the file or ViT checkpoint opened
     std::string image_path;       // --image: the picture it looks at (PNG/JPG)
+    bool no_pos_embed = false;    // --no-pos-embed: the ViT runs with its position embeddings set to zeros
+    std::optional<std::uint64_t> shuffle_seed;  // --shuffle-patches: also on the picture with its patches shuffled
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
     std::string step;             // step selected at start ("" = the saved one, else attn)
     std::string bug;              // --bug: a bug of the zoo switched on at start (core/teach/bug_zoo keys)

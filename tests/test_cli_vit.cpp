@@ -186,10 +186,18 @@ TEST_CASE("vit --shuffle-patches with position embeddings: PyTorch's logits, the
     CHECK(text.out.find("the model sees another picture") != std::string::npos);
 }
 
-TEST_CASE("vit --shuffle-patches refuses bad values and a missing model with one line") {
+TEST_CASE("--shuffle-patches and --no-pos-embed refuse bad values and a missing model with one line") {
     const std::string demo = "--model " + quoted(kDemo) + " --image " + quoted(kSample);
     refused(demo + " --shuffle-patches abc", "--shuffle-patches");
     refused(demo + " --shuffle-patches -3", "'-3' is not a whole number");
     refused(demo + " --shuffle-patches 18446744073709551616", "--shuffle-patches");
     refused("--image " + quoted(kSample) + " --shuffle-patches 3", "--model is required");
+    for (const std::string option : {"--shuffle-patches 3", "--no-pos-embed"}) {
+        const ProcessResult r = run_attnscope(option);  // the app without a ViT
+        CAPTURE(r.err);
+        CHECK(r.status == 2);
+        CHECK(r.err.find(option.substr(0, option.find(' ')) + " applies to a ViT: add --model FILE --image PICTURE") !=
+              std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
 }

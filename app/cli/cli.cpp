@@ -365,6 +365,9 @@ int cmd_gui(GuiArgs& args, char** argv) {
         throw UsageError("--step " + g.step + ": no such step; the steps are " + list);
     }
     require_valid(g.config, &o);
+    if (g.model_path.empty() && (g.no_pos_embed || g.shuffle_seed))
+        throw UsageError(std::string(g.shuffle_seed ? "--shuffle-patches" : "--no-pos-embed") +
+                         " applies to a ViT: add --model FILE --image PICTURE");
 #ifdef ATTNSCOPE_HAS_GUI
     prefer_sleeping_workers(argv);  // core/kernels/blas_kernels.hpp: idle workers leave the cores to the rasterizer
     return run_gui(g);
@@ -386,6 +389,10 @@ void add_gui_options(CLI::App& app, GuiArgs& args) {
     app.add_option("--block", g.block, "the block of a multi-block file")->check(whole_number(1u << 20));
     app.add_option("--model", g.model_path, "a ViT checkpoint (timm, DeiT, torchvision or Hugging Face; torch.save, .safetensors or .npz) for the Image panel");
     app.add_option("--image", g.image_path, "the picture the ViT looks at (PNG or JPG)");
+    app.add_flag("--no-pos-embed", g.no_pos_embed, "the ViT of --model runs with its position embeddings set to zeros");
+    app.add_option("--shuffle-patches", g.shuffle_seed,
+                   "the ViT of --model also runs on the picture with its patches shuffled (this seed's permutation)")
+        ->check(whole_number(UINT64_MAX));
     app.add_option("--screenshot", g.screenshot_path, "render the app headless for a few frames, write this PNG, exit");
     app.add_option("--step", g.step, "step selected at start (e.g. attn)");
     app.add_option("--size", args.size, "window or screenshot size WIDTHxHEIGHT")->capture_default_str();

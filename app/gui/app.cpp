@@ -312,6 +312,11 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ++ui.vit_generation;
         ui.vit_blocks = vit->trace.blocks.size();
         ui.vit_patch = vit->fresh_patch;
+        if (vit->fresh_patch == 0) {  // the position controls show what ran
+            ui.vit_pos_embed = vit->positions.pos_embed;
+            ui.vit_shuffle = vit->positions.shuffle_seed.has_value();
+            ui.vit_shuffle_seed = vit->positions.shuffle_seed.value_or(ui.vit_shuffle_seed);
+        }
         ShowVitBlock(vit, first ? ui.vit_blocks - 1 : ui.vit_block, trace, ui);  // default: the last block
         if (vit->fresh_patch == 0) RememberRecent(ui, vit->image_path);  // Open recent offers the picture again
         ui.vit_picture = vit->image_path;
@@ -481,8 +486,12 @@ void StartOpening(Gui& g) {
         g.ui.open_heads = options.heads;
         StartFile(g.runner, g.ui, options.open_path, {});
     }
-    if (g.open_vit)
-        StartVit(g.runner, g.ui, EngineRunner::vit_job(options.model_path, options.image_path, options.heads));
+    if (g.open_vit) {
+        const VitPositionChoice positions{!options.no_pos_embed, options.shuffle_seed};
+        g.ui.vit_positions_tab = positions != VitPositionChoice{};  // the experiment asked for: show it
+        StartVit(g.runner, g.ui,
+                 EngineRunner::vit_job(options.model_path, options.image_path, options.heads, positions));
+    }
 }
 
 // The first trace. --screenshot waits for it (its frames must show it: the file, the Image panel)
@@ -784,6 +793,16 @@ void RunRequestedPatch(Gui& g) {
     }
 }
 
+// The position controls: the checkpoint again, with or without its position embeddings, and on the
+// shuffled picture, in the worker.
+void RunRequestedPositions(Gui& g) {
+    const VitPositionChoice choice = *g.ui.vit_position_request;
+    g.ui.vit_position_request.reset();
+    if (!g.trained_vit || choice == g.trained_vit->positions) return;
+    StartVit(g.runner, g.ui,
+             EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, g.options.heads, choice));
+}
+
 // The config run again (a bug of the zoo beside the correct run): in the worker when its trace is
 // large or a run is still going (which it supersedes), else at once.
 void Rerun(Gui& g) {
@@ -817,12 +836,14 @@ void HandleRequests(Gui& g) {
         ui.back_to_config_requested = false;
         ui.rerun_requested = true;
     }
-    // The ViT: the block selector swaps the trace; the patch slider runs a fresh model.
+    // The ViT: the block selector swaps the trace; the patch slider runs a fresh model; the position
+    // controls run the checkpoint again.
     if (ui.vit_block_request) {
         if (g.vit && *ui.vit_block_request != ui.vit_block) ShowVitBlock(g.vit, *ui.vit_block_request, g.trace, ui);
         ui.vit_block_request.reset();
     }
     if (ui.vit_patch_request) RunRequestedPatch(g);
+    if (ui.vit_position_request) RunRequestedPositions(g);
     if (WindowTitle(ui, g.vit.get()) != g.window_title) {
         g.window_title = WindowTitle(ui, g.vit.get());
         glfwSetWindowTitle(g.window, g.window_title.c_str());

@@ -19,6 +19,7 @@
 #include "logic/export_path.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/flash_map.hpp"
+#include "logic/position_view.hpp"
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
 #include "logic/slice.hpp"
@@ -119,6 +120,12 @@ struct UiState {
     std::size_t vit_patch = 0;               // 0: the checkpoint; 8/16/32: a fresh random model with that patch
     std::optional<std::size_t> vit_patch_request;  // the patch slider: the frame loop runs fresh_vit_job
     std::uint64_t vit_generation = 0;        // bumps when a new ViT snapshot is swapped in (texture keys)
+    // The position experiment (Image panel, "Positions" tab): the controls, and the run they ask for.
+    bool vit_pos_embed = true;                              // the checkpoint's position embeddings are added
+    bool vit_shuffle = false;                               // also run on the picture with its patches shuffled
+    std::uint64_t vit_shuffle_seed = 1;                     // ... by this seed's permutation (core/vit/positions.hpp)
+    std::optional<VitPositionChoice> vit_position_request;  // the frame loop runs vit_job with it
+    bool vit_positions_tab = false;                         // open the "Positions" tab at the next frame (set at start)
 
     // ---- the Beyond panel (flash tiles, KV cache, windows)
     ui::BeyondView beyond;

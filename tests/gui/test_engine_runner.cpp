@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -199,4 +200,32 @@ TEST_CASE("engine runner: configs over the memory budget never reach the worker"
     AttentionConfig huge = small_config(1u << 20);
     huge.batch = 64;
     CHECK_FALSE(validate(huge, 1ull << 30).empty());
+}
+
+TEST_CASE("engine runner: the position experiment runs the checkpoint again and keeps both runs in the snapshot") {
+    const std::string model = ATTNSCOPE_TEST_DATA "/../../assets/models/demo_vit.safetensors";
+    const std::string picture = ATTNSCOPE_TEST_DATA "/../../assets/samples/06_triangle.png";
+    EngineRunner runner;
+    runner.start(EngineRunner::vit_job(model, picture));
+    std::optional<EngineResult> r = runner.wait();
+    REQUIRE(r);
+    REQUIRE(r->vit);
+    CHECK(r->vit->positions == VitPositionChoice{});
+    CHECK_FALSE(r->vit->shuffled);
+    REQUIRE(r->vit->accuracy);  // PyTorch's table beside the demo model
+    CHECK(r->vit->accuracy->images == 160);
+
+    runner.start(EngineRunner::vit_job(model, picture, std::nullopt, VitPositionChoice{false, 7}));
+    r = runner.wait();
+    REQUIRE(r);
+    REQUIRE(r->vit);
+    REQUIRE(r->vit->shuffled);
+    const PositionExperiment& e = *r->vit->shuffled;
+    CHECK_FALSE(e.pos_embed);
+    CHECK(e.order.size() == 64);
+    CHECK(e.difference.attn < 1e-5f);  // permutation-equivariant without position embeddings
+    CHECK(r->vit->shuffled_input.width == 64);
+    CHECK(r->vit->shuffled_input.pixels != r->vit->input.pixels);
+    // The embed step of the run on screen added zeros: the tokens are unchanged by it.
+    CHECK(r->vit->trace.at("embed").tensor().values == r->vit->trace.at("tokens").tensor().values);
 }

@@ -63,10 +63,17 @@ EngineJob EngineRunner::zoo_job(const AttentionConfig& config, Bug bug) {
 
 namespace {
 
-// Runs the model on the picture; the result shows the last block's attention.
+// Runs the model on the picture (and on its shuffled patches when snap->positions asks); the result
+// shows the last block's attention.
 EngineResult run_vit_on(const VitModel& model, std::shared_ptr<VitSnapshot> snap, const RunHooks& hooks) {
     const Tensor pixels = image_to_pixels(snap->source, model.config.image_size, model.mean, model.std);
     snap->trace = run_vit(model, pixels, hooks);
+    if (const auto seed = snap->positions.shuffle_seed) {
+        auto e = std::make_shared<const PositionExperiment>(
+            run_shuffled(model, pixels, snap->trace, snap->positions.pos_embed, *seed, hooks));
+        snap->shuffled_input = pixels_to_image(e->shuffled_pixels.values, 0, model.mean, model.std);
+        snap->shuffled = std::move(e);
+    }
     snap->input = pixels_to_image(pixels.values, 0, model.mean, model.std);
     snap->labels = model.labels;
     snap->mean = model.mean;
@@ -83,14 +90,20 @@ EngineResult run_vit_on(const VitModel& model, std::shared_ptr<VitSnapshot> snap
 
 // The checkpoint read from model_path on the picture at image_path.
 EngineResult run_vit_file(const VitModel& model, const std::string& model_path, const std::string& image_path,
-                          const RunHooks& hooks) {
+                          const RunHooks& hooks, const VitPositionChoice& positions = {}) {
     auto snap = std::make_shared<VitSnapshot>();
+    snap->positions = positions;
+    try {
+        snap->accuracy = read_position_accuracy(model_path);
+    } catch (const FileError& e) {
+        snap->accuracy_error = e.what();
+    }
     snap->source = load_image(image_path, memory_budget());
     snap->trained_config = model.config;
     snap->model_path = model_path;
     snap->image_path = image_path;
     snap->heads_from = model.heads_from;
-    return run_vit_on(model, std::move(snap), hooks);
+    return run_vit_on(positions.pos_embed ? model : without_pos_embed(model), std::move(snap), hooks);
 }
 
 }  // namespace
@@ -120,9 +133,10 @@ EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::siz
 }
 
 EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string& image_path,
-                                std::optional<std::size_t> heads) {
-    return [model_path, image_path, heads](const RunHooks& hooks) {
-        return run_vit_file(load_vit_model(model_path, heads, memory_budget()), model_path, image_path, hooks);
+                                std::optional<std::size_t> heads, VitPositionChoice positions) {
+    return [model_path, image_path, heads, positions](const RunHooks& hooks) {
+        return run_vit_file(load_vit_model(model_path, heads, memory_budget()), model_path, image_path, hooks,
+                            positions);
     };
 }
 

@@ -17,7 +17,9 @@
 #include "bug_zoo.hpp"
 #include "config.hpp"
 #include "image.hpp"
+#include "logic/position_view.hpp"
 #include "pipeline.hpp"
+#include "positions.hpp"
 #include "trace.hpp"
 #include "vit.hpp"
 
@@ -35,6 +37,11 @@ struct VitSnapshot {
     std::string model_path, image_path;
     std::size_t fresh_patch = 0;           // 0: the checkpoint's weights; else a fresh random model with this patch
     std::string heads_from;                // where h came from (load_vit_model)
+    VitPositionChoice positions;           // how trace ran (a fresh model: always the default)
+    std::shared_ptr<const PositionExperiment> shuffled;  // the same model on the shuffled picture, with a seed
+    RgbImage shuffled_input;                             // that picture un-normalized, like input
+    std::optional<PositionAccuracy> accuracy;  // PyTorch's held-out table beside the checkpoint, when there is one
+    std::string accuracy_error;                // why that table could not be read
 };
 
 struct EngineResult {
@@ -74,8 +81,9 @@ public:
     static EngineJob zoo_job(const AttentionConfig& config, Bug bug);
     // load_vit_model + load_image + run_vit: the checkpoint on the picture.
     // heads: --heads when given, else the checkpoint's metadata or D / 64 (load_vit_model).
+    // positions: without the position embeddings, and also on the shuffled picture (the experiment).
     static EngineJob vit_job(const std::string& model_path, const std::string& image_path,
-                             std::optional<std::size_t> heads = std::nullopt);
+                             std::optional<std::size_t> heads = std::nullopt, VitPositionChoice positions = {});
     // The same picture through a fresh random model (fresh_vit_model) whose patch size is `patch`.
     static EngineJob fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch);
 
