@@ -18,9 +18,12 @@
 #include "memory_budget.hpp"
 #include "positions.hpp"
 #include "vit.hpp"
+#include "vit_tolerance.hpp"
 
 using namespace attnscope;
 namespace fs = std::filesystem;
+using attnscope::testing::read_json;
+using attnscope::testing::worst_vs_torch;
 
 namespace {
 
@@ -28,23 +31,6 @@ const fs::path kFixture = fs::path(ATTNSCOPE_TEST_DATA) / "vit" / "positions";
 const fs::path kHeldout = fs::path(ATTNSCOPE_TEST_DATA) / "vit" / "heldout";
 const fs::path kDemoModel =
     (fs::path(ATTNSCOPE_TEST_DATA) / ".." / ".." / "assets" / "models" / "demo_vit.safetensors").lexically_normal();
-
-nlohmann::json read_json(const fs::path& p) {
-    std::ifstream in(p);
-    REQUIRE(in.good());
-    return nlohmann::json::parse(in);
-}
-
-// The tolerance of the other ViT tests: |ours - torch| <= 1e-4 * max(|torch|, 0.01). The worst ratio.
-double worst_vs_torch(const Array& ours, const Array& torch) {
-    REQUIRE(shape_of(ours) == shape_of(torch));
-    double worst = 0;
-    for (std::size_t i = 0; i < ours.size(); ++i) {
-        const double t = torch.data()[i], d = std::fabs(double(ours.data()[i]) - t);
-        worst = std::max(worst, d / (1e-4 * std::max(std::fabs(t), 0.01)));
-    }
-    return worst;
-}
 
 Tensor read_pixels(const char* name) { return {read_npy((kFixture / name).string()), {"B", "3", "H", "W"}}; }
 

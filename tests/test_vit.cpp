@@ -17,9 +17,12 @@
 #include "ops.hpp"
 #include "random.hpp"
 #include "vit.hpp"
+#include "vit_tolerance.hpp"
 
 using namespace attnscope;
 namespace fs = std::filesystem;
+using attnscope::testing::read_json;
+using attnscope::testing::worst_vs_torch;
 
 namespace {
 
@@ -33,24 +36,6 @@ Tensor random_tensor(const Shape& shape, Axes axes, std::uint64_t seed) {
     Rng rng(seed, 0);
     for (float& v : t.values) v = rng.normal();
     return t;
-}
-
-nlohmann::json read_json(const fs::path& p) {
-    std::ifstream in(p);
-    REQUIRE(in.good());
-    return nlohmann::json::parse(in);
-}
-
-// The tolerance of the PyTorch comparison: |ours - torch| <= 1e-4 * max(|torch|, 0.01), i.e. 1e-4
-// relative for values from 0.01 up, 1e-6 absolute below. Returns the worst ratio to that bound.
-double worst_vs_torch(const Array& ours, const Array& torch) {
-    REQUIRE(shape_of(ours) == shape_of(torch));
-    double worst = 0;
-    for (std::size_t i = 0; i < ours.size(); ++i) {
-        const double t = torch.data()[i], d = std::fabs(double(ours.data()[i]) - t);
-        worst = std::max(worst, d / (1e-4 * std::max(std::fabs(t), 0.01)));
-    }
-    return worst;
 }
 
 using Tensors = std::vector<std::pair<std::string, Array>>;
