@@ -18,10 +18,11 @@
 #include "memory_budget.hpp"
 #include "positions.hpp"
 #include "vit.hpp"
-#include "vit_tolerance.hpp"
+#include "vit_fixtures.hpp"
 
 using namespace attnscope;
 namespace fs = std::filesystem;
+using attnscope::testing::mosaic_tile;
 using attnscope::testing::read_json;
 using attnscope::testing::worst_vs_torch;
 
@@ -120,13 +121,7 @@ TEST_CASE("held-out accuracy with and without position embeddings, as is and shu
     std::size_t correct[2][2] = {{0, 0}, {0, 0}};
     double prob[2][2] = {{0, 0}, {0, 0}};
     for (std::size_t i = 0; i < count; ++i) {
-        RgbImage image;  // tile i of the mosaic
-        image.width = image.height = tile;
-        for (std::size_t y = 0; y < tile; ++y) {
-            const std::size_t row = (i / columns) * tile + y, col = (i % columns) * tile;
-            const auto* src = &mosaic.pixels[(row * mosaic.width + col) * 3];
-            image.pixels.insert(image.pixels.end(), src, src + tile * 3);
-        }
+        const RgbImage image = mosaic_tile(mosaic, tile, columns, i);
         const Tensor pixels = image_to_pixels(image, 64, demo_model().mean, demo_model().std);
         const Tensor inputs[2] = {pixels, shuffle_patches(pixels, 8, order)};
         const std::size_t label = heldout["label"][i];

@@ -17,10 +17,11 @@
 #include "ops.hpp"
 #include "random.hpp"
 #include "vit.hpp"
-#include "vit_tolerance.hpp"
+#include "vit_fixtures.hpp"
 
 using namespace attnscope;
 namespace fs = std::filesystem;
+using attnscope::testing::mosaic_tile;
 using attnscope::testing::read_json;
 using attnscope::testing::worst_vs_torch;
 
@@ -373,13 +374,7 @@ TEST_CASE("demo model: attnscope's accuracy on the held-out images is at least 9
     std::size_t correct = 0;
     double mass = 0, chance = 0;
     for (std::size_t i = 0; i < count; ++i) {
-        RgbImage image;  // tile i of the mosaic
-        image.width = image.height = tile;
-        for (std::size_t y = 0; y < tile; ++y) {
-            const std::size_t row = (i / columns) * tile + y, col = (i % columns) * tile;
-            const auto* src = &mosaic.pixels[(row * mosaic.width + col) * 3];
-            image.pixels.insert(image.pixels.end(), src, src + tile * 3);
-        }
+        const RgbImage image = mosaic_tile(mosaic, tile, columns, i);
         const VitTrace t = run_vit(model, image_to_pixels(image, 64, model.mean, model.std));
         const Array& probs = t.probs();
         const auto predicted = static_cast<std::size_t>(std::max_element(probs.begin(), probs.end()) - probs.begin());

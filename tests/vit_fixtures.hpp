@@ -1,4 +1,5 @@
-// What the ViT tests share: the tolerance of their PyTorch comparisons and reading a JSON fixture.
+// What the ViT tests share: the tolerance of their PyTorch comparisons, reading a JSON fixture, and
+// cutting the held-out mosaic into its pictures.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "image.hpp"
 #include "tensor.hpp"
 
 namespace attnscope::testing {
@@ -29,6 +31,18 @@ inline double worst_vs_torch(const Array& ours, const Array& torch) {
         worst = std::max(worst, d / (1e-4 * std::max(std::fabs(t), 0.01)));
     }
     return worst;
+}
+
+// Picture i of a mosaic of tile x tile pictures, `columns` to a row.
+inline RgbImage mosaic_tile(const RgbImage& mosaic, std::size_t tile, std::size_t columns, std::size_t i) {
+    RgbImage image;
+    image.width = image.height = tile;
+    for (std::size_t y = 0; y < tile; ++y) {
+        const std::size_t row = (i / columns) * tile + y, col = (i % columns) * tile;
+        const auto* src = &mosaic.pixels[(row * mosaic.width + col) * 3];
+        image.pixels.insert(image.pixels.end(), src, src + tile * 3);
+    }
+    return image;
 }
 
 }  // namespace attnscope::testing
