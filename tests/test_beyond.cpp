@@ -23,6 +23,7 @@ namespace {
 
 const fs::path kMasks = fs::path(ATTNSCOPE_TEST_DATA) / "masks";
 const fs::path kWindows = fs::path(ATTNSCOPE_TEST_DATA) / "windows";
+const fs::path kPatchMerge = fs::path(ATTNSCOPE_TEST_DATA) / "patch_merge";
 
 nlohmann::json read_json(const fs::path& p) {
     std::ifstream in(p);
@@ -360,6 +361,129 @@ TEST_CASE("windows: validate explains the grid and the class token") {
     p = validate(c, UINT64_MAX);
     REQUIRE(!p.empty());
     CHECK(p.front().find("--window 5 must divide the grid side 14") != std::string::npos);
+}
+
+// ---- patch merging -------------------------------------------------------------------------------
+
+TEST_CASE("patch merging: Swin's PatchMerging and the second stage equal PyTorch within 1e-5") {
+    const auto dirs = cases(kPatchMerge);
+    REQUIRE(dirs.size() == 3);
+    for (const auto& dir : dirs) {
+        CAPTURE(dir.string());
+        Fixture f = load_fixture(dir);
+        f.config.path = AttentionPath::windowed;
+        f.config.window = f.meta["window"];
+        f.config.shift = f.meta["shift"];
+        f.config.patch_merge = true;
+        REQUIRE(validate(f.config, UINT64_MAX).empty());
+        const std::size_t C = f.config.dim;
+        PatchMergeWeights m;
+        m.norm_weight = read_npy((dir / "norm_weight.npy").string());
+        m.norm_bias = read_npy((dir / "norm_bias.npy").string());
+        m.reduction_weight = read_npy((dir / "reduction_weight.npy").string());
+        m.stage2 = load_attention_weights((dir / "stage2.safetensors").string(), std::nullopt, 2 * C);
+        const Trace t = run_windowed(f.config, f.weights, f.input, {}, &m);
+
+        std::vector<std::string> names;
+        for (const Step& s : t.steps) names.push_back(s.name);
+        CHECK(names == path_step_names(f.config));
+        const AttentionConfig stage2 = stage2_config(f.config);
+        CHECK(stage2.window == f.meta["stage2_window"].get<std::size_t>());
+        CHECK(stage2.shift == f.meta["stage2_shift"].get<bool>());
+        CHECK(stage2.heads == 2 * f.config.heads);  // Swin doubles the heads with the channels
+        CHECK((t.find("stage2_masked") != nullptr) == stage2.shift);
+        for (const char* step :
+             {"tokens_out", "patch_merge_grid", "patch_merge_x0", "patch_merge_x1", "patch_merge_x2", "patch_merge_x3",
+              "patch_merge_cat", "patch_merge_flat", "patch_merge_norm", "patch_merge_reduction", "stage2_windows",
+              "stage2_attn", "stage2_out", "stage2_tokens_out"}) {
+            CAPTURE(step);
+            const Array torch_values = read_npy((dir / (std::string(step) + ".npy")).string());
+            REQUIRE(t.at(step).shape() == shape_of(torch_values));
+            check_close(t.at(step).tensor().values, torch_values, 1e-5, step);
+        }
+        for (const auto& [step, strides] : f.meta["strides"].items()) {  // PyTorch's tensor.stride()
+            CAPTURE(step);
+            CHECK(t.at(step).torch_strides == strides.get<Strides>());
+        }
+        CHECK(t.at("patch_merge_x1").is_view);
+        CHECK_FALSE(t.at("patch_merge_x1").contiguous);
+        CHECK_FALSE(t.at("patch_merge_cat").is_view);
+        CHECK(t.checks.shapes_ok());
+        CHECK(t.checks.all_ok());
+        REQUIRE(t.checks.row_sum("stage2_attn"));
+        REQUIRE(t.beyond->merge);
+        const PatchMergeRecord& r = *t.beyond->merge;
+        CHECK(r.merged_grid * 2 == r.grid);
+        CHECK(r.merged_dim == 2 * C);
+        CHECK(r.stage2.window == stage2.window);
+        const auto j = trace_to_json(t);
+        CHECK(j["config"]["patch_merge"] == true);
+        CHECK(j["beyond"]["patch_merge"]["dim"] == nlohmann::json::array({C, 2 * C}));
+    }
+}
+
+TEST_CASE("patch merging: the seeded weights are new streams of the seed, the first stage is unchanged") {
+    AttentionConfig c = small_config(64, 16, 2, 1);
+    c.path = AttentionPath::windowed;
+    c.window = 4;
+    const Trace plain = run_attention(c);
+    c.patch_merge = true;
+    const Trace merged = run_attention(c);
+    check_close(merged.at("tokens_out").tensor().values, plain.at("tokens_out").tensor().values, 0.0, "tokens_out");
+    const PatchMergeWeights a = default_patch_merge_weights(c), b = default_patch_merge_weights(c);
+    CHECK(a.reduction_weight == b.reduction_weight);
+    CHECK(a.stage2.qkv_weight == b.stage2.qkv_weight);
+    CHECK(shape_of(a.reduction_weight) == Shape{32, 64});
+    CHECK(shape_of(a.stage2.qkv_weight) == Shape{96, 32});
+    // Not the first stage's numbers again: under the same stream uniform(-b, b) would give the same
+    // fractions of the bound b = sqrt(6 / (4 * dim)).
+    const AttentionWeights first = default_weights(c);
+    const double b1 = std::sqrt(6.0 / 64.0), b2 = std::sqrt(6.0 / 128.0);
+    CHECK(a.stage2.qkv_weight(0, 0) / b2 != doctest::Approx(first.qkv_weight(0, 0) / b1));
+    CHECK(a.norm_weight == xt::ones<float>({64}));  // nn.LayerNorm's own start
+    CHECK(a.norm_bias == xt::zeros<float>({64}));
+}
+
+TEST_CASE("patch merging: validate refuses an odd grid, a merged grid the window does not tile, and no window") {
+    AttentionConfig c = small_config(81, 16, 2, 1);  // 9 x 9
+    c.path = AttentionPath::windowed;
+    c.window = 3;
+    c.patch_merge = true;
+    auto p = validate(c, UINT64_MAX);
+    REQUIRE(!p.empty());
+    CHECK(p.front().find("grid side must be even; N = 81 = 9*9") != std::string::npos);
+    c.tokens = 144;  // 12 x 12 -> 6 x 6, windows of 4 do not tile 6
+    c.window = 4;
+    p = validate(c, UINT64_MAX);
+    REQUIRE(!p.empty());
+    CHECK(p.front().find("merged grid side 6 (half of 12) is not divisible by --window 4") != std::string::npos);
+    c.window = 6;  // 12 x 12 in windows of 6, then 6 x 6 as one window
+    CHECK(validate(c, UINT64_MAX).empty());
+    CHECK(stage2_config(c).window == 6);
+    c.path = AttentionPath::standard;
+    c.window = 0;
+    p = validate(c, UINT64_MAX);
+    REQUIRE(!p.empty());
+    CHECK(p.front().find("--patch-merge needs --window M") != std::string::npos);
+}
+
+TEST_CASE("patch merging: the memory budget counts the merging and the second stage") {
+    AttentionConfig c = small_config(256, 16, 2, 2);
+    c.path = AttentionPath::windowed;
+    c.window = 4;
+    c.shift = true;
+    const std::uint64_t without = trace_bytes(c);
+    c.patch_merge = true;
+    const Trace t = run_attention(c);
+    std::uint64_t recorded = 0, added = 0;
+    for (const Step& s : t.steps) {  // every step's tensor, as trace_bytes counts them, plus the row sums
+        std::uint64_t bytes = s.tensor().values.size() * sizeof(float);
+        if (const RowSumCheck* r = t.checks.row_sum(s.name)) bytes += r->sums.values.size() * sizeof(float);
+        recorded += bytes;
+        if (s.name.rfind("patch_merge_", 0) == 0 || s.name.rfind(kStage2Prefix, 0) == 0) added += bytes;
+    }
+    CHECK(recorded <= trace_bytes(c));
+    CHECK(added <= trace_bytes(c) - without);
 }
 
 TEST_CASE("flash and kv-cache follow --no-scale like the standard path") {

@@ -1,4 +1,4 @@
-// --causal, --valid-tokens, --flash, --tile, --kv-cache, --window, --shift on the command line.
+// --causal, --valid-tokens, --flash, --tile, --kv-cache, --window, --shift, --patch-merge on the command line.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -104,6 +104,21 @@ TEST_CASE("cli beyond: run --window 4 --shift dumps the partition steps") {
     CHECK(shape_of(read_npy((dir / "tokens_out.npy").string())) == Shape{2, 64, 32});
 }
 
+TEST_CASE("cli beyond: run --window 4 --shift --patch-merge dumps the merged grid and the second stage") {
+    const fs::path dir = scratch("merge");
+    const ProcessResult r = run_attnscope(
+        "run --window 4 --shift --patch-merge --tokens 64 --dim 16 --heads 2 --dump '" + dir.string() + "'");
+    CAPTURE(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(shape_of(read_npy((dir / "patch_merge_x3.npy").string())) == Shape{2, 4, 4, 16});
+    CHECK(shape_of(read_npy((dir / "patch_merge_cat.npy").string())) == Shape{2, 4, 4, 64});
+    CHECK(shape_of(read_npy((dir / "patch_merge_reduction.npy").string())) == Shape{2, 16, 32});
+    CHECK(shape_of(read_npy((dir / "stage2_attn.npy").string())) == Shape{2, 4, 16, 16});  // 4 heads, one window
+    CHECK(shape_of(read_npy((dir / "stage2_tokens_out.npy").string())) == Shape{2, 16, 32});
+    const ProcessResult help = run_attnscope("trace --help");
+    CHECK(help.out.find("--patch-merge") != std::string::npos);
+}
+
 TEST_CASE("cli beyond: bad options end in one line naming the option") {
     check_usage_error("trace --flash --tile 16by16", "--tile");
     check_usage_error("trace --flash --tile 0x16", "--tile");
@@ -113,5 +128,9 @@ TEST_CASE("cli beyond: bad options end in one line naming the option") {
     check_usage_error("trace --flash --kv-cache", "give one of them");
     check_usage_error("trace --window 4 --tokens 197", "leave out the class token");
     check_usage_error("trace --shift", "--shift needs --window M");
+    check_usage_error("trace --patch-merge", "--patch-merge needs --window M");
+    check_usage_error("trace --window 3 --tokens 81 --patch-merge", "the grid side must be even; N = 81 = 9*9");
+    check_usage_error("trace --window 4 --tokens 144 --patch-merge",
+                      "merged grid side 6 (half of 12) is not divisible");
     check_usage_error("trace --flash --training --attn-drop 0.1", "--flash runs in eval mode only");
 }

@@ -129,14 +129,16 @@ void print_trace(const Trace& trace) {
     const AttentionConfig& c = trace.config;
     std::printf("attention B=%zu N=%zu C=%zu h=%zu c=%zu qkv_bias=%s %s\n", c.batch, c.tokens, c.dim, c.heads,
                 c.head_dim(), c.qkv_bias ? "on" : "off", c.training ? "training" : "eval");
-    std::size_t shape_width = 0, code_width = 0;
+    std::size_t name_width = 10, shape_width = 0, code_width = 0;  // names: at least the textbook's column
     for (const Step& s : trace.steps) {
+        name_width = std::max(name_width, s.name.size());
         shape_width = std::max(shape_width, format_shape(s.shape()).size());
         code_width = std::max(code_width, s.code.size());
     }
     for (const Step& s : trace.steps)
-        std::printf("%-10s %-*s  %-*s  %s\n", s.name.c_str(), static_cast<int>(shape_width),
-                    format_shape(s.shape()).c_str(), static_cast<int>(code_width), s.code.c_str(), s.note.c_str());
+        std::printf("%-*s %-*s  %-*s  %s\n", static_cast<int>(name_width), s.name.c_str(),
+                    static_cast<int>(shape_width), format_shape(s.shape()).c_str(), static_cast<int>(code_width),
+                    s.code.c_str(), s.note.c_str());
     std::printf("%s\n", checks_summary(trace).c_str());
     if (trace.beyond || c.masked()) std::printf("%s\n", beyond_summary(trace).c_str());  // core/paths/beyond.hpp
     if (c.reference == Reference::mha) {  // what the article's debug_attention() prints

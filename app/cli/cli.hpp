@@ -45,7 +45,8 @@ void apply_teach_gui_options(GuiOptions& options);  // UsageError for an unknown
 // (core/paths/beyond.hpp) on every command that runs the layer; they write into `config`.
 struct AttentionConfig;
 struct BeyondOptions {
-    CLI::Option *flash = nullptr, *tile = nullptr, *kv_cache = nullptr, *window = nullptr, *shift = nullptr;
+    CLI::Option *flash = nullptr, *tile = nullptr, *kv_cache = nullptr, *window = nullptr, *shift = nullptr,
+                *patch_merge = nullptr;
     std::vector<CLI::Option*> all;
 };
 BeyondOptions add_beyond_options(CLI::App& app, AttentionConfig& config);

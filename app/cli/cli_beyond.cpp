@@ -1,5 +1,5 @@
 // The options of the paths beyond the textbook (core/paths/beyond.hpp), shared by trace, run, bench and
-// the app: --causal, --valid-tokens 12,16, --flash [--tile 16x16], --kv-cache, --window M [--shift].
+// the app: --causal, --valid-tokens 12,16, --flash [--tile 16x16], --kv-cache, --window M [--shift] [--patch-merge].
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -75,7 +75,12 @@ BeyondOptions add_beyond_options(CLI::App& app, AttentionConfig& c) {
         "--window", [&c](std::size_t m) { c.window = m; c.path = AttentionPath::windowed; },
         "Swin window attention with M x M windows on the H x H token grid (N = H*H)"));
     options.push_back(app.add_flag("--shift", c.shift, "with --window: shifted windows (roll by -M/2, Swin's mask)"));
+    options.push_back(
+        app.add_flag("--patch-merge", c.patch_merge,
+                     "with --window: Swin's patch merging after the block (2 x 2 neighbours -> one token, "
+                     "grid H/2, channels 2C), then a second windowed stage with 2h heads"));
     o.flash = options[2], o.tile = options[3], o.kv_cache = options[4], o.window = options[5], o.shift = options[6];
+    o.patch_merge = options[7];
     return o;
 }
 
@@ -84,6 +89,8 @@ void check_beyond_options(const BeyondOptions& o) {
         throw UsageError("--flash, --kv-cache and --window are different paths of attention: give one of them");
     if (o.tile->count() && !o.flash->count()) throw UsageError("--tile BRxBC needs --flash");
     if (o.shift->count() && !o.window->count()) throw UsageError("--shift needs --window M");
+    if (o.patch_merge->count() && !o.window->count())
+        throw UsageError("--patch-merge needs --window M: patch merging joins the windowed path's token grid");
 }
 
 }  // namespace attnscope

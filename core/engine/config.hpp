@@ -38,6 +38,7 @@ struct AttentionConfig {
     std::size_t tile_rows = 16, tile_cols = 16;  // flash: Br x Bc
     std::size_t window = 0;                      // windowed: window size M (tokens form an H x H grid)
     bool shift = false;                          // windowed: Swin's shifted windows (roll by -M/2)
+    bool patch_merge = false;  // windowed: Swin's PatchMerging after the block, then a second stage on the merged grid
 
     bool masked() const { return causal || !valid_tokens.empty(); }
     std::size_t head_dim() const { return heads ? dim / heads : 0; }

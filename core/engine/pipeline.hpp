@@ -18,7 +18,9 @@ namespace attnscope {
 // The dropout streams are drawn again by the backward pass (core/engine/backward.cpp) for the same masks.
 enum Stream : std::uint64_t {
     kInput = 1, kQkvWeight = 2, kProjWeight = 3, kProjBias = 4, kAttnDrop = 5, kProjDrop = 6, kGradOutput = 7,
-    kQkvBias = 8
+    kQkvBias = 8,
+    // Swin's patch merging (core/paths/windows.cpp): its reduction and the second stage's attention.
+    kMergeReduction = 9, kStage2QkvWeight = 10, kStage2ProjWeight = 11, kStage2ProjBias = 12
 };
 
 // self.scale = c^-0.5, or 1 when config.scaled is false (--no-scale).

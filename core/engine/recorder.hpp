@@ -119,10 +119,18 @@ public:
     // A hook (the bug zoo) may change a step's values after the op: the next op must read them.
     bool edits_steps() const { return static_cast<bool>(edit_); }
 
+    // Steps added from here on are named prefix + name: a second stage records the same steps as
+    // the first ("stage2_attn" beside "attn"). An input names a step of this stage when one is
+    // called prefix + input, else an earlier step.
+    void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
+
 private:
     Step describe(StepText text, const TorchLayout& layout, bool is_view) const {
         Step step;
-        step.name = std::move(text.name);
+        step.name = prefix_ + text.name;
+        if (!prefix_.empty())
+            for (auto& input : text.inputs)
+                if (find_or_null(prefix_ + input)) input = prefix_ + input;
         step.op = text.op;
         step.code = std::move(text.code);
         step.formula = std::move(text.formula);
@@ -139,9 +147,13 @@ private:
         return step;
     }
 
-    const Step& find(std::string_view name) const {
+    const Step* find_or_null(std::string_view name) const {
         for (const Step& s : steps_)
-            if (s.name == name) return s;
+            if (s.name == name) return &s;
+        return nullptr;
+    }
+    const Step& find(std::string_view name) const {
+        if (const Step* s = find_or_null(name)) return *s;
         throw std::out_of_range("no recorded step named '" + std::string(name) + "'");
     }
 
@@ -150,6 +162,7 @@ private:
     std::optional<Progress> own_progress_;
     Progress& progress_;
     std::function<void(const Trace&, Step&)> edit_;
+    std::string prefix_;
 };
 
 inline std::string strides_note(const TorchLayout& l) {

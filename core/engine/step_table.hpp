@@ -46,6 +46,7 @@ enum class Op : std::uint8_t {
     flash_attention,
     kv_rows,
     kv_decode,
+    slice,
     count
 };
 
@@ -85,6 +86,7 @@ inline constexpr OpInfo kOps[] = {
     {Op::flash_attention, "flash_attention", ",", OpKind::product},
     {Op::kv_rows, "kv_rows", ",", OpKind::softmax},
     {Op::kv_decode, "kv_decode", ",", OpKind::product},
+    {Op::slice, "slice", ",", OpKind::layout},
 };
 
 // kOps has one row per Op, in the enum's order: a new Op without its row does not compile.

@@ -41,7 +41,7 @@ nlohmann::json config_to_json(const AttentionConfig& c) {
             {"seed", c.seed},           {"training", c.training},   {"attn_drop", c.attn_drop},
             {"proj_drop", c.proj_drop}, {"scaled", c.scaled}, {"causal", c.causal},  {"valid_tokens", c.valid_tokens},
             {"path", path_name(c.path)}, {"tile", {c.tile_rows, c.tile_cols}}, {"window", c.window},
-            {"shift", c.shift}};
+            {"shift", c.shift},         {"patch_merge", c.patch_merge}};
 }
 
 nlohmann::json trace_to_json(const Trace& trace) {

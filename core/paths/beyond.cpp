@@ -134,8 +134,27 @@ void validate_beyond(const AttentionConfig& c, std::vector<std::string>& problem
         } else if (c.shift && (c.window < 2 || c.window == grid)) {
             problems.push_back("--shift needs a window of at least 2 that is smaller than the grid (--window " +
                                std::to_string(c.window) + ", grid " + std::to_string(grid) + ")");
+        } else if (c.patch_merge && grid % 2 != 0) {
+            problems.push_back(
+                "--patch-merge joins 2 x 2 neighbours, so the grid side must be even; N = " + std::to_string(c.tokens) +
+                " = " + std::to_string(grid) + "*" + std::to_string(grid) + " is odd");
+        } else if (c.patch_merge && grid / 2 > c.window && (grid / 2) % c.window != 0) {
+            problems.push_back("--patch-merge: the merged grid side " + std::to_string(grid / 2) + " (half of " +
+                               std::to_string(grid) + ") is not divisible by --window " + std::to_string(c.window) +
+                               ", so the second stage's windows would not tile it; pick a window that divides " +
+                               std::to_string(grid / 2));
         }
     }
+    if (c.patch_merge && c.path != AttentionPath::windowed)
+        problems.push_back("--patch-merge needs --window M: patch merging joins the windowed path's token grid");
+}
+
+AttentionConfig stage2_config(const AttentionConfig& c) {
+    AttentionConfig s = c;
+    const std::size_t grid = exact_sqrt(c.tokens) / 2;  // H/2
+    s.tokens = grid * grid, s.dim = 2 * c.dim, s.heads = 2 * c.heads, s.patch_merge = false;
+    if (grid <= c.window) s.window = grid, s.shift = false;  // one window covers the grid: nothing to shift
+    return s;
 }
 
 std::uint64_t beyond_trace_bytes(const AttentionConfig& c) {
@@ -157,12 +176,23 @@ std::uint64_t beyond_trace_bytes(const AttentionConfig& c) {
         case AttentionPath::kv_cache:  // the assembled attn [B, h, N, N] and the per-token rows of item 0
             floats = add(floats, add(mul(mul(bh, c.tokens), c.tokens), mul(mul(c.heads, c.tokens), c.tokens)));
             break;
-        case AttentionPath::windowed: {  // 6 layout steps more, N x M^2 instead of N x N, the Swin mask
+        case AttentionPath::windowed: {
+            // grid, win_split, win_perm, windows, win_merge, win_unperm, grid_out, tokens_out (and shifted,
+            // unshifted) of B * N * C each; 4 maps (and masked) of B * h * N * M^2 instead of N^2; the Swin
+            // mask; the row sums of attn and attn_drop
             const std::uint64_t m2 = mul(c.window, c.window);
-            floats = add(add(floats, mul(6, bnc)), mul(add(mul(4 + c.shift, mul(bh, c.tokens)), c.tokens), m2));
+            floats = add(add(floats, mul(8 + 2 * c.shift, bnc)),
+                         mul(add(mul(4 + c.shift, mul(bh, c.tokens)), c.tokens), m2));
+            floats = add(floats, mul(2, mul(bh, c.tokens)));
             break;
         }
         case AttentionPath::standard: break;
+    }
+    if (c.path == AttentionPath::windowed && c.patch_merge) {
+        // PatchMerging: the grid view, x0..x3 (N/4 * C each), cat, its view and the norm
+        // (N/4 * 4C each), the reduction (N/4 * 2C); norm and reduction weights; then stage 2.
+        floats = add(floats, add(mul(11, bnc) / 2, add(mul(8, c.dim), mul(8, mul(c.dim, c.dim)))));
+        return add(mul(floats, sizeof(float)), beyond_trace_bytes(stage2_config(c)));
     }
     return mul(floats, sizeof(float));
 }
@@ -198,18 +228,30 @@ std::vector<std::string> path_step_names(const AttentionConfig& cfg) {
             names.push_back("attn");
             append(tail);
             break;
-        case AttentionPath::windowed:
-            names = {"input", "grid"};
-            if (cfg.shift) names.push_back("shifted");
-            append({"win_split", "win_perm", "windows"});
-            append({"qkv", "qkv_split", "qkv_heads", "q", "k", "v", "k_t", "scores", "scaled"});
-            if (cfg.shift) names.push_back("masked");
-            append({"attn", "attn_drop"});
-            append(tail);
-            append({"win_merge", "win_unperm", "grid_out"});
-            if (cfg.shift) names.push_back("unshifted");
-            names.push_back("tokens_out");
+        case AttentionPath::windowed: {
+            auto block = [&](const std::string& prefix, bool shift) {
+                std::vector<std::string> block_names = {"grid"};
+                if (shift) block_names.push_back("shifted");
+                for (const char* name : {"win_split", "win_perm", "windows", "qkv", "qkv_split", "qkv_heads", "q", "k",
+                                         "v", "k_t", "scores", "scaled"})
+                    block_names.push_back(name);
+                if (shift) block_names.push_back("masked");
+                block_names.insert(block_names.end(), {"attn", "attn_drop"});
+                block_names.insert(block_names.end(), tail.begin(), tail.end());
+                block_names.insert(block_names.end(), {"win_merge", "win_unperm", "grid_out"});
+                if (shift) block_names.push_back("unshifted");
+                block_names.push_back("tokens_out");
+                for (const std::string& name : block_names) names.push_back(prefix + name);
+            };
+            names = {"input"};
+            block("", cfg.shift);
+            if (cfg.patch_merge) {
+                append({"patch_merge_grid", "patch_merge_x0", "patch_merge_x1", "patch_merge_x2", "patch_merge_x3",
+                        "patch_merge_cat", "patch_merge_flat", "patch_merge_norm", "patch_merge_reduction"});
+                block(kStage2Prefix, stage2_config(cfg).shift);
+            }
             break;
+        }
     }
     return names;
 }
@@ -223,7 +265,8 @@ std::string beyond_summary(const Trace& trace) {
         text += line;
     }
     if (c.path == AttentionPath::windowed) {
-        std::snprintf(line, sizeof line, " (M = %zu%s)", c.window, c.shift ? ", shifted by M/2" : "");
+        std::snprintf(line, sizeof line, " (M = %zu%s%s)", c.window, c.shift ? ", shifted by M/2" : "",
+                      c.patch_merge ? ", then patch merging and a second stage" : "");
         text += line;
     }
     const std::string mask = mask_summary(c);
@@ -251,6 +294,15 @@ std::string beyond_summary(const Trace& trace) {
     if (r && r->windows) {
         std::snprintf(line, sizeof line, "\nwindows: a %zu x %zu grid in %zu windows of %zu x %zu tokens per item",
                       r->windows->grid, r->windows->grid, r->windows->windows, r->windows->window, r->windows->window);
+        text += line;
+    }
+    if (r && r->merge) {
+        const PatchMergeRecord& m = *r->merge;
+        std::snprintf(line, sizeof line,
+                      "\npatch merging: %zu x %zu grid, C = %zu, %zu heads -> %zu x %zu grid, 2C = %zu, %zu heads; "
+                      "stage 2: windows of %zu x %zu tokens%s, %zu per item",
+                      m.grid, m.grid, m.dim, m.heads, m.merged_grid, m.merged_grid, m.merged_dim, m.merged_heads,
+                      m.stage2.window, m.stage2.window, m.stage2.shift ? " shifted by M/2" : "", m.stage2.windows);
         text += line;
     }
     return text;
@@ -294,6 +346,18 @@ nlohmann::json beyond_to_json(const BeyondRecord& r) {
     if (r.windows)
         j["windows"] = {{"grid", r.windows->grid}, {"window", r.windows->window}, {"shift", r.windows->shift},
                         {"windows_per_item", r.windows->windows}, {"region", r.windows->region}};
+    if (r.merge) {
+        const PatchMergeRecord& m = *r.merge;
+        j["patch_merge"] = {{"grid", {m.grid, m.merged_grid}},
+                            {"dim", {m.dim, m.merged_dim}},
+                            {"heads", {m.heads, m.merged_heads}},
+                            {"stage2_windows",
+                             {{"grid", m.stage2.grid},
+                              {"window", m.stage2.window},
+                              {"shift", m.stage2.shift},
+                              {"windows_per_item", m.stage2.windows},
+                              {"region", m.stage2.region}}}};
+    }
     return j;
 }
 

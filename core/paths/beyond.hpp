@@ -11,7 +11,8 @@
 // - kv_cache (core/paths/kv_cache.cpp): causal decoding, one token at a time, the cache [B, h, t, c]
 //   growing; per-token records in KvRecord; context/merged/out assembled from the per-token rows.
 // - windowed (core/paths/windows.cpp): Swin's window_partition, attention within M x M windows (optionally
-//   shifted by M/2 with Swin's mask), window_reverse.
+//   shifted by M/2 with Swin's mask), window_reverse; with patch_merge, Swin's PatchMerging and a
+//   second windowed stage on the merged grid (H/2 x H/2 tokens, 2C channels, 2h heads).
 #pragma once
 
 #include <cstddef>
@@ -104,13 +105,42 @@ struct WindowRecord {
     std::vector<int> region;  // [grid * grid] Swin's region id of each token of the rolled grid (shift)
 };
 
+// ---- patch merging: Swin's hierarchy ------------------------------------------------------------
+
+// PatchMerging's parameters and those of the second stage's attention.
+struct PatchMergeWeights {
+    Array norm_weight, norm_bias;  // [4C] nn.LayerNorm(4 * C)
+    Array reduction_weight;        // [2C, 4C] nn.Linear(4 * C, 2 * C, bias=False)
+    AttentionWeights stage2;       // the second stage's attention over 2C channels
+};
+
+// From config.seed: the norm as nn.LayerNorm starts (weight 1, bias 0), the reduction as nn.Linear
+// starts (uniform +-1/sqrt(4C)), the second stage's attention initialised like the first stage's
+// (default_weights) from streams of its own.
+PatchMergeWeights default_patch_merge_weights(const AttentionConfig& config);
+
+// The second stage: N/4 tokens on the H/2 x H/2 grid, 2C channels and 2h heads (Swin doubles the
+// heads with the channels, so the head dim c stays), the same window M and shift, except that a
+// window as large as the grid covers it whole and is not shifted (Swin's rule for small grids).
+AttentionConfig stage2_config(const AttentionConfig& config);
+
+struct PatchMergeRecord {
+    std::size_t grid = 0, dim = 0, heads = 0;                       // the first stage: H, C, h
+    std::size_t merged_grid = 0, merged_dim = 0, merged_heads = 0;  // the second: H/2, 2C, 2h
+    WindowRecord stage2;                                            // the second stage's windows
+};
+
 // What the paths beyond the textbook record besides their steps.
 struct BeyondRecord {
     AttentionPath path = AttentionPath::standard;
     std::shared_ptr<const FlashRecord> flash;
     std::shared_ptr<const KvRecord> kv;
     std::shared_ptr<const WindowRecord> windows;
+    std::shared_ptr<const PatchMergeRecord> merge;  // windowed with patch_merge
 };
+
+// The prefix of the second stage's steps: "stage2_attn" is the first stage's "attn" one level up.
+inline constexpr const char* kStage2Prefix = "stage2_";
 
 // ---- the paths ------------------------------------------------------------------------------
 
@@ -129,8 +159,10 @@ Trace run_flash(const AttentionConfig& config, const AttentionWeights& weights, 
                 const RunHooks& hooks);
 Trace run_kv_cache(const AttentionConfig& config, const AttentionWeights& weights, const Tensor& input,
                    const RunHooks& hooks);
+// merge: PatchMerging's and the second stage's weights (null: default_patch_merge_weights);
+// read only with config.patch_merge.
 Trace run_windowed(const AttentionConfig& config, const AttentionWeights& weights, const Tensor& input,
-                   const RunHooks& hooks);
+                   const RunHooks& hooks, const PatchMergeWeights* merge = nullptr);
 
 // The pinned step names of each path, in order (flash: input..v, context..out_drop).
 std::vector<std::string> path_step_names(const AttentionConfig& config);

@@ -111,6 +111,18 @@ TensorView select_view(const TensorView& x, std::size_t axis, std::size_t index)
     return y;
 }
 
+TensorView step_view(const TensorView& x, std::size_t axis, std::size_t start, std::size_t step) {
+    if (axis >= x.shape.size() || step < 1 || start >= x.shape[axis])
+        throw ShapeError("slice: start " + std::to_string(start) + " step " + std::to_string(step) + " of axis " +
+                         std::to_string(axis) + " is out of range for " + format_shape(x.shape));
+    TensorView y = x;
+    y.offset = x.offset + start * static_cast<std::size_t>(x.strides[axis]);
+    y.shape[axis] = (x.shape[axis] - start + step - 1) / step;
+    y.strides[axis] = x.strides[axis] * static_cast<std::ptrdiff_t>(step);
+    y.axes = labels_for(x);
+    return y;
+}
+
 // Rows of the last axis, gathered in row-major order of the view; each row is a memcpy when the
 // last axis has stride 1. All threads for large views.
 Tensor gather(const TensorView& x) {

@@ -30,6 +30,8 @@ TensorView permute_view(const TensorView& x, const std::vector<std::size_t>& dim
 TensorView transpose_view(const TensorView& x, std::size_t dim0, std::size_t dim1);
 // x[..., index, ...] along axis: one result of torch.unbind(axis).
 TensorView select_view(const TensorView& x, std::size_t axis, std::size_t index);
+// x[..., start::step, ...] along axis: every step-th entry from start, still a view.
+TensorView step_view(const TensorView& x, std::size_t axis, std::size_t start, std::size_t step);
 
 // A new row-major tensor with the view's values, shape and labels (always a copy).
 Tensor gather(const TensorView& x);
