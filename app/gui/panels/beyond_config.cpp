@@ -59,7 +59,7 @@ bool DrawBeyondConfig(AttentionConfig& c) {
             c.path = static_cast<AttentionPath>(path);
             if (c.path == AttentionPath::kv_cache) c.causal = true;
             if (c.path == AttentionPath::windowed && c.window == 0) c.window = 4;
-            if (c.path != AttentionPath::windowed) c.window = 0, c.shift = false;
+            if (c.path != AttentionPath::windowed) c.window = 0, c.shift = false, c.patch_merge = false;
             commit = true;
         }
     }
@@ -71,6 +71,11 @@ bool DrawBeyondConfig(AttentionConfig& c) {
         commit |= SmallSize(tr("M window"), &c.window, tr("window side M: attention within M x M patches"));
         ImGui::SameLine();
         commit |= ImGui::Checkbox(tr("shifted (M/2)"), &c.shift);
+        ImGui::SameLine();
+        commit |= ImGui::Checkbox(tr("patch merging"), &c.patch_merge);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s", tr("Swin's PatchMerging after the block: 2 x 2 neighbours -> one token (grid H/2, "
+                                       "channels 2C), then a second windowed stage with twice the heads"));
         ImGui::SameLine();
         ImGui::TextDisabled("%s", tr("N = H*H, no class token"));
     }

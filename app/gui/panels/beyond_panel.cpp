@@ -2,7 +2,9 @@
 //   flash     the tiles filling the output (animated), the running max m and sum l of the current
 //             block's rows, peak memory against the standard path and a memory-vs-N plot;
 //   kv-cache  the cache growing token by token, the new token's attention row, FLOPs saved;
-//   windowed  the window partition drawn on the patch grid and the selected window's heatmap;
+//   windowed  the window partition drawn on the patch grid and the selected window's heatmap; with
+//             patch merging, on its steps the 2 x 2 gather, the halved grid and the channels C -> 4C -> 2C,
+//             on the second stage's steps that stage's windows;
 //   a mask    on the textbook path: which keys each query may see.
 // Everything is read from the trace; nothing is recomputed here.
 #include <imgui.h>
@@ -284,9 +286,10 @@ void DrawKv(const Trace& trace, const KvRecord& r, UiState& ui) {
 }
 
 // ---- windows ----------------------------------------------------------------------------------
-void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
+// One windowed stage: `prefix` "" for the first, kStage2Prefix for the one after patch merging.
+void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const std::string& prefix, UiState& ui) {
     ui::BeyondView& v = ui.beyond;
-    const std::size_t B = trace.config.batch, nW = r.windows, h = trace.config.heads, M2 = r.window * r.window;
+    const std::size_t B = trace.config.batch, nW = r.windows, M2 = r.window * r.window;
     v.window = std::min(v.window, B * nW - 1);
     v.head = std::min(v.head, h - 1);
     ImGui::PushTextWrapPos(0.0f);
@@ -310,8 +313,8 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
                                     IM_COL32(204, 121, 167, 255), IM_COL32(240, 228, 66, 255), IM_COL32(213, 94, 0, 255),
                                     IM_COL32(0, 114, 178, 255), IM_COL32(170, 170, 170, 255)};
     const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);  // the other windows: 110 / 255 over the panel
-    DrawPicture(dl, ui, "beyond/windows", std::to_string(ui.trace_generation) + "/" + std::to_string(local), p0,
-                ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
+    DrawPicture(dl, ui, "beyond/windows", prefix + std::to_string(ui.trace_generation) + "/" + std::to_string(local),
+                p0, ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
                     return ui::cell_picture(r.grid, r.grid, 512, [&](std::size_t i, std::size_t j) {
                         const std::size_t w = ui::window_of_token(r, i, j);
                         const ImVec4 c = ImGui::ColorConvertU32ToFloat4(palette[w % 8]);
@@ -332,16 +335,16 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
         if (ImGui::IsItemClicked()) v.window = item * nW + ui::window_of_token(r, i, j);
     }
     // the selected window's attention [M*M, M*M]
-    const Step* attn = trace.find("attn");
+    const Step* attn = trace.find(prefix + "attn");
     const ImVec2 q0(p0.x + side + 16, p0.y);
     float hi = 0.0f;
     if (attn) {
         const float* values = attn->tensor().values.data() + (v.window * h + v.head) * M2 * M2;
         for (std::size_t k = 0; k < M2 * M2; ++k) hi = std::max(hi, values[k]);
-        const Step* masked = trace.find("masked");  // shifted windows: -inf where Swin's mask hides a pair
+        const Step* masked = trace.find(prefix + "masked");  // shifted windows: -inf where Swin's mask hides a pair
         const float* hidden = masked ? masked->tensor().values.data() + (v.window * h + v.head) * M2 * M2 : nullptr;
-        const std::string key =
-            std::to_string(ui.trace_generation) + "/" + std::to_string(v.window) + "/" + std::to_string(v.head);
+        const std::string key = prefix + std::to_string(ui.trace_generation) + "/" + std::to_string(v.window) + "/" +
+                                std::to_string(v.head);
         DrawPicture(dl, ui, "beyond/window_attn", key, q0, ImVec2(q0.x + side, q0.y + side), ImVec2(1, 1),
                     [&] { return ValuesPicture(values, M2, M2, 0.0f, hi, hidden); });
         dl->AddRect(q0, ImVec2(q0.x + side, q0.y + side), IM_COL32(200, 200, 200, 255));
@@ -357,6 +360,102 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, UiState& ui) {
     ImGui::TextDisabled("%s", tr("the partition is the steps grid .. windows, the reverse win_merge .. tokens_out; "
                                  "the Heads panel shows every head of the selected step's window (batch axis = window)"));
     ImGui::PopTextWrapPos();
+}
+
+// ---- patch merging ------------------------------------------------------------------------------
+// The colour of each corner of a 2 x 2 patch: x0 top-left, x1 bottom-left, x2 top-right, x3 bottom-right.
+constexpr std::array<std::uint8_t, 3> kCornerColours[4] = {
+    {86, 180, 233}, {230, 159, 0}, {0, 158, 115}, {204, 121, 167}};
+
+// Which of x0..x3 the token (row, col) of the grid goes to: torch.cat([x0, x1, x2, x3], -1)'s order.
+std::size_t CornerOf(std::size_t row, std::size_t col) { return (row % 2) + 2 * (col % 2); }
+
+// One token's channels as a bar of `parts` blocks (in the corners' colours when there are four),
+// each `unit` pixels wide, and its label beside it (wrapped at the panel's edge).
+void ChannelBar(float unit, std::size_t parts, const char* label, int lit_corner) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float height = ImGui::GetFontSize();
+    for (std::size_t k = 0; k < parts; ++k) {
+        const std::size_t corner = parts == 4 ? k : 4;
+        const std::array<std::uint8_t, 3> c =
+            corner < 4 ? kCornerColours[corner] : std::array<std::uint8_t, 3>{150, 150, 150};
+        const int alpha = lit_corner >= 0 && corner < 4 && int(corner) != lit_corner ? 90 : 255;
+        dl->AddRectFilled(ImVec2(p.x + k * unit, p.y), ImVec2(p.x + (k + 1) * unit - 1, p.y + height), Col(c, alpha));
+    }
+    ImGui::Dummy(ImVec2(4 * unit, height));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(label);
+}
+
+void DrawPatchMerge(const Trace& trace, const PatchMergeRecord& m, UiState& ui) {
+    const std::size_t H = m.grid, H2 = m.merged_grid, C = m.dim;
+    ImGui::Text(tr("patch merging: %zu x %zu grid, C = %zu, %zu heads -> %zu x %zu grid, 2C = %zu, %zu heads"), H, H, C,
+                m.heads, H2, H2, m.merged_dim, m.merged_heads);
+    // The selected x0..x3 step lights up its corner of every patch.
+    int corner = -1;
+    for (int k = 0; k < 4; ++k)
+        if (ui.selected_step == "patch_merge_x" + std::to_string(k)) corner = k;
+
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float side = std::min((ImGui::GetContentRegionAvail().x - 60) / 1.5f, 220.0f), half = side * 0.5f;
+    const ImVec2 g0 = ImGui::GetCursorScreenPos();
+    const std::string key = std::to_string(ui.trace_generation) + "/" + std::to_string(corner);
+    // Dimmed unless it is the selected corner (or none is selected).
+    auto corner_colour = [corner](std::size_t k) {
+        const float a = corner < 0 || int(k) == corner ? 1.0f : 0.3f;
+        std::array<std::uint8_t, 3> c = kCornerColours[k];
+        for (auto& x : c) x = static_cast<std::uint8_t>(std::lround(a * x + (1.0f - a) * 40.0f));
+        return c;
+    };
+    DrawPicture(dl, ui, "beyond/merge_grid", key, g0, ImVec2(g0.x + side, g0.y + side), ImVec2(1, 1), [&] {
+        return ui::cell_picture(H, H, 512, [&](std::size_t i, std::size_t j) { return corner_colour(CornerOf(i, j)); });
+    });
+    BlockLines(dl, g0, side, H, 1, 1, IM_COL32(20, 20, 20, 90));
+    BlockLines(dl, g0, side, H, 2, 2, IM_COL32(255, 255, 255, 230));  // the 2 x 2 patches that merge
+    // the arrow, then the merged grid: the same cell size, half the side, 4C numbers in each cell
+    const float ax = g0.x + side + 8, ay = g0.y + half;
+    dl->AddLine(ImVec2(ax, ay), ImVec2(ax + 34, ay), ImGui::GetColorU32(ImGuiCol_Text), 2.0f);
+    dl->AddTriangleFilled(ImVec2(ax + 40, ay), ImVec2(ax + 32, ay - 5), ImVec2(ax + 32, ay + 5),
+                          ImGui::GetColorU32(ImGuiCol_Text));
+    const ImVec2 q0(ax + 48, g0.y + half * 0.5f);
+    DrawPicture(dl, ui, "beyond/merge_cat", key, q0, ImVec2(q0.x + half, q0.y + half), ImVec2(1, 1), [&] {
+        return ui::cell_picture(H2, 4 * H2, 512, [&](std::size_t, std::size_t j) { return corner_colour(j % 4); });
+    });
+    BlockLines(dl, q0, half, H2, 1, 1, IM_COL32(255, 255, 255, 230));
+    ImGui::Dummy(ImVec2(side + 56 + half, side + 4));
+    ImGui::TextDisabled("%s", tr("left: the H x W grid, C numbers per token; right: the H/2 x W/2 grid at the same "
+                                 "cell size, 4C numbers per token"));
+    const float column = ImGui::GetContentRegionAvail().x * 0.5f;
+    for (int k = 0; k < 4; ++k) {
+        static const char* names[] = {"x0 [0::2, 0::2]", "x1 [1::2, 0::2]", "x2 [0::2, 1::2]", "x3 [1::2, 1::2]"};
+        const ImVec2 c = ImGui::GetCursorScreenPos();
+        const float s = ImGui::GetFontSize() * 0.8f;
+        dl->AddRectFilled(ImVec2(c.x, c.y + 2), ImVec2(c.x + s, c.y + 2 + s), Col(kCornerColours[k]));
+        ImGui::Dummy(ImVec2(s, s));
+        ImGui::SameLine();
+        ImGui::TextUnformatted(names[k]);
+        if (k % 2 == 0) ImGui::SameLine(column);
+    }
+
+    // the channels of one token through the merge: C, cat 4C, LayerNorm(4C), reduction 2C
+    const float unit = std::min(ImGui::GetContentRegionAvail().x * 0.3f / 4.0f, 40.0f);
+    char label[96];
+    std::snprintf(label, sizeof label, tr("one token: C = %zu"), C);
+    ChannelBar(unit, 1, label, -1);
+    std::snprintf(label, sizeof label, tr("cat: 4C = %zu, then LayerNorm(4C)"), 4 * C);
+    ChannelBar(unit, 4, label, corner);
+    std::snprintf(label, sizeof label, tr("reduction: Linear(4C, 2C) -> 2C = %zu"), m.merged_dim);
+    ChannelBar(unit, 2, label, -1);
+    ImGui::TextDisabled(
+        tr("tokens: N = %zu -> N/4 = %zu; head dim c = %zu stays: Swin doubles the heads with the channels"), H * H,
+        H2 * H2, trace.config.head_dim());
+    if (m.stage2.window == H2)
+        ImGui::TextDisabled(
+            tr("stage 2: one %zu x %zu window covers the merged grid, so it is not shifted (Swin's rule)"), H2, H2);
+    else
+        ImGui::TextDisabled(tr("stage 2: windows of %zu x %zu on the merged grid%s"), m.stage2.window, m.stage2.window,
+                            m.stage2.shift ? tr(", shifted by M/2") : "");
 }
 
 // ---- a mask on the textbook path -----------------------------------------------------------------
@@ -388,6 +487,25 @@ void DrawMask(const Trace& trace, UiState& ui) {
         dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_Text), label);
         ImGui::Dummy(ImVec2(side, side + ImGui::GetTextLineHeightWithSpacing()));
         if (b == 0) ImGui::SameLine(0, 20);
+    }
+}
+
+// The windows of the stage the selected step belongs to, or the patch merging between them.
+void DrawWindowedPath(const Trace& trace, UiState& ui) {
+    const PatchMergeRecord* merge = trace.beyond->merge.get();
+    const std::string& step = ui.selected_step;
+    if (merge && step.rfind("patch_merge_", 0) == 0) {
+        DrawPatchMerge(trace, *merge, ui);
+    } else if (merge && step.rfind(kStage2Prefix, 0) == 0) {
+        ImGui::TextColored(OkColor(), tr("stage 2, after patch merging: %zu x %zu grid, 2C = %zu, %zu heads"),
+                           merge->merged_grid, merge->merged_grid, merge->merged_dim, merge->merged_heads);
+        DrawWindows(trace, merge->stage2, merge->merged_heads, kStage2Prefix, ui);
+    } else {
+        DrawWindows(trace, *trace.beyond->windows, trace.config.heads, "", ui);
+        if (merge)
+            ImGui::TextDisabled(tr("then patch merging halves the grid to %zu x %zu and doubles the channels to %zu "
+                                   "(the patch_merge_ steps), and stage 2 repeats the block (the stage2_ steps)"),
+                                merge->merged_grid, merge->merged_grid, merge->merged_dim);
     }
 }
 
@@ -425,7 +543,7 @@ void DrawBeyondPanel(const Trace& trace, UiState& ui) {
     ImGui::PushTextWrapPos(0.0f);  // long lines wrap at the panel's edge
     if (trace.beyond && trace.beyond->flash) DrawFlash(trace, *trace.beyond->flash, ui);
     else if (trace.beyond && trace.beyond->kv) DrawKv(trace, *trace.beyond->kv, ui);
-    else if (trace.beyond && trace.beyond->windows) DrawWindows(trace, *trace.beyond->windows, ui);
+    else if (trace.beyond && trace.beyond->windows) DrawWindowedPath(trace, ui);
     else DrawMask(trace, ui);
     ImGui::PopTextWrapPos();
     ImGui::End();

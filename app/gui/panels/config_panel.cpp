@@ -18,7 +18,7 @@ bool SameConfig(const AttentionConfig& a, const AttentionConfig& b) {
            a.qkv_bias == b.qkv_bias && a.seed == b.seed && a.training == b.training && a.attn_drop == b.attn_drop &&
            a.proj_drop == b.proj_drop && a.causal == b.causal && a.valid_tokens == b.valid_tokens &&
            a.path == b.path && a.tile_rows == b.tile_rows && a.tile_cols == b.tile_cols && a.window == b.window &&
-           a.shift == b.shift && a.scaled == b.scaled && a.reference == b.reference;
+           a.shift == b.shift && a.patch_merge == b.patch_merge && a.scaled == b.scaled && a.reference == b.reference;
 }
 
 // An unsigned input that reports a change when typing ends or a +/- button is used.

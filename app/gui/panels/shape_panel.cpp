@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "beyond.hpp"
 #include "fonts.hpp"
 #include "logic/axes.hpp"
 #include "panels/panels.hpp"
@@ -17,9 +18,11 @@ namespace attnscope {
 
 namespace {
 
-// The line of forward_lines(reference) a step sits on, or -1.
+// The line of forward_lines(reference) a step sits on, or -1; a second stage's step sits on its first-stage line.
 int LineOf(const std::string& step, Reference reference) {
-    const StepInfo* info = step_info(step, reference);
+    const bool stage2 = step.rfind(kStage2Prefix, 0) == 0;
+    const StepInfo* info =
+        step_info(stage2 ? step.substr(std::char_traits<char>::length(kStage2Prefix)) : step, reference);
     return info ? info->line : -1;
 }
 
