@@ -9,6 +9,7 @@
 
 #include "activations.hpp"
 #include "io.hpp"
+#include "roles.hpp"
 
 using namespace attnscope;
 
@@ -189,7 +190,7 @@ TEST_CASE("checked_input and reference_config say what is wrong") {
     x.fill(1.0f);
     AttentionConfig c;
     c.batch = 1, c.tokens = 2, c.dim = 4, c.heads = 2;
-    const AttentionWeights w = default_weights(c);
+    const SourceWeights w{default_weights(c), kTimmConvention, std::nullopt};
     CHECK(reference_config(checked_input(x, "x"), w, 2).head_dim() == 2);
     CHECK_THROWS_WITH_AS(reference_config(checked_input(x, "x"), w, 3), doctest::Contains("not divisible"), FileError);
     CHECK(nonfinite_text(Stats{}).empty());

@@ -10,15 +10,18 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xsort.hpp>
 
+#include "activations.hpp"
 #include "io.hpp"
 #include "roles.hpp"
 #include "run_attnscope.hpp"
+#include "step_table.hpp"
 #include "tensor_source.hpp"
 #include "weights.hpp"
 
@@ -97,6 +100,29 @@ TEST_CASE("Hugging Face ViT names in a pytorch_model.bin: query, key, value stac
     CHECK(hf.block == std::optional<std::size_t>(0));
     CHECK(hf.weights.qkv_weight == mha.weights.qkv_weight);
     CHECK(*hf.weights.qkv_bias == *mha.weights.qkv_bias);
+}
+
+TEST_CASE("Hugging Face names: the steps show ViTSelfAttention's lines in run and in the app, unless --reference says otherwise") {
+    const fs::path bin = kData / "hugging_face" / "pytorch_model.bin";
+    const fs::path dir = scratch("hf_lines");
+    auto code_of = [&dir](const std::string& step) {
+        const auto j = nlohmann::json::parse(std::ifstream(dir / "trace.json"));
+        for (const auto& s : j["steps"])
+            if (s["name"] == step) return s["code"].get<std::string>();
+        return std::string("(no step " + step + ")");
+    };
+    const std::string run = "run --weights '" + bin.string() + "' --input '" +
+                            (kData / "hugging_face" / "input.npy").string() + "' --heads 4 --dump '" + dir.string() + "'";
+    REQUIRE(run_attnscope(run).status == 0);
+    CHECK(code_of("scaled") == step_info("scaled", Reference::hf)->code);
+    CHECK(code_of("out_drop") == "self.output.dropout(hidden_states)");
+    REQUIRE(run_attnscope(run + " --reference vit --force").status == 0);
+    CHECK(code_of("scaled") == "* self.scale");
+    fs::remove_all(dir);
+    // The app opens the same file as one block on a seeded input, with the same lines.
+    const FileTrace opened = trace_from_file(TensorSource::open(bin.string()), std::nullopt, 4);
+    CHECK(opened.trace.config.reference == Reference::hf);
+    CHECK(opened.trace.at("q").code == "query_layer = self.transpose_for_scores(mixed_query_layer)");
 }
 
 TEST_CASE("a training checkpoint holding the reference class in two blocks: --block picks one, none asks") {

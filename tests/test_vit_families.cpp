@@ -8,6 +8,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include "attention_maps.hpp"
 #include "io.hpp"
 #include "run_attnscope.hpp"
+#include "step_table.hpp"
 #include "tensor_source.hpp"
 #include "vit.hpp"
 
@@ -69,6 +72,36 @@ TEST_CASE("Hugging Face ViTForImageClassification (vit. prefix, classifier) and 
     CHECK(cls.config.layer_norm_eps() == 1e-12f);
     CHECK(cls.config.classes == 5);
     CHECK(cls.blocks[0].at("norm1").code == "self.layernorm_before(hidden_states)");
+    // Inside each block the 17 steps show Hugging Face's ViTSelfAttention / ViTSelfOutput lines.
+    const Trace& attention = cls.blocks[1].attention;
+    CHECK(attention.config.reference == Reference::hf);
+    CHECK(attention.at("scaled").code == "attention_scores / math.sqrt(self.attention_head_size)");
+    CHECK(attention.at("out").operands.back().expr == "self.output.dense.weight");
+    const fs::path hf_dir = kData / "hf_classifier";
+    for (const auto& [step, torch_name] : std::vector<std::pair<const char*, const char*>>{
+             {"q", "query_layer"}, {"k", "key_layer"}, {"v", "value_layer"}, {"scaled", "attention_scores"},
+             {"attn", "attention_probs"}, {"merged", "context_layer"}, {"out_drop", "hidden_states"}}) {
+        CAPTURE(step);
+        check_close(attention.at(step).tensor().values, hf_dir / ("block1_" + std::string(torch_name) + ".npy"));
+    }
+    // Those tensors came from tools/make_vit_family_fixtures.py's HfViTSelfAttention: every line the
+    // steps and the Shape view show is a line torch ran there.
+    std::ifstream script_file(fs::path(ATTNSCOPE_TEST_DATA) / ".." / ".." / "tools" / "make_vit_family_fixtures.py");
+    const std::string script((std::istreambuf_iterator<char>(script_file)), std::istreambuf_iterator<char>());
+    REQUIRE(script.find("class HfViTSelfAttention") != std::string::npos);
+    for (std::string_view line : forward_lines(Reference::hf)) CHECK_MESSAGE(script.find(line) != std::string::npos, line);
+    for (const Step& step : attention.steps) {
+        CAPTURE(step.name);
+        CHECK(step.code == step_info(step.name, Reference::hf)->code);
+        // "a, b" lists several calls, "a ... b" two parts of one line: each part is in the script.
+        std::string code = step.code;
+        for (std::size_t at; (at = code.find(" ... ")) != std::string::npos;) code.replace(at, 5, ", ");
+        for (std::size_t begin = 0, end; begin <= code.size(); begin = end + 2) {
+            end = std::min(code.find(", ", begin), code.size());
+            CHECK_MESSAGE(script.find(code.substr(begin, end - begin)) != std::string::npos, code.substr(begin, end - begin));
+        }
+    }
+
     const VitTrace base = check_family(kData / "hf_model" / "pytorch_model.bin", VitFamily::HuggingFace);
     CHECK_FALSE(base.has_head());
     CHECK(base.head.size() == 2);  // norm, cls_out

@@ -16,12 +16,16 @@ pixels.npy [1, 3, 32, 32] is the input of every case. Per case folder:
                     (pytorch_model.bin): query/key/value are in_proj's three row blocks. transformers is
                     not in Debian, so the numbers are torchvision's module with every LayerNorm's eps set
                     to 1e-12 (Hugging Face's default): the same computation, line for line.
+                    block1_<name>: block 1's attention run by HfViTSelfAttention below, the lines of
+                    transformers' ViTSelfAttention and ViTSelfOutput (query_layer, key_layer,
+                    value_layer, attention_scores, attention_probs, context_layer, hidden_states).
   hf_model/         ViTModel's names (no "vit." prefix, a pooler, no classifier): norm and attention only.
   deit_distilled/   timm DeiT distilled names (cls_token, dist_token, pos_embed [1, 2 + P, D], head and
                     head_dist). timm is not in Debian: the blocks are torchvision's EncoderBlock (the
                     same pre-norm block), the embedding and the mean of both heads are written out below
                     as timm's VisionTransformerDistilled does them in eval.
 """
+import math
 import os
 import sys
 
@@ -51,6 +55,45 @@ def randomize(module, gen):
             else:
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))
     return module
+
+
+class HfViTSelfAttention(nn.Module):
+    """transformers' ViTSelfAttention followed by ViTSelfOutput (eager attention), line for line: the
+    lines attnscope shows for a Hugging Face ViT's steps are these (tests/test_vit_families.cpp finds
+    each of them in this file). forward returns every intermediate tensor as well."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.num_attention_heads = heads
+        self.attention_head_size = dim // heads
+        self.all_head_size = dim
+        self.query, self.key, self.value = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.dropout = nn.Dropout(0.0)
+        self.output = nn.Module()
+        self.output.dense, self.output.dropout = nn.Linear(dim, dim), nn.Dropout(0.0)
+
+    def transpose_for_scores(self, x):
+        x = x.view(x.size()[:-1] + (self.num_attention_heads, self.attention_head_size))
+        return x.permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states):
+        mixed_query_layer = self.query(hidden_states)
+        key_layer = self.transpose_for_scores(self.key(hidden_states))
+        value_layer = self.transpose_for_scores(self.value(hidden_states))
+        query_layer = self.transpose_for_scores(mixed_query_layer)
+        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+        attention_scores = attention_scores / math.sqrt(self.attention_head_size)
+        attention_probs = nn.functional.softmax(attention_scores, dim=-1)
+        attention_probs = self.dropout(attention_probs)
+        context_layer = torch.matmul(attention_probs, value_layer)
+        context_layer = context_layer.permute(0, 2, 1, 3).contiguous()
+        new_context_layer_shape = context_layer.size()[:-2] + (self.all_head_size,)
+        context_layer = context_layer.view(new_context_layer_shape)
+        hidden_states = self.output.dense(context_layer)
+        hidden_states = self.output.dropout(hidden_states)
+        return {"query_layer": query_layer, "key_layer": key_layer, "value_layer": value_layer,
+                "attention_scores": attention_scores, "attention_probs": attention_probs,
+                "context_layer": context_layer, "hidden_states": hidden_states}
 
 
 def block_attention(blocks, x):
@@ -133,6 +176,18 @@ with torch.no_grad():
     save("hf_classifier", "norm", hf_norm)
     for i, a in enumerate(hf_attns):
         save("hf_classifier", f"block{i}_attn", a)
+    # Block 1's attention run by Hugging Face's lines on its layernorm_before output: every
+    # intermediate, and the same output as torchvision's self_attention.
+    hf_attention = HfViTSelfAttention(D, H).eval()
+    hf_attention.load_state_dict({k[len("vit.encoder.layer.1.attention."):].replace("attention.", "", 1): v
+                                  for k, v in cls.items() if k.startswith("vit.encoder.layer.1.attention.")})
+    layer1 = tv.encoder.layers[1]
+    y1 = layer1.ln_1(tv.encoder.layers[0](tv.encoder.dropout(tokens + tv.encoder.pos_embedding)))
+    hf_steps = hf_attention(y1)
+    assert torch.allclose(hf_steps["hidden_states"], layer1.self_attention(y1, y1, y1, need_weights=False)[0],
+                          atol=1e-5), "Hugging Face's lines differ from nn.MultiheadAttention"
+    for name, t in hf_steps.items():
+        save("hf_classifier", f"block1_{name}", t)
 
     base = hf_names("")
     base["pooler.dense.weight"] = torch.randn(D, D, generator=gen)  # ViTModel's pooler: not on the path to norm

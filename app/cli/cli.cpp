@@ -30,6 +30,7 @@
 #include "gui.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
+#include "roles.hpp"
 #include "trace_json.hpp"
 #include "weights.hpp"
 
@@ -45,6 +46,7 @@ struct ConfigOptions {
     CLI::Option* dim = nullptr;
     CLI::Option* heads = nullptr;
     CLI::Option* qkv_bias = nullptr;
+    CLI::Option* reference = nullptr;
     BeyondOptions beyond;  // app/cli/cli_beyond.cpp
     std::vector<CLI::Option*> all;
 
@@ -92,7 +94,8 @@ void add_config_options(CLI::App& app, ConfigOptions& o) {
     o.beyond = add_beyond_options(app, c);
     o.all.insert(o.all.end(), o.beyond.all.begin(), o.beyond.all.end());
     add_reference_option(app, c, attn_drop);
-    o.all.push_back(app.get_option("--reference"));
+    o.reference = app.get_option("--reference");
+    o.all.push_back(o.reference);
 }
 
 void require_valid(const AttentionConfig& config, const ConfigOptions* options = nullptr) {
@@ -231,8 +234,12 @@ int cmd_run(RunArgs& args) {
     std::optional<AttentionWeights> weights;
     if (!weights_path.empty()) {
         const bool dim_known = input || o.dim->count();
-        weights = load_attention_weights(weights_path, block, dim_known ? std::optional<std::size_t>(cfg.dim) : std::nullopt);
+        SourceWeights found = load_attention_weights(TensorSource::open(weights_path), block,
+                                                     dim_known ? std::optional<std::size_t>(cfg.dim) : std::nullopt);
+        weights = std::move(found.weights);
         cfg.dim = weights->proj_weight.shape()[0];
+        // Hugging Face's names: the steps show ViTSelfAttention's lines unless --reference says otherwise.
+        if (found.convention == kHuggingFaceConvention && !o.reference->count()) cfg.reference = Reference::hf;
         if (o.qkv_bias->count() && !weights->qkv_bias)
             throw UsageError("--qkv-bias was given but " + weights_path + " has no qkv.bias");
         cfg.qkv_bias = weights->qkv_bias.has_value();

@@ -185,7 +185,7 @@ int cmd_check(const CheckOptions& o) {
     require_finite_weights(found.weights, weights_path);
     const std::optional<std::size_t> heads = o.heads ? o.heads : infer_heads(dump, steps);
     if (!heads) throw UsageError(o.dump + ": cannot tell the number of heads (no 4-D q, k, v or attn); pass --heads H");
-    const AttentionConfig cfg = reference_config(x, found.weights, *heads);
+    const AttentionConfig cfg = reference_config(x, found, *heads);
 
     std::printf("check %s: B=%zu N=%zu C=%zu h=%zu c=%zu; weights: %s (%s names%s); input: %s\n", o.dump.c_str(),
                 cfg.batch, cfg.tokens, cfg.dim, cfg.heads, cfg.head_dim(), weights_path.c_str(),

@@ -17,7 +17,9 @@ enum class AttentionPath { standard, flash, kv_cache, windowed };
 // names). mha: the article's first class, MultiHeadAttention (sections 1-4): qkv_proj always with a
 // bias, q, k, v = qkv[0], qkv[1], qkv[2], (self.head_dim ** -0.5), one self.dropout on the weights,
 // the merge in two lines, out_proj, and no output dropout. Both compute the same numbers.
-enum class Reference { vit, mha };
+// hf: Hugging Face's ViTSelfAttention and ViTSelfOutput, the lines of its ViT models' blocks (separate
+// query, key, value layers, / math.sqrt(head size), permute(0, 2, 1, 3) back); same numbers again.
+enum class Reference { vit, mha, hf };
 
 struct AttentionConfig {
     std::size_t batch = 2;    // B

@@ -177,7 +177,7 @@ const Step& record_dropout(Recorder& rec, StepText text, const Step& x, const To
 
 QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& input) {
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim, h = cfg.heads, c = cfg.head_dim();
-    const bool mha = cfg.reference == Reference::mha;
+    const bool mha = cfg.reference == Reference::mha, hf = cfg.reference == Reference::hf;
 
     // self.qkv(x)                                                             [B, N, 3C]
     TorchLayout layout = TorchLayout::contiguous({B, N, 3 * C});
@@ -185,8 +185,13 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
                                 w.qkv_packed.get());
     std::vector<Stats> qkv_part_stats;  // of q, k and v: the three column blocks of qkv's rows
     const Stats qkv_stats = compute_stats_by_column_blocks(qkv_values.values.data(), B * N, 3, C, qkv_part_stats);
-    StepText qkv_text = step_text(cfg.reference, "qkv", std::string("new contiguous tensor: nn.Linear writes x @ W^T") + (w.qkv_bias ? " + b" : " (no bias)"),
-        {{mha ? "self.qkv_proj.weight" : "self.qkv.weight", shape_of(w.qkv_weight)}});
+    const char* qkv_weight_name = mha ? "self.qkv_proj.weight" : hf ? "self.query/key/value.weight" : "self.qkv.weight";
+    StepText qkv_text = step_text(cfg.reference, "qkv",
+                                  std::string(hf ? "new contiguous tensor: query, key and value, three nn.Linear side by "
+                                                   "side (one [B, N, 3C] here), each write x @ W^T"
+                                                 : "new contiguous tensor: nn.Linear writes x @ W^T") +
+                                      (w.qkv_bias ? " + b" : " (no bias)"),
+                                  {{qkv_weight_name, shape_of(w.qkv_weight)}});
     qkv_text.inputs = {input.name};  // x, or what a path feeds the attention (its windows)
     const Step& qkv = rec.add(std::move(qkv_text), std::move(qkv_values), layout, false, &qkv_stats);
 
@@ -202,14 +207,17 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
     const Step& qkv_heads = rec.add(
         step_text(cfg.reference, "qkv_heads", std::string("view, no copy: permute only reorders the strides") +
                                    (layout.is_contiguous() ? "" : ", so the tensor is no longer contiguous") +
-                                   "; the numbers still lie in memory in [B, N, 3, h, c] order" + strides_note(layout)),
+                                   "; the numbers still lie in memory in [B, N, 3, h, c] order" +
+                                   (hf ? "; permute(0, 2, 1, 3) on each of query, key and value is this permute of the three" : "") +
+                                   strides_note(layout)),
         permute_view(qkv_split.view(), {2, 0, 3, 1, 4}), layout, true, &qkv_split.stats);
 
     // q, k, v = qkv.unbind(0)                                                 [B, h, N, c] each
     layout = torch_select(layout, 0);
     const std::string unbind_note =
-        std::string(mha ? "view, no copy: qkv[i] indexes one slice of the first axis, the same view unbind(0) gives"
-                        : "view, no copy: unbind(0) picks one slice of the first axis") +
+        std::string(mha  ? "view, no copy: qkv[i] indexes one slice of the first axis, the same view unbind(0) gives"
+                    : hf ? "view, no copy: query_layer, key_layer and value_layer are the three slices of the first axis"
+                         : "view, no copy: unbind(0) picks one slice of the first axis") +
         "; still not contiguous" + strides_note(layout);
     const Step& q = rec.add(step_text(cfg.reference, "q", unbind_note), select_view(qkv_heads.view(), 0, 0), layout, true, &qkv_part_stats[0]);
     // Keys and values are indexed by the attended-to token: that axis is labelled N'.
@@ -306,7 +314,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
 
 void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Step& context) {
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim;
-    const bool mha = cfg.reference == Reference::mha;
+    const bool mha = cfg.reference == Reference::mha, hf = cfg.reference == Reference::hf;
 
     // .transpose(1, 2)                                                        [B, N, h, c]
     TorchLayout layout = torch_transpose(TorchLayout::contiguous(context.shape()), 1, 2);
@@ -321,13 +329,16 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
     layout = TorchLayout::contiguous({B, N, C});
     const Step& merged = rec.add(
         step_text(cfg.reference, "merged", merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
-                                        : "copy: context_t is not contiguous, so reshape copies the heads side by side into a new "
-                                          "contiguous tensor (this is why the code says reshape, not view)"),
+                                           : hf ? "copy: context_t is not contiguous, so .contiguous() copies the heads side by "
+                                                  "side into a new contiguous tensor, which .view() can then merge"
+                                                : "copy: context_t is not contiguous, so reshape copies the heads side by side into a new "
+                                                  "contiguous tensor (this is why the code says reshape, not view)"),
         reshape_or_copy(context_t.view(), {B, N, C}, {"B", "N", "C"}), layout, merged_view.has_value(), &context_t.stats);
 
     // self.proj(x)                                                            [B, N, C]
     const Step& out = rec.add(step_text(cfg.reference, "out", "new contiguous tensor: nn.Linear writes x @ W^T + b",
-                                        {{mha ? "self.out_proj.weight" : "self.proj.weight", shape_of(w.proj_weight)}}),
+                                        {{mha ? "self.out_proj.weight" : hf ? "self.output.dense.weight" : "self.proj.weight",
+                                          shape_of(w.proj_weight)}}),
                               linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight",
                                      w.proj_packed.get()),
                               layout, false);

@@ -1,5 +1,6 @@
 #include "step_table.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <stdexcept>
@@ -29,7 +30,27 @@ const std::vector<std::string_view>& forward_lines(Reference reference) {
         "out = self.out_proj(out)",
         "return out",
     };
+    // Hugging Face's ViTSelfAttention.forward and ViTSelfOutput.forward (transformers' eager
+    // attention), called one after the other by ViTAttention; transpose_for_scores(x) is
+    // x.view(x.size()[:-1] + (self.num_attention_heads, self.attention_head_size)).permute(0, 2, 1, 3).
+    static const std::vector<std::string_view> hf = {
+        "mixed_query_layer = self.query(hidden_states)",
+        "key_layer = self.transpose_for_scores(self.key(hidden_states))",
+        "value_layer = self.transpose_for_scores(self.value(hidden_states))",
+        "query_layer = self.transpose_for_scores(mixed_query_layer)",
+        "attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))",
+        "attention_scores = attention_scores / math.sqrt(self.attention_head_size)",
+        "attention_probs = nn.functional.softmax(attention_scores, dim=-1)",
+        "attention_probs = self.dropout(attention_probs)",
+        "context_layer = torch.matmul(attention_probs, value_layer)",
+        "context_layer = context_layer.permute(0, 2, 1, 3).contiguous()",
+        "new_context_layer_shape = context_layer.size()[:-2] + (self.all_head_size,)",
+        "context_layer = context_layer.view(new_context_layer_shape)",
+        "hidden_states = self.output.dense(context_layer)",
+        "hidden_states = self.output.dropout(hidden_states)",
+    };
     if (reference == Reference::mha) return mha;
+    if (reference == Reference::hf) return hf;
     static const std::vector<std::string_view> lines = {
         "B, N, C = x.shape",
         "qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)",
@@ -115,14 +136,16 @@ const std::vector<StepInfo>& vit_attention_steps() {
     return steps;
 }
 
-// MultiHeadAttention's lines for the same steps: name, op, code, line of forward_lines(mha).
-struct MhaLine {
+// Another reference's lines for ViTAttention's steps: name, op, code, line of its forward_lines().
+struct ReferenceLine {
     std::string_view step;
     Op op;
     std::string_view code;
     int line;
 };
-const MhaLine kMhaLines[] = {
+
+// MultiHeadAttention: the same steps but out_drop.
+const ReferenceLine kMhaLines[] = {
     {"input", Op::input, "x", 0},
     {"qkv", Op::linear, "self.qkv_proj(x)", 1},
     {"qkv_split", Op::reshape, "qkv.reshape(B, N, 3, self.num_heads, self.head_dim)", 2},
@@ -142,25 +165,55 @@ const MhaLine kMhaLines[] = {
     {"out", Op::linear, "self.out_proj(out)", 11},
 };
 
-const std::vector<StepInfo>& mha_attention_steps() {
-    static const std::vector<StepInfo> steps = [] {
-        std::vector<StepInfo> rows;
-        for (const MhaLine& line : kMhaLines) {
-            StepInfo row = *step_info(line.step, Reference::vit);
-            row.op = line.op;
-            row.code = line.code;
-            row.line = line.line;
-            rows.push_back(row);
-        }
-        return rows;
-    }();
-    return steps;
+// Hugging Face's ViTSelfAttention + ViTSelfOutput. Its query, key and value are three nn.Linear,
+// each put into heads by transpose_for_scores; the steps keep the three stacked ([B, N, 3*C], then
+// [3, B, h, N, c]) so that q, k and v are the same views as ViTAttention's.
+const ReferenceLine kHfLines[] = {
+    {"input", Op::input, "hidden_states", 0},
+    {"qkv", Op::linear, "self.query(hidden_states), self.key(hidden_states), self.value(hidden_states)", 0},
+    {"qkv_split", Op::reshape, "x.view(x.size()[:-1] + (self.num_attention_heads, self.attention_head_size))", 1},
+    {"qkv_heads", Op::permute, "x.permute(0, 2, 1, 3)", 1},
+    {"q", Op::select, "query_layer = self.transpose_for_scores(mixed_query_layer)", 3},
+    {"k", Op::select, "key_layer = self.transpose_for_scores(self.key(hidden_states))", 1},
+    {"v", Op::select, "value_layer = self.transpose_for_scores(self.value(hidden_states))", 2},
+    {"k_t", Op::transpose, "key_layer.transpose(-1, -2)", 4},
+    {"scores", Op::matmul, "torch.matmul(query_layer, key_layer.transpose(-1, -2))", 4},
+    {"scaled", Op::scale, "attention_scores / math.sqrt(self.attention_head_size)", 5},
+    {"masked", Op::mask, "attention_scores = attention_scores.masked_fill(~keep[:, None], float(\"-inf\"))", -1},
+    {"attn", Op::softmax, "nn.functional.softmax(attention_scores, dim=-1)", 6},
+    {"attn_drop", Op::dropout, "self.dropout(attention_probs)", 7},
+    {"context", Op::matmul, "torch.matmul(attention_probs, value_layer)", 8},
+    {"context_t", Op::transpose, "context_layer.permute(0, 2, 1, 3)", 9},
+    {"merged", Op::reshape, ".contiguous() ... context_layer.view(new_context_layer_shape)", 11},
+    {"out", Op::linear, "self.output.dense(context_layer)", 12},
+    {"out_drop", Op::dropout, "self.output.dropout(hidden_states)", 13},
+};
+
+// ViTAttention's rows with another reference's op, code and line.
+template <std::size_t Count>
+std::vector<StepInfo> rows_with_lines(const ReferenceLine (&lines)[Count]) {
+    std::vector<StepInfo> rows;
+    for (const ReferenceLine& line : lines) {
+        StepInfo row = *std::find_if(vit_attention_steps().begin(), vit_attention_steps().end(),
+                                     [&line](const StepInfo& s) { return s.name == line.step; });
+        row.op = line.op;
+        row.code = line.code;
+        row.line = line.line;
+        rows.push_back(row);
+    }
+    return rows;
 }
 
 }  // namespace
 
 const std::vector<StepInfo>& attention_steps(Reference reference) {
-    return reference == Reference::mha ? mha_attention_steps() : vit_attention_steps();
+    static const std::vector<StepInfo> mha = rows_with_lines(kMhaLines), hf = rows_with_lines(kHfLines);
+    switch (reference) {
+        case Reference::mha: return mha;
+        case Reference::hf: return hf;
+        case Reference::vit: break;
+    }
+    return vit_attention_steps();
 }
 
 const StepInfo* step_info(std::string_view step, Reference reference) {

@@ -53,13 +53,14 @@ void require_finite_weights(const AttentionWeights& w, const std::string& path) 
     }
 }
 
-AttentionConfig reference_config(const Tensor& x, const AttentionWeights& w, std::size_t heads) {
+AttentionConfig reference_config(const Tensor& x, const SourceWeights& w, std::size_t heads) {
     AttentionConfig cfg;
     cfg.batch = x.values.shape()[0];
     cfg.tokens = x.values.shape()[1];
     cfg.dim = x.values.shape()[2];
-    cfg.qkv_bias = w.qkv_bias.has_value();
+    cfg.qkv_bias = w.weights.qkv_bias.has_value();
     cfg.heads = heads;
+    if (w.convention == kHuggingFaceConvention) cfg.reference = Reference::hf;
     const auto problems = validate(cfg, memory_budget());
     if (!problems.empty()) throw FileError(problems.front());
     return cfg;
@@ -255,7 +256,7 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
     if (x && weights) {
         AttentionConfig cfg;
         try {
-            cfg = reference_config(*x, weights->weights, *h);
+            cfg = reference_config(*x, *weights, *h);
         } catch (const FileError& e) {
             throw FileError(path + ": " + e.what());
         }

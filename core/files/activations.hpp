@@ -36,9 +36,11 @@ Tensor checked_input(Array x, const std::string& from);
 // FileError "path: qkv.weight holds ... NaN ...; attnscope needs finite numbers".
 void require_finite_weights(const AttentionWeights& weights, const std::string& path);
 
-// The reference run's config: B, N, C from x, qkv_bias from the weights, h = heads (eval mode).
-// FileError with validate()'s first problem when it cannot run ("--dim 24 is not divisible by --heads 5 ...").
-AttentionConfig reference_config(const Tensor& x, const AttentionWeights& weights, std::size_t heads);
+// The reference run's config: B, N, C from x, qkv_bias from the weights, h = heads (eval mode), and
+// the steps in the lines of the weights' own code where that is a reference (Hugging Face's names:
+// ViTSelfAttention's lines). FileError with validate()'s first problem when it cannot run
+// ("--dim 24 is not divisible by --heads 5 ...").
+AttentionConfig reference_config(const Tensor& x, const SourceWeights& weights, std::size_t heads);
 
 // ---- The trace of a file ----------------------------------------------------------------------
 struct FileTrace {

@@ -589,6 +589,7 @@ AttentionConfig VitConfig::attention(std::size_t batch) const {
     a.dim = dim;
     a.heads = heads;
     a.qkv_bias = qkv_bias;
+    if (family == VitFamily::HuggingFace) a.reference = Reference::hf;  // its blocks' own lines of code
     return a;
 }
 

@@ -221,8 +221,11 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
 void DrawForwardListing(const Trace& trace, const Step& step) {
     const Reference reference = trace.config.reference;
     const int current = LineOf(step.name, reference);
-    ImGui::TextDisabled("%s", reference == Reference::mha ? tr("MultiHeadAttention.forward(self, x), the reference:")
-                                                          : tr("ViTAttention.forward(self, x), the reference:"));
+    const char* heading = tr("ViTAttention.forward(self, x), the reference:");
+    if (reference == Reference::mha) heading = tr("MultiHeadAttention.forward(self, x), the reference:");
+    if (reference == Reference::hf)
+        heading = tr("Hugging Face's ViTSelfAttention, then ViTSelfOutput:");
+    ImGui::TextDisabled("%s", heading);
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 1.0f));
     ImGui::PushFont(fonts().mono_small);
     ImDrawList* dl = ImGui::GetWindowDrawList();
