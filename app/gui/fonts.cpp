@@ -51,7 +51,7 @@ void build_cjk_ranges(bool chinese) {
     if (chinese) {
         for (const std::string& t : ui::chinese_texts()) b.AddText(t.c_str());
         for (const std::string& step : ui::narrated_steps())
-            for (Reference reference : {Reference::vit, Reference::mha}) {
+            for (Reference reference : {Reference::vit, Reference::mha, Reference::hf}) {
                 const ui::StepNarrative n = ui::step_narrative(step, ui::Language::Chinese, reference);
                 b.AddText(n.title.c_str());
                 b.AddText(n.text.c_str());

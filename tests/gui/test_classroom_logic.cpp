@@ -286,6 +286,25 @@ TEST_CASE("narrative: MultiHeadAttention's steps are told as that class writes t
           step_narrative("k_t", Language::English).text);
 }
 
+TEST_CASE("narrative: a Hugging Face block's steps are told in ViTSelfAttention's words where its lines differ") {
+    for (const StepInfo& step : attention_steps(Reference::hf)) {
+        if (step.only_masked) continue;
+        CAPTURE(step.name);
+        const StepNarrative en = step_narrative(std::string(step.name), Language::English, Reference::hf);
+        const StepNarrative zh = step_narrative(std::string(step.name), Language::Chinese, Reference::hf);
+        CHECK(en.text.size() > 40);
+        CHECK_FALSE(has_cjk(en.title + en.text));
+        CHECK(has_cjk(zh.text));
+    }
+    // The words quote the step's own line.
+    CHECK(step_narrative("scaled", Language::English, Reference::hf).text.find(step_info("scaled", Reference::hf)->code) !=
+          std::string::npos);
+    CHECK(step_narrative("q", Language::English, Reference::hf).title.find("query_layer") != std::string::npos);
+    CHECK(std::string(step_info("out", Reference::hf)->code).find("self.output.dense") != std::string::npos);
+    CHECK(step_narrative("out", Language::English, Reference::hf).title.find("self.output.dense") != std::string::npos);
+    CHECK(step_narrative("k_t", Language::English, Reference::hf).text == step_narrative("k_t", Language::English).text);
+}
+
 TEST_CASE("settings: the reference code is saved; an unknown one reads as ViTAttention") {
     Settings s;
     s.config.reference = Reference::mha;

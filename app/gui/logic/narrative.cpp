@@ -229,6 +229,45 @@ const Row kMhaRows[] = {
      "输出投影：out_proj",
      "self.out_proj 是一个带偏置的 nn.Linear(C, C)，把每个 token 各个头的输出混合起来。这个类直接返回它，没有输出 dropout。"},
 };
+
+// The steps whose line reads differently in Hugging Face's ViTSelfAttention and ViTSelfOutput.
+const Row kHfRows[] = {
+    {"qkv", "query, key, value: three linear layers",
+     "Hugging Face keeps self.query, self.key and self.value as three nn.Linear(C, C) with a bias. Shown side by side "
+     "they are one [B, N, 3C] tensor: the same numbers as ViTAttention's single qkv layer with the three weights stacked.",
+     "query、key、value：三个线性层",
+     "Hugging Face 把 self.query、self.key、self.value 写成三个带偏置的 nn.Linear(C, C)。把它们并排放在一起，"
+     "就是一个 [B, N, 3C] 张量：与 ViTAttention 中把三个权重叠在一起的单个 qkv 层数值相同。"},
+    {"qkv_heads", "transpose_for_scores: heads before tokens",
+     "transpose_for_scores calls x.permute(0, 2, 1, 3) on each of query, key and value: [B, N, h, c] becomes "
+     "[B, h, N, c]. With the three side by side that is permute(2, 0, 3, 1, 4), the picture drawn here. Only the "
+     "strides change, so the tensor is no longer contiguous.",
+     "transpose_for_scores：把头放到 token 前面",
+     "transpose_for_scores 对 query、key、value 各做一次 x.permute(0, 2, 1, 3)：[B, N, h, c] 变成 [B, h, N, c]。"
+     "三者并排时就是这里画出的 permute(2, 0, 3, 1, 4)。只改变步长，所以张量不再连续。"},
+    {"q", "The queries: query_layer",
+     "query_layer, one [N, c] matrix per sample and head: the very view unbind(0) gives in ViTAttention, no copy. "
+     "A query is a token asking: which other tokens matter to me?",
+     "查询：query_layer",
+     "query_layer：每个样本、每个头各一个 [N, c] 矩阵，与 ViTAttention 中 unbind(0) 给出的视图完全相同，不复制。"
+     "查询可以理解为每个 token 在问：“哪些 token 和我有关？”"},
+    {"scaled", "Divide by sqrt(c)",
+     "attention_scores / math.sqrt(self.attention_head_size): the same scaling as ViTAttention's * self.scale, "
+     "written as a division. It keeps the scores at a moderate size so that the softmax does not saturate.",
+     "除以 √c",
+     "attention_scores / math.sqrt(self.attention_head_size)：与 ViTAttention 中的 * self.scale 是同一个缩放，"
+     "只是写成了除法。它让分数保持在适中的范围，softmax 就不会过早饱和。"},
+    {"merged", "Join the heads: contiguous, then view",
+     "permute(0, 2, 1, 3).contiguous() copies the heads of each token side by side, and .view(new_context_layer_shape) "
+     "then joins them into C = h x c numbers. ViTAttention's reshape does the same copy in one call.",
+     "拼接所有头：先 contiguous，再 view",
+     "permute(0, 2, 1, 3).contiguous() 把每个 token 的各个头并排复制到一起，然后 .view(new_context_layer_shape) "
+     "把它们合成 C = h × c 个数。ViTAttention 的 reshape 一次调用就完成了同样的复制。"},
+    {"out", "Output projection: self.output.dense",
+     "ViTSelfOutput's dense layer, an nn.Linear(C, C), mixes the heads' outputs of every token; its dropout follows.",
+     "输出投影：self.output.dense",
+     "ViTSelfOutput 的 dense 层是一个 nn.Linear(C, C)，把每个 token 各个头的输出混合起来；后面接着它的 dropout。"},
+};
 // clang-format on
 
 StepNarrative narrative_of(const Row& r, Language language) {
@@ -240,6 +279,9 @@ StepNarrative narrative_of(const Row& r, Language language) {
 StepNarrative step_narrative(const std::string& step, Language language, Reference reference) {
     if (reference == Reference::mha)
         for (const Row& r : kMhaRows)
+            if (step == r.step) return narrative_of(r, language);
+    if (reference == Reference::hf)
+        for (const Row& r : kHfRows)
             if (step == r.step) return narrative_of(r, language);
     for (const Row& r : kRows)
         if (step == r.step) return narrative_of(r, language);
