@@ -76,6 +76,7 @@ TEST_CASE("Hugging Face ViTForImageClassification (vit. prefix, classifier) and 
     const Trace& attention = cls.blocks[1].attention;
     CHECK(attention.config.reference == Reference::hf);
     CHECK(attention.at("scaled").code == "attention_scores / math.sqrt(self.attention_head_size)");
+    CHECK(attention.at("scaled").formula.find("(/ sqrt(c) = / sqrt(12) = / 3.4641") != std::string::npos);
     CHECK(attention.at("out").operands.back().expr == "self.output.dense.weight");
     const fs::path hf_dir = kData / "hf_classifier";
     for (const auto& [step, torch_name] : std::vector<std::pair<const char*, const char*>>{

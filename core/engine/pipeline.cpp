@@ -264,6 +264,9 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     // * self.scale                                                            [B, h, N, N']
     char scale_text[96];
     std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x c^-0.5 = %zu^-0.5 = %.6g)", c, scale_factor);
+    if (cfg.reference == Reference::hf)  // attention_scores / math.sqrt(self.attention_head_size)
+        std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (/ sqrt(c) = / sqrt(%zu) = / %.6g)", c,
+                      std::sqrt(static_cast<double>(c)));
     if (!cfg.scaled) std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x 1: scale off)");
     StepText scaled_text = step_text(cfg.reference, "scaled", cfg.scaled ? "new contiguous tensor"
                                                           : "new contiguous tensor; the scale is switched off (--no-scale), so the "
