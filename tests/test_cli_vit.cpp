@@ -14,6 +14,7 @@
 #include "image.hpp"
 #include "io.hpp"
 #include "run_attnscope.hpp"
+#include "vit_fixtures.hpp"
 
 using namespace attnscope;
 using namespace attnscope::testing;
@@ -200,4 +201,37 @@ TEST_CASE("--shuffle-patches and --no-pos-embed refuse bad values and a missing 
               std::string::npos);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
+}
+
+// ---- a hybrid ViT: the CNN stem found from the tensor names (tools/make_hybrid_fixtures.py) ----
+TEST_CASE("vit --model with a CNN stem: PyTorch's logits, the stem and N = 257 in the summary") {
+    const fs::path dir = fs::path(ATTNSCOPE_TEST_DATA) / "hybrid" / "i64_s8_16_k3_d32_h2_l2";
+    const std::string args = "--model " + quoted(dir / "model.safetensors") + " --pixels " + quoted(dir / "pixels.npy");
+    const ProcessResult json = vit(args + " --json");
+    REQUIRE(json.status == 0);
+    const std::vector<float> logits = nlohmann::json::parse(json.out)["logits"].get<std::vector<float>>();
+    CHECK(worst_relative(logits, read_npy((dir / "logits.npy").string())) <= 1.0);
+    const ProcessResult text = vit(args);
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find("CNN stem 3->8->16 (3x3 stride 2 each, stride 4) (16x16 grid + class token = 257 tokens)") !=
+          std::string::npos);
+}
+
+TEST_CASE("vit refuses a stem whose channels do not chain or that holds NaN: one line naming file and tensor") {
+    const fs::path dir = fs::path(ATTNSCOPE_TEST_DATA) / "hybrid" / "i64_s8_16_k3_d32_h2_l2";
+    const std::string pixels = " --pixels " + quoted(dir / "pixels.npy");
+    const fs::path chain = edited_copy(dir / "model.safetensors", "cli_chain.safetensors", [](Tensors& t, Metadata&) {
+        for (auto& [name, a] : t)
+            if (name == "patch_embed.backbone.3.weight") a = xt::zeros<float>({std::size_t{16}, std::size_t{5}, std::size_t{3}, std::size_t{3}});
+    });
+    refused("--model " + quoted(chain) + pixels,
+            chain.string() + ": patch_embed.backbone.3.weight has shape [16, 5, 3, 3]: its 5 input channels do not "
+                             "chain with the 8 output channels of patch_embed.backbone.0.weight");
+    const fs::path nan = edited_copy(dir / "model.safetensors", "cli_nan.safetensors", [](Tensors& t, Metadata&) {
+        for (auto& [name, a] : t)
+            if (name == "patch_embed.backbone.0.weight") a(0, 0, 1, 1) = std::nanf("");
+    });
+    refused("--model " + quoted(nan) + pixels, nan.string() + ": patch_embed.backbone.0.weight holds NaN at element 4");
+    fs::remove(chain);
+    fs::remove(nan);
 }

@@ -21,8 +21,12 @@
 
 using namespace attnscope;
 namespace fs = std::filesystem;
+using attnscope::testing::edited_copy;
+using attnscope::testing::Metadata;
 using attnscope::testing::mosaic_tile;
 using attnscope::testing::read_json;
+using attnscope::testing::refused;
+using attnscope::testing::Tensors;
 using attnscope::testing::worst_vs_torch;
 
 namespace {
@@ -37,28 +41,6 @@ Tensor random_tensor(const Shape& shape, Axes axes, std::uint64_t seed) {
     Rng rng(seed, 0);
     for (float& v : t.values) v = rng.normal();
     return t;
-}
-
-using Tensors = std::vector<std::pair<std::string, Array>>;
-using Metadata = std::map<std::string, std::string>;
-
-// A safetensors copy of `path` with `edit` applied to its tensors (name -> array) and metadata.
-template <typename Edit>
-fs::path edited_copy(const fs::path& path, const std::string& name, Edit edit) {
-    const SafetensorsFile f = SafetensorsFile::open(path.string());
-    Tensors tensors;
-    for (const auto& e : f.entries()) tensors.emplace_back(e.name, f.load(e.name));
-    Metadata metadata = f.metadata();
-    edit(tensors, metadata);
-    const fs::path out = fs::temp_directory_path() / ("attnscope_vit_" + std::to_string(::getpid()) + "_" + name);
-    write_safetensors(out.string(), tensors, metadata);
-    return out;
-}
-
-// Loads path (no memory limit unless given) and expects a FileError whose message contains `phrase`.
-void refused(const fs::path& path, const std::string& phrase, std::optional<std::size_t> heads = std::nullopt,
-             std::uint64_t budget = kNoLimit) {
-    CHECK_THROWS_WITH_AS(load_vit_model(path.string(), heads, budget), doctest::Contains(phrase.c_str()), FileError);
 }
 
 }  // namespace

@@ -1,17 +1,27 @@
-// What the ViT tests share: the tolerance of their PyTorch comparisons, reading a JSON fixture, and
-// cutting the held-out mosaic into its pictures.
+// What the ViT tests share: the tolerance of their PyTorch comparisons, reading a JSON fixture,
+// edited copies of a checkpoint and the refusal they get, and cutting the held-out mosaic into its
+// pictures.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "image.hpp"
+#include "io.hpp"
 #include "tensor.hpp"
+#include "vit.hpp"
 
 namespace attnscope::testing {
 
@@ -31,6 +41,30 @@ inline double worst_vs_torch(const Array& ours, const Array& torch) {
         worst = std::max(worst, d / (1e-4 * std::max(std::fabs(t), 0.01)));
     }
     return worst;
+}
+
+using Tensors = std::vector<std::pair<std::string, Array>>;
+using Metadata = std::map<std::string, std::string>;
+
+// A safetensors copy of `path` with `edit` applied to its tensors (name -> array) and metadata.
+template <typename Edit>
+std::filesystem::path edited_copy(const std::filesystem::path& path, const std::string& name, Edit edit) {
+    const SafetensorsFile f = SafetensorsFile::open(path.string());
+    Tensors tensors;
+    for (const auto& e : f.entries())
+        if (is_float_dtype(e.dtype)) tensors.emplace_back(e.name, f.load(e.name));
+    Metadata metadata = f.metadata();
+    edit(tensors, metadata);
+    const std::filesystem::path out =
+        std::filesystem::temp_directory_path() / ("attnscope_vit_" + std::to_string(::getpid()) + "_" + name);
+    write_safetensors(out.string(), tensors, metadata);
+    return out;
+}
+
+// Loads path (no memory limit unless given) and expects a FileError whose message contains `phrase`.
+inline void refused(const std::filesystem::path& path, const std::string& phrase,
+                    std::optional<std::size_t> heads = std::nullopt, std::uint64_t budget = UINT64_MAX) {
+    CHECK_THROWS_WITH_AS(load_vit_model(path.string(), heads, budget), doctest::Contains(phrase.c_str()), FileError);
 }
 
 // Picture i of a mosaic of tile x tile pictures, `columns` to a row.

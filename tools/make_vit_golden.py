@@ -103,12 +103,14 @@ def forward_with_attention(model, x):
 
 # ---- files --------------------------------------------------------------------------------
 def write_checkpoint(path, model, metadata, dtype):
-    """The model's state_dict as safetensors with __metadata__ (string values), F16 or F32."""
-    np_dtype, header, blobs, offset = {"F16": "<f2", "F32": "<f4"}[dtype], {}, [], 0
+    """The model's state_dict as safetensors with __metadata__ (string values), F16 or F32; integer
+    tensors (BatchNorm's num_batches_tracked) as I64, as torch keeps them."""
+    header, blobs, offset = {}, [], 0
     header["__metadata__"] = {k: v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()}
     for name, t in model.state_dict().items():
-        blob = np.ascontiguousarray(t.detach().numpy().astype(np_dtype)).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
+        kind = "I64" if t.dtype == torch.int64 else dtype
+        blob = np.ascontiguousarray(t.detach().numpy().astype({"F16": "<f2", "F32": "<f4", "I64": "<i8"}[kind])).tobytes()
+        header[name] = {"dtype": kind, "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
     text = json.dumps(header, separators=(",", ":")).encode()

@@ -224,9 +224,16 @@ int run_vit_command(const VitOptions& o) {
         std::cout << j.dump() << "\n";
         return 0;
     }
-    std::printf("%s: %s ViT %zux%zu, patch %zu (%zux%zu grid + %s = %zu tokens), D=%zu, %zu blocks, "
+    std::string embedding = "patch " + std::to_string(c.patch_size);
+    if (c.has_stem()) {  // "CNN stem 3->8->16 (3x3 stride 2 each, stride 4)"
+        embedding = "CNN stem 3";
+        for (const std::size_t ch : c.stem_channels) embedding += "->" + std::to_string(ch);
+        embedding += " (" + std::to_string(c.stem_kernel) + "x" + std::to_string(c.stem_kernel) +
+                     " stride 2 each, stride " + std::to_string(c.patch_size) + ")";
+    }
+    std::printf("%s: %s ViT %zux%zu, %s (%zux%zu grid + %s = %zu tokens), D=%zu, %zu blocks, "
                 "%zu heads (%s), MLP %zu, %zu classes\n",
-                o.model.c_str(), vit_family_name(c.family), c.image_size, c.image_size, c.patch_size, c.grid(), c.grid(),
+                o.model.c_str(), vit_family_name(c.family), c.image_size, c.image_size, embedding.c_str(), c.grid(), c.grid(),
                 c.prefix_tokens() == 2 ? "class and distillation tokens" : "class token", c.tokens(), c.dim, c.depth,
                 c.heads, model.heads_from.c_str(), c.mlp_hidden, c.classes);
     if (o.no_pos_embed) std::printf("position embeddings: off (pos_embed set to zeros)\n");

@@ -312,6 +312,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ++ui.vit_generation;
         ui.vit_blocks = vit->trace.blocks.size();
         ui.vit_patch = vit->fresh_patch;
+        ui.vit_stem = vit->fresh_stem;
         if (vit->fresh_patch == 0) {  // the position controls show what ran
             ui.vit_pos_embed = vit->positions.pos_embed;
             ui.vit_shuffle = vit->positions.shuffle_seed.has_value();
@@ -776,12 +777,14 @@ void OpenRequestedFile(Gui& g) {
     ui.open_request.clear();
 }
 
-// The patch slider: a fresh model of that patch size in the worker, or back to the checkpoint's
-// run, which is kept.
+// The patch slider and the patch embedding choice: a fresh model of that patch size or with a CNN
+// stem in the worker, or back to the checkpoint's run, which is kept.
 void RunRequestedPatch(Gui& g) {
-    const std::size_t p = *g.ui.vit_patch_request;
+    const std::size_t p = g.ui.vit_patch_request.value_or(g.ui.vit_patch);
+    const bool stem = g.ui.vit_stem_request.value_or(g.ui.vit_stem);
     g.ui.vit_patch_request.reset();
-    if (!g.vit || !g.trained_vit || p == g.vit->fresh_patch) return;
+    g.ui.vit_stem_request.reset();
+    if (!g.vit || !g.trained_vit || (p == g.vit->fresh_patch && stem == g.vit->fresh_stem)) return;
     if (p == 0) {
         EngineResult back;
         back.vit = g.trained_vit;
@@ -789,7 +792,7 @@ void RunRequestedPatch(Gui& g) {
         g.ui.vit_loading = true;
         AcceptResult(back, g.trace, g.vit, g.ui);
     } else {
-        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, p));
+        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, p, stem));
     }
 }
 
@@ -842,7 +845,7 @@ void HandleRequests(Gui& g) {
         if (g.vit && *ui.vit_block_request != ui.vit_block) ShowVitBlock(g.vit, *ui.vit_block_request, g.trace, ui);
         ui.vit_block_request.reset();
     }
-    if (ui.vit_patch_request) RunRequestedPatch(g);
+    if (ui.vit_patch_request || ui.vit_stem_request) RunRequestedPatch(g);
     if (ui.vit_position_request) RunRequestedPositions(g);
     if (WindowTitle(ui, g.vit.get()) != g.window_title) {
         g.window_title = WindowTitle(ui, g.vit.get());

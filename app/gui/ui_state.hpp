@@ -119,6 +119,8 @@ struct UiState {
     HeadFusion vit_fusion = HeadFusion::mean;  // how the rollout fuses the heads
     std::size_t vit_patch = 0;               // 0: the checkpoint; 8/16/32: a fresh random model with that patch
     std::optional<std::size_t> vit_patch_request;  // the patch slider: the frame loop runs fresh_vit_job
+    bool vit_stem = false;                   // the fresh model's patch embedding is a CNN stem (with_cnn_stem)
+    std::optional<bool> vit_stem_request;    // the patch embedding choice: the frame loop runs fresh_vit_job
     std::uint64_t vit_generation = 0;        // bumps when a new ViT snapshot is swapped in (texture keys)
     // The position experiment (Image panel, "Positions" tab): the controls, and the run they ask for.
     bool vit_pos_embed = true;                              // the checkpoint's position embeddings are added

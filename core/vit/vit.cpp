@@ -19,6 +19,7 @@
 #include "ops.hpp"
 #include "random.hpp"
 #include "recorder.hpp"
+#include "stem.hpp"
 #include "torch_layout.hpp"
 #include "views.hpp"
 
@@ -211,17 +212,67 @@ std::size_t integer_sqrt(std::size_t n) {
     return r;
 }
 
+// ---- a hybrid ViT's CNN stem (timm's HybridEmbed) ----
+// Stage i: patch_embed.backbone.<3i> conv, .<3i+1> BatchNorm2d, .<3i+2> ReLU (no tensors).
+constexpr const char* kStem = "patch_embed.backbone.";
+constexpr std::size_t kMaxStemStages = 8;
+constexpr const char* kStemListing =
+    "a hybrid timm ViT's CNN stem holds patch_embed.backbone.<3i>.weight [C_i, C_i-1, k, k] (stage i's conv), "
+    "patch_embed.backbone.<3i+1>.{weight, bias, running_mean, running_var} (its BatchNorm2d) and "
+    "patch_embed.proj [D, C, 1, 1]";
+
+std::string stem_relative(std::size_t index, const char* field) { return kStem + std::to_string(index) + "." + field; }
+
+// The stem's stages from the listing into `cfg` (channels chained from RGB, one odd kernel size);
+// false when the file has linear patches.
+bool read_stem_config(const Checkpoint& ck, VitConfig& cfg) {
+    if (ck.names().family != VitFamily::Timm || !ck.has(stem_relative(0, "weight"))) return false;
+    std::size_t in = 3;
+    std::string previous;
+    for (std::size_t i = 0; ck.has(stem_relative(3 * i, "weight")); ++i) {
+        const std::string conv = ck.name("") + stem_relative(3 * i, "weight");
+        if (i == kMaxStemStages)
+            ck.fail(conv + ": a stem of more than " + std::to_string(kMaxStemStages) + " stages is not supported");
+        const Shape s = ck.shape(conv);  // [C_out, C_in, k, k]
+        if (s.size() != 4 || s[0] == 0 || s[2] != s[3] || s[2] % 2 == 0)
+            ck.fail(conv + " has shape " + format_shape(s) + ", expected [C_out, C_in, k, k] with an odd k: a stem conv "
+                    "(stride 2, padding k/2)");
+        if (s[1] != in)
+            ck.fail(conv + " has shape " + format_shape(s) + ": its " + std::to_string(s[1]) +
+                    " input channels do not chain with the " + std::to_string(in) +
+                    (previous.empty() ? " channels of the RGB image" : " output channels of " + previous));
+        if (i > 0 && s[2] != cfg.stem_kernel)
+            ck.fail(conv + " has shape " + format_shape(s) + ": kernel " + std::to_string(s[2]) + " differs from the " +
+                    std::to_string(cfg.stem_kernel) + " of " + ck.name("") + stem_relative(0, "weight"));
+        cfg.stem_kernel = s[2];
+        cfg.stem_channels.push_back(s[0]);
+        in = s[0];
+        previous = conv;
+    }
+    cfg.stem_conv_bias = ck.has(stem_relative(0, "bias"));
+    return true;
+}
+
 // The config, from the tensors' shapes in the listing.
 VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, std::string* heads_from) {
     const VitNames& n = ck.names();
     VitConfig cfg;
     cfg.family = ck.family();
     const std::string patch = ck.name(n.patch) + ".weight", pos_name = ck.name(n.pos);
-    const Shape pw = ck.shape(patch);  // [D, 3, p, p]
-    if (pw.size() != 4 || pw[1] != 3 || pw[2] != pw[3] || pw[0] == 0 || pw[2] == 0)
-        ck.fail(patch + " has shape " + format_shape(pw) + ", expected [D, 3, p, p]: a square stride-p convolution over RGB");
+    const Shape pw = ck.shape(patch);  // [D, 3, p, p]; after a CNN stem [D, C, 1, 1]
+    if (read_stem_config(ck, cfg)) {
+        const std::size_t C = cfg.stem_channels.back();
+        if (pw.size() != 4 || pw[0] == 0 || pw[1] != C || pw[2] != 1 || pw[3] != 1)
+            ck.fail(patch + " has shape " + format_shape(pw) + ", expected [D, " + std::to_string(C) +
+                    ", 1, 1]: a 1x1 conv over the " + std::to_string(C) + " channels of the stem's last conv " +
+                    ck.name("") + stem_relative(3 * (cfg.stem_channels.size() - 1), "weight"));
+        cfg.patch_size = std::size_t{1} << cfg.stem_channels.size();  // the stem's stride
+    } else {
+        if (pw.size() != 4 || pw[1] != 3 || pw[2] != pw[3] || pw[0] == 0 || pw[2] == 0)
+            ck.fail(patch + " has shape " + format_shape(pw) + ", expected [D, 3, p, p]: a square stride-p convolution over RGB");
+        cfg.patch_size = pw[2];
+    }
     cfg.dim = pw[0];
-    cfg.patch_size = pw[2];
     const std::size_t prefix = cfg.prefix_tokens();
     const Shape pos = ck.shape(pos_name);  // [1, N, D]
     if (pos.size() != 3 || pos[0] != 1 || pos[2] != cfg.dim || pos[1] < prefix + 1)
@@ -281,6 +332,45 @@ VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, st
     return cfg;
 }
 
+// A stem tensor of shape `expected`; its values must be finite (and, for running_var, not negative).
+Array load_stem_tensor(const Checkpoint& ck, const std::string& name, const Shape& expected, const std::string& why,
+                       bool variance = false) {
+    if (!ck.has_file_name(name)) ck.fail("no tensor named '" + name + "'; " + kStemListing);
+    Array a = ck.load(name, expected, why);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const float v = a.data()[i];
+        if (!std::isfinite(v))
+            ck.fail(name + " holds " + (std::isnan(v) ? "NaN" : "Inf") + " at element " + std::to_string(i) +
+                    "; the stem's tensors must be finite");
+        if (variance && v < 0)
+            ck.fail(name + " holds a negative variance " + std::to_string(v) + " at element " + std::to_string(i));
+    }
+    return a;
+}
+
+// The stem's convs and BatchNorms; the shapes follow the config read from the listing.
+std::vector<StemStageWeights> read_stem_weights(const Checkpoint& ck, const VitConfig& cfg) {
+    std::vector<StemStageWeights> stem;
+    const std::size_t k = cfg.stem_kernel;
+    std::size_t in = 3;
+    for (std::size_t i = 0; i < cfg.stem_channels.size(); ++i) {
+        const std::size_t C = cfg.stem_channels[i];
+        const std::string conv = ck.name("") + stem_relative(3 * i, ""), bn = ck.name("") + stem_relative(3 * i + 1, "");
+        const std::string why = "the " + std::to_string(C) + " output channels of " + conv + "weight";
+        StemStageWeights st;
+        st.conv_weight = load_stem_tensor(ck, conv + "weight", {C, in, k, k}, why);
+        st.conv_weight.reshape({C, in * k * k});  // the conv as a linear over im2col's rows
+        if (cfg.stem_conv_bias) st.conv_bias = load_stem_tensor(ck, conv + "bias", {C}, why);
+        st.bn_weight = load_stem_tensor(ck, bn + "weight", {C}, why);
+        st.bn_bias = load_stem_tensor(ck, bn + "bias", {C}, why);
+        st.bn_mean = load_stem_tensor(ck, bn + "running_mean", {C}, why);
+        st.bn_var = load_stem_tensor(ck, bn + "running_var", {C}, why, true);
+        stem.push_back(std::move(st));
+        in = C;
+    }
+    return stem;
+}
+
 VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
     const VitNames& n = ck.names();
     const std::size_t D = cfg.dim, p = cfg.patch_size, M = cfg.mlp_hidden, K = cfg.classes;
@@ -289,8 +379,15 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
     const std::string by_mlp = "M = " + std::to_string(M) + " of " + ck.block_name(n.fc1[0], 0) + " and " + by_dim;
     const std::string qkv_bias0 = ck.block_name(n.qkv[0] ? n.qkv[1] : n.q[1], 0);
     VitWeights w;
-    w.patch_weight = ck.load(patch + ".weight", {D, 3, p, p}, by_dim);
-    w.patch_weight.reshape({D, 3 * p * p});  // the conv as a linear over patchify's rows
+    if (cfg.has_stem()) {
+        w.stem = read_stem_weights(ck, cfg);
+        const std::size_t C = cfg.stem_channels.back();
+        w.patch_weight = load_stem_tensor(ck, patch + ".weight", {D, C, 1, 1}, by_dim);
+        w.patch_weight.reshape({D, C});  // the 1x1 conv as a linear over each position's channels
+    } else {
+        w.patch_weight = ck.load(patch + ".weight", {D, 3, p, p}, by_dim);
+        w.patch_weight.reshape({D, 3 * p * p});  // the conv as a linear over patchify's rows
+    }
     w.patch_bias = ck.load(patch + ".bias", {D}, by_dim);
     w.cls_token = ck.load(ck.name(n.cls), {1, 1, D}, by_dim);
     if (cfg.family == VitFamily::TimmDistilled) w.dist_token = ck.load(ck.name(n.dist), {1, 1, D}, by_dim);
@@ -544,6 +641,113 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
     return blk;
 }
 
+// x = self.patch_embed.backbone(x): per stage conv (stride 2) -> BatchNorm2d (eval) -> ReLU.
+// Returns the last ReLU's step.                                          [B, C, H/2^s, W/2^s]
+const Step& record_stem(Recorder& rec, const VitConfig& cfg, const VitWeights& w, const Step& pixels) {
+    const std::size_t k = cfg.stem_kernel, B = shape_of(pixels.tensor().values)[0];
+    const std::string k_text = std::to_string(k), pad_text = std::to_string(k / 2);
+    const Step* x = &pixels;
+    std::size_t in = 3, side = cfg.image_size;
+    for (std::size_t i = 0; i < cfg.stem_channels.size(); ++i) {
+        const StemStageWeights& st = w.stem[i];
+        const std::size_t C = cfg.stem_channels[i], half = (side + 1) / 2;
+        const std::string stage = "stem" + std::to_string(i) + ".";
+        const std::string conv_code = "self.patch_embed.backbone[" + std::to_string(3 * i) + "]";
+        const std::string bn_code = "self.patch_embed.backbone[" + std::to_string(3 * i + 1) + "]";
+        const Shape x_shape{B, in, side, side}, y_shape{B, C, half, half};
+
+        // nn.Conv2d(C_in, C, k, stride=2, padding=k/2)                      [B, C, H/2, W/2]
+        const std::string conv_name = stage + "conv", bn_name = stage + "bn", relu_name = stage + "relu";
+        const Step& conv = record(
+            rec,
+            {conv_name.c_str(), Op::conv2d, conv_code + "(x)",
+             "b " + std::to_string(in) + " h w -> b " + std::to_string(C) + " (h/2) (w/2)", {x->name},
+             {{"x", x_shape}, {conv_code + ".weight", {C, in, k, k}}},
+             "new contiguous tensor: a " + k_text + "x" + k_text + " conv, stride 2, padding " + pad_text + ": each of " +
+                 std::to_string(C) + " filters reads a " + k_text + "x" + k_text + " window of all " +
+                 std::to_string(in) + " channels; the grid halves to " + std::to_string(half) + "x" +
+                 std::to_string(half) + " (computed as im2col + one matrix product)"},
+            conv2d(x->tensor(), st.conv_weight, cfg.stem_conv_bias ? &st.conv_bias : nullptr, k, 2, k / 2,
+                   conv_code + ".weight"));
+
+        // nn.BatchNorm2d(C) in eval: the running statistics, not the batch's   [B, C, H/2, W/2]
+        const Step& bn = record(
+            rec,
+            {bn_name.c_str(), Op::batchnorm, bn_code + "(x)", "b C h w -> b C h w  (per channel, eps 1e-5)",
+             {conv_name}, {{"x", y_shape}, {bn_code + ".running_var", {C}}},
+             "new contiguous tensor: BatchNorm2d in eval: (x - running_mean) / sqrt(running_var + 1e-5) * weight + "
+             "bias, one affine map per channel"},
+            batch_norm_eval(conv.tensor(), st.bn_weight, st.bn_bias, st.bn_mean, st.bn_var, 1e-5f, bn_code));
+
+        // nn.ReLU()                                                           [B, C, H/2, W/2]
+        x = &record(rec,
+                    {relu_name.c_str(), Op::relu, "self.patch_embed.backbone[" + std::to_string(3 * i + 2) + "](x)",
+                     "b C h w -> b C h w  (max(x, 0))", {bn_name}, {{"x", y_shape}},
+                     "new contiguous tensor: negative values become 0"},
+                    relu(bn.tensor()));
+        in = C;
+        side = half;
+    }
+    return *x;
+}
+
+// The windows the stride-p conv reads, one row per patch                     [B, P, 3*p*p]
+const Step& record_patches(Recorder& rec, const VitConfig& cfg, const Step& input) {
+    const std::size_t p = cfg.patch_size;
+    const std::string p_text = std::to_string(p);
+    return record(
+        rec,
+        {"patches", Op::patchify,
+         "x.unfold(2, " + p_text + ", " + p_text + ").unfold(3, " + p_text + ", " + p_text +
+             ").permute(0, 2, 3, 1, 4, 5).reshape(B, P, 3*" + p_text + "*" + p_text + ")",
+         "b 3 (gh p1) (gw p2) -> b (gh gw) (3 p1 p2)", {"pixels"}, {{"x", shape_of(input.tensor().values)}},
+         "what patch_embed.proj (a " + p_text + "x" + p_text + " conv with stride " + p_text +
+             ") sees: the image cut into " + std::to_string(cfg.grid()) + "x" + std::to_string(cfg.grid()) +
+             " patches, row by row, each flattened in the (c, kh, kw) order of the conv weight"},
+        patchify(input.tensor(), p));
+}
+
+// self.patch_embed(x): the conv as a linear over the patches                 [B, P, D]
+const Step& record_patch_embed(Recorder& rec, const VitConfig& cfg, const VitLines& code, const VitWeights& w,
+                               const Step& patches) {
+    const std::size_t B = shape_of(patches.tensor().values)[0], S = cfg.image_size, p = cfg.patch_size, D = cfg.dim;
+    const std::string p_text = std::to_string(p);
+    return record(
+        rec,
+        {"patch_embed", Op::linear, code.patch_embed, "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
+         {{"x", {B, 3, S, S}}, {code.patch_weight, {D, 3, p, p}}},
+         "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
+             std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
+        linear(patches.tensor(), w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight", w.patch_packed.get()));
+}
+
+// The stem's feature map read as rows: x.flatten(2).transpose(1, 2)           [B, P, C]
+const Step& record_stem_tokens(Recorder& rec, const VitConfig& cfg, const Step& features) {
+    const Shape fs = shape_of(features.tensor().values);  // [B, C, h, w]
+    const std::string g = std::to_string(cfg.grid());
+    return record(
+        rec,
+        {"patches", Op::transpose, "x.flatten(2).transpose(1, 2)", "b C h w -> b (h w) C", {features.name},
+         {{"x", fs}},
+         "what patch_embed.proj (a 1x1 conv) sees: the stem's " + g + "x" + g + " feature map, one row of C = " +
+             std::to_string(fs[1]) + " channels per position, row by row; P = " + g + "*" + g + " = " +
+             std::to_string(cfg.patches()) + " (PyTorch flattens after the 1x1 conv; the numbers are the same)"},
+        channels_to_tokens(features.tensor()));
+}
+
+// self.patch_embed.proj(x).flatten(2).transpose(1, 2): the 1x1 conv as a linear over the channels  [B, P, D]
+const Step& record_stem_proj(Recorder& rec, const VitConfig& cfg, const VitWeights& w, const Step& patches) {
+    const std::size_t B = shape_of(patches.tensor().values)[0], C = cfg.stem_channels.back(), D = cfg.dim;
+    const std::size_t g = cfg.grid();
+    return record(
+        rec,
+        {"patch_embed", Op::linear, "self.patch_embed.proj(x).flatten(2).transpose(1, 2)", "b P C, D C -> b P D",
+         {"patches"}, {{"x", {B, C, g, g}}, {"self.patch_embed.proj.weight", {D, C, 1, 1}}},
+         "new contiguous tensor: the 1x1 conv is a linear over each position's C = " + std::to_string(C) +
+             " channels; one D = " + std::to_string(D) + " token per position of the stem's feature map"},
+        linear(patches.tensor(), w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight", w.patch_packed.get()));
+}
+
 void check_run_inputs(const VitModel& model, const Tensor& pixels) {
     const VitConfig& cfg = model.config;
     const Shape xs = shape_of(pixels.values);
@@ -553,6 +757,9 @@ void check_run_inputs(const VitModel& model, const Tensor& pixels) {
                          std::to_string(S) + ", " + std::to_string(S) + "] for this model");
     const auto problems = validate(cfg, xs[0], std::numeric_limits<std::uint64_t>::max());
     if (!problems.empty()) throw std::invalid_argument(problems.front());
+    if (model.weights.stem.size() != cfg.stem_channels.size())
+        throw ShapeError("run_vit: " + std::to_string(model.weights.stem.size()) + " stem stages of weights for " +
+                         std::to_string(cfg.stem_channels.size()) + " in the config");
     if (model.weights.blocks.size() != cfg.depth)
         throw ShapeError("run_vit: " + std::to_string(model.weights.blocks.size()) + " blocks of weights for depth " +
                          std::to_string(cfg.depth));
@@ -609,6 +816,18 @@ std::uint64_t vit_trace_bytes(const VitConfig& c, std::size_t batch) {
     floats = saturating_add(floats, saturating_add(bnd, saturating_add(saturating_mul(B, D), saturating_mul(2, saturating_mul(B, K)))));
     floats = saturating_add(floats, saturating_add(saturating_mul(D, 3 * c.patch_size * c.patch_size + N + K + 4),
                                                    K));
+    // CNN stem: per stage conv, bn, relu (3 x B C h w) and its weights; the feature map as rows.
+    std::uint64_t in = 3, side = c.image_size;
+    for (const std::size_t C : c.stem_channels) {
+        side = (side + 1) / 2;
+        const std::uint64_t map = saturating_mul(saturating_mul(B, C), saturating_mul(side, side));
+        floats = saturating_add(floats, saturating_add(saturating_mul(3, map),
+                                                       saturating_add(saturating_mul(saturating_mul(C, in),
+                                                                                     c.stem_kernel * c.stem_kernel),
+                                                                      5 * std::uint64_t{C})));
+        in = C;
+    }
+    if (c.has_stem()) floats = saturating_add(floats, saturating_mul(saturating_mul(B, c.patches()), saturating_add(in, D)));
     return saturating_add(saturating_mul(floats, sizeof(float)), saturating_mul(c.depth, block_bytes));
 }
 
@@ -618,6 +837,19 @@ std::vector<std::string> validate(const VitConfig& c, std::size_t batch, std::ui
     if (c.patch_size && (c.image_size == 0 || c.image_size % c.patch_size != 0))
         problems.push_back("image size " + std::to_string(c.image_size) + " is not a positive multiple of the patch size " +
                            std::to_string(c.patch_size));
+    if (c.has_stem()) {
+        if (c.stem_channels.size() > kMaxStemStages)
+            problems.push_back("a CNN stem of " + std::to_string(c.stem_channels.size()) + " stages; at most " +
+                               std::to_string(kMaxStemStages) + " are supported");
+        else if (c.patch_size != (std::size_t{1} << c.stem_channels.size()))
+            problems.push_back("a CNN stem of " + std::to_string(c.stem_channels.size()) + " stride-2 stages has stride " +
+                               std::to_string(std::size_t{1} << c.stem_channels.size()) + ", but the patch size is " +
+                               std::to_string(c.patch_size));
+        if (c.stem_kernel % 2 == 0)
+            problems.push_back("the CNN stem's kernel " + std::to_string(c.stem_kernel) + " must be odd");
+        if (std::find(c.stem_channels.begin(), c.stem_channels.end(), std::size_t{0}) != c.stem_channels.end())
+            problems.push_back("every stage of the CNN stem needs at least 1 channel");
+    }
     if (c.dim == 0 || c.depth == 0 || c.mlp_hidden == 0 || batch == 0)
         problems.push_back("dim, depth, MLP width and batch must all be at least 1");
     if (c.heads == 0 || (c.dim % c.heads) != 0)
@@ -694,6 +926,14 @@ Array sincos_pos_embed(std::size_t dim, std::size_t grid) {
     return pos;
 }
 
+VitConfig with_cnn_stem(VitConfig config) {
+    config.stem_channels = {32, 64};
+    config.stem_kernel = 3;
+    config.stem_conv_bias = false;
+    config.patch_size = 4;
+    return config;
+}
+
 VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed) {
     VitConfig cfg = config;
     cfg.family = VitFamily::Timm;  // timm's initialisation and names, one class token
@@ -717,7 +957,7 @@ VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed) {
     m.heads_from = "the config";
     for (std::size_t k = 0; k < K; ++k) m.labels.push_back("class " + std::to_string(k));
     VitWeights& w = m.weights;
-    w.patch_weight = normal({D, 3 * p * p}, 0.02f);
+    w.patch_weight = normal({D, cfg.has_stem() ? cfg.stem_channels.back() : 3 * p * p}, 0.02f);
     w.patch_bias = filled({D}, 0.0f);
     w.cls_token = normal({1, 1, D}, 1e-6f);
     w.pos_embed = sincos_pos_embed(D, cfg.grid());
@@ -737,6 +977,17 @@ VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed) {
     w.norm_bias = filled({D}, 0.0f);
     w.head_weight = normal({K, D}, 0.02f);
     w.head_bias = filled({K}, 0.0f);
+    std::size_t in = 3;  // the stem's streams come after every other tensor's
+    for (const std::size_t C : cfg.stem_channels) {
+        const std::size_t fan_in = in * cfg.stem_kernel * cfg.stem_kernel;
+        StemStageWeights st;
+        st.conv_weight = normal({C, fan_in}, static_cast<float>(std::sqrt(2.0 / static_cast<double>(fan_in))));
+        if (cfg.stem_conv_bias) st.conv_bias = filled({C}, 0.0f);
+        st.bn_weight = st.bn_var = filled({C}, 1.0f);
+        st.bn_bias = st.bn_mean = filled({C}, 0.0f);
+        w.stem.push_back(std::move(st));
+        in = C;
+    }
     pack_weights(w);
     return m;
 }
@@ -771,6 +1022,12 @@ const std::vector<std::string>& vit_embed_step_names() {
     static const std::vector<std::string> names = {"pixels", "patches", "patch_embed", "tokens", "embed"};
     return names;
 }
+std::vector<std::string> vit_stem_step_names(std::size_t stages) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < stages; ++i)
+        for (const char* layer : {".conv", ".bn", ".relu"}) names.push_back("stem" + std::to_string(i) + layer);
+    return names;
+}
 const std::vector<std::string>& vit_block_step_names() {
     static const std::vector<std::string> names = {"norm1", "attn_out", "residual1", "norm2",
                                                    "fc1",   "gelu",     "fc2",       "residual2"};
@@ -785,11 +1042,12 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     check_run_inputs(model, pixels);
     const VitConfig& cfg = model.config;
     const VitWeights& w = model.weights;
-    const std::size_t B = pixels.values.shape()[0], S = cfg.image_size, p = cfg.patch_size, P = cfg.patches();
+    const std::size_t B = pixels.values.shape()[0], P = cfg.patches();
     const std::size_t N = cfg.tokens(), D = cfg.dim, K = cfg.classes;
     const std::size_t per_block = vit_block_step_names().size() + attention_step_names().size();
     const std::size_t head_steps = K > 0 ? vit_head_step_names().size() : 2;  // norm, cls_out without a classifier
-    Progress progress(hooks, vit_embed_step_names().size() + cfg.depth * per_block + head_steps);
+    Progress progress(hooks, vit_embed_step_names().size() + 3 * cfg.stem_channels.size() + cfg.depth * per_block +
+                                 head_steps);
     const VitLines& code = lines_of(cfg.family);
     const bool distilled = cfg.family == VitFamily::TimmDistilled;
     VitTrace t;
@@ -797,34 +1055,18 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     t.grid = PatchGrid::of(cfg);
     t.batch = B;
     Recorder embed_rec(t.embed, progress), head_rec(t.head, progress);
-    const std::string p_text = std::to_string(p);
 
     // x                                                                       [B, 3, H, W]
     const Step& input = record(embed_rec,
                                {"pixels", Op::input, "x", "b 3 h w", {}, {}, "the normalized image, contiguous"},
                                Tensor{pixels.values, {"B", "3", "H", "W"}});
 
-    // the windows the stride-p conv reads, one row per patch                  [B, P, 3*p*p]
-    const Step& patches = record(
-        embed_rec,
-        {"patches", Op::patchify,
-         "x.unfold(2, " + p_text + ", " + p_text + ").unfold(3, " + p_text + ", " + p_text +
-             ").permute(0, 2, 3, 1, 4, 5).reshape(B, P, 3*" + p_text + "*" + p_text + ")",
-         "b 3 (gh p1) (gw p2) -> b (gh gw) (3 p1 p2)", {"pixels"}, {{"x", shape_of(input.tensor().values)}},
-         "what patch_embed.proj (a " + p_text + "x" + p_text + " conv with stride " + p_text +
-             ") sees: the image cut into " + std::to_string(cfg.grid()) + "x" + std::to_string(cfg.grid()) +
-             " patches, row by row, each flattened in the (c, kh, kw) order of the conv weight"},
-        patchify(input.tensor(), p));
-
-    // self.patch_embed(x): the conv as a linear over the patches             [B, P, D]
-    const Step& patch_embed = record(
-        embed_rec,
-        {"patch_embed", Op::linear, code.patch_embed, "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
-         {{"x", {B, 3, S, S}}, {code.patch_weight, {D, 3, p, p}}},
-         "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
-             std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
-        linear(patches.tensor(), w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight",
-               w.patch_packed.get()));
+    // self.patch_embed(x): linear patches, or a CNN stem whose feature map's positions become the
+    // tokens                                                                  [B, P, D]
+    const Step& patches = cfg.has_stem() ? record_stem_tokens(embed_rec, cfg, record_stem(embed_rec, cfg, w, input))
+                                         : record_patches(embed_rec, cfg, input);
+    const Step& patch_embed = cfg.has_stem() ? record_stem_proj(embed_rec, cfg, w, patches)
+                                             : record_patch_embed(embed_rec, cfg, code, w, patches);
 
     // torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)                 [B, N, D]
     // (DeiT distilled: the class token, then the distillation token, then the patches)

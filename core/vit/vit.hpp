@@ -51,7 +51,15 @@ struct VitConfig {
     std::size_t mlp_hidden = 192;  // M: width of mlp.fc1
     std::size_t classes = 4;       // K; 0 for a model without a classifier (a Hugging Face ViTModel)
     bool qkv_bias = true;
+    // A hybrid ViT (timm's HybridEmbed): a CNN stem instead of linear patches. Stage i is
+    // conv k x k stride 2 padding k/2 -> BatchNorm2d (eval, eps 1e-5) -> ReLU with stem_channels[i]
+    // output channels; a 1x1 conv (patch_embed.proj) then maps the last stage's channels to D.
+    // patch_size is the stem's total stride 2^stages (pixels per token side). Empty: linear patches.
+    std::vector<std::size_t> stem_channels;
+    std::size_t stem_kernel = 3;
+    bool stem_conv_bias = false;  // the stem's convs have biases (usually not: a BatchNorm follows)
 
+    bool has_stem() const { return !stem_channels.empty(); }
     std::size_t grid() const { return patch_size ? image_size / patch_size : 0; }  // patches per side
     std::size_t patches() const { return grid() * grid(); }                         // P
     // The class token, and DeiT's distillation token after it, come before the patches.
@@ -92,8 +100,18 @@ struct VitBlockWeights {
     std::shared_ptr<const PackedWeight> fc1_packed, fc2_packed;  // pack_weights (core/kernels/packed_linear)
 };
 
+// One stage of the CNN stem: patch_embed.backbone.<3i> (conv), .<3i+1> (BatchNorm2d), .<3i+2> (ReLU).
+struct StemStageWeights {
+    Array conv_weight;  // [C_out, C_in*k*k]: backbone.<3i>.weight [C_out, C_in, k, k] flattened in (c, kh, kw) order
+    Array conv_bias;    // [C_out] when VitConfig::stem_conv_bias
+    Array bn_weight, bn_bias, bn_mean, bn_var;  // [C_out]: weight, bias, running_mean, running_var
+};
+
 struct VitWeights {
-    Array patch_weight;  // [D, 3*p*p]: patch_embed.proj.weight [D, 3, p, p] flattened in (c, kh, kw) order
+    std::vector<StemStageWeights> stem;  // empty: linear patches
+    // Linear patches: [D, 3*p*p], patch_embed.proj.weight [D, 3, p, p] flattened in (c, kh, kw) order.
+    // CNN stem: [D, C], the 1x1 patch_embed.proj.weight [D, C, 1, 1] over the stem's C channels.
+    Array patch_weight;
     Array patch_bias;    // [D]
     Array cls_token;     // [1, 1, D]
     Array dist_token;    // [1, 1, D]: DeiT's distillation token (TimmDistilled only)
@@ -122,6 +140,11 @@ struct VitModel {
 // names of its family, found from the patch embedding's name (any prefix, e.g. "model."):
 //   timm         patch_embed.proj, cls_token (+ dist_token), pos_embed, blocks.<i>.{norm1, attn.qkv,
 //                attn.proj, norm2, mlp.fc1, mlp.fc2}, norm, head (+ head_dist)
+//   timm hybrid  the same with a CNN stem: patch_embed.backbone.<3i>.weight [C_i, C_i-1, k, k] (+ .bias)
+//                the conv of stage i, patch_embed.backbone.<3i+1>.{weight, bias, running_mean,
+//                running_var} its BatchNorm2d, <3i+2> its ReLU (no tensors); patch_embed.proj is
+//                then a 1x1 conv [D, C, 1, 1]. A stem's channels must chain (3 first), its tensors be
+//                finite and its running_var not negative.
 //   torchvision  conv_proj, class_token, encoder.pos_embedding, encoder.layers.encoder_layer_<i>.{ln_1,
 //                self_attention.in_proj_*, self_attention.out_proj, ln_2, mlp.0, mlp.3}, encoder.ln, heads.head
 //   Hugging Face (vit.)embeddings.{patch_embeddings.projection, cls_token, position_embeddings},
@@ -150,9 +173,15 @@ std::optional<VitFamily> whole_vit_family(const TensorSource& source);
 // D/2 channels encode the column, the last D/2 the row.   -> [1, N, D]; D must be a multiple of 4.
 Array sincos_pos_embed(std::size_t dim, std::size_t grid);
 
+// The config with a CNN stem of two stages (3 -> 32 -> 64 channels, 3x3 stride 2), patch size 4:
+// a 64 x 64 image becomes a 16 x 16 grid, N = 257 tokens.
+VitConfig with_cnn_stem(VitConfig config);
+
 // A fresh model for this config (seeded): timm's initialisation (Linear and conv weights
 // N(0, 0.02^2), zero biases, LayerNorm ones and zeros, cls_token N(0, 1e-12)) and sin-cos
 // position embeddings. For a patch-size slider: the same image seen through a different grid.
+// A CNN stem's convs are N(0, 2 / fan_in) (He), its BatchNorms torch's defaults (weight 1, bias 0,
+// running mean 0, running var 1).
 VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed);
 
 // One block: the block-level steps and the attention it ran.
@@ -168,7 +197,7 @@ struct VitTrace {
     VitConfig config;
     PatchGrid grid;
     std::size_t batch = 1;
-    Steps embed;  // pixels, patches, patch_embed, tokens, embed
+    Steps embed;  // pixels, (CNN stem: stem<i>.conv, stem<i>.bn, stem<i>.relu per stage,) patches, patch_embed, tokens, embed
     std::vector<VitBlockTrace> blocks;
     Steps head;  // norm, cls_out, logits, probs
     NonFiniteCheck nonfinite;  // the first step, in execution order, with a NaN or Inf
@@ -182,6 +211,8 @@ struct VitTrace {
 // The pinned step names: embedding, each block's, and the head's, in execution order (a model
 // without a classifier records the head's first two only).
 const std::vector<std::string>& vit_embed_step_names();
+// The CNN stem's steps, recorded after "pixels": stem<i>.conv, stem<i>.bn, stem<i>.relu per stage.
+std::vector<std::string> vit_stem_step_names(std::size_t stages);
 const std::vector<std::string>& vit_block_step_names();
 const std::vector<std::string>& vit_head_step_names();
 

@@ -140,12 +140,16 @@ EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string
     };
 }
 
-EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch) {
-    return [from = std::move(from), patch](const RunHooks& hooks) {
+EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch, bool stem) {
+    return [from = std::move(from), patch, stem](const RunHooks& hooks) {
         VitConfig config = from->trained_config;
+        config.stem_channels.clear();
         config.patch_size = patch;
+        if (stem) config = with_cnn_stem(config);
         const std::vector<std::string> problems = validate(config, 1, memory_budget());
-        if (!problems.empty()) throw std::runtime_error("patch " + std::to_string(patch) + ": " + problems.front());
+        if (!problems.empty())
+            throw std::runtime_error((stem ? std::string("CNN stem") : "patch " + std::to_string(patch)) + ": " +
+                                     problems.front());
         VitModel model = fresh_vit_model(config, 0);
         model.mean = from->mean;
         model.std = from->std;
@@ -154,7 +158,8 @@ EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, s
         snap->trained_config = from->trained_config;
         snap->model_path = from->model_path;
         snap->image_path = from->image_path;
-        snap->fresh_patch = patch;
+        snap->fresh_patch = config.patch_size;
+        snap->fresh_stem = stem;
         snap->heads_from = model.heads_from;
         return run_vit_on(model, std::move(snap), hooks);
     };

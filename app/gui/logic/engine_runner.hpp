@@ -36,6 +36,7 @@ struct VitSnapshot {
     std::array<float, 3> mean{}, std{};    // the checkpoint's normalization
     std::string model_path, image_path;
     std::size_t fresh_patch = 0;           // 0: the checkpoint's weights; else a fresh random model with this patch
+    bool fresh_stem = false;               // ... whose patch embedding is a CNN stem (fresh_patch is its stride)
     std::string heads_from;                // where h came from (load_vit_model)
     VitPositionChoice positions;           // how trace ran (a fresh model: always the default)
     std::shared_ptr<const PositionExperiment> shuffled;  // the same model on the shuffled picture, with a seed
@@ -85,7 +86,7 @@ public:
     static EngineJob vit_job(const std::string& model_path, const std::string& image_path,
                              std::optional<std::size_t> heads = std::nullopt, VitPositionChoice positions = {});
     // The same picture through a fresh random model (fresh_vit_model) whose patch size is `patch`.
-    static EngineJob fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch);
+    static EngineJob fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch, bool stem = false);
 
     // Starts the worker. If one is running it is cancelled and this job runs next.
     void start(const AttentionConfig& config) { start(config_job(config)); }

@@ -114,8 +114,8 @@ void Prediction(const VitSnapshot& vit, float width) {
     }
 }
 
-// The fresh-model slider: the same picture through a random ViT with patch 8, 16 or 32; shows
-// N and the N^2 attention cost for the size under the slider.
+// The fresh-model slider: the same picture through a random ViT with patch 8, 16 or 32, or with a
+// CNN stem (two 3x3 stride-2 convs: patch 4); shows N and the N^2 attention cost for the choice.
 void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     const VitConfig& trained = vit.trained_config;
     const std::vector<std::size_t> sizes = ui::fresh_patch_sizes(trained.image_size);
@@ -131,21 +131,54 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("a fresh, untrained ViT (fresh_vit_model) of the same size on the same picture:\n"
                           "move the slider to see how the patch size changes the number of tokens N"));
+    // The patch embedding: linear patches (the slider) or a CNN stem (with_cnn_stem).
+    int embedding = (fresh ? ui.vit_stem_request.value_or(ui.vit_stem) : trained.has_stem()) ? 1 : 0;
+    const bool stem = embedding == 1;
+    const char* embeddings[] = {tr("linear patches"), tr("CNN stem")};
+    ImGui::BeginDisabled(!fresh);
+    ImGui::SetNextItemWidth(std::max(60.0f, width - ImGui::CalcTextSize(tr("patch embedding")).x -
+                                                ImGui::GetStyle().ItemInnerSpacing.x));
+    if (ImGui::Combo(tr("patch embedding"), &embedding, embeddings, 2)) {
+        ui.vit_stem_request = embedding == 1;
+        if (embedding == 0)
+            ui.vit_patch_request = std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end()
+                                       ? trained.patch_size
+                                       : sizes.front();
+    }
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(tr("linear patches: a stride-p conv cuts the picture into p x p patches (ViT)\n"
+                          "CNN stem: conv 3x3 stride 2 -> BatchNorm -> ReLU, twice, then a 1x1 conv to D\n"
+                          "(the ViT paper's hybrid): every position of its feature map is a token"));
     const std::size_t p_shown = fresh ? ui.vit_patch_request.value_or(ui.vit_patch) : trained.patch_size;
     int index = static_cast<int>(std::find(sizes.begin(), sizes.end(), p_shown) - sizes.begin());
     index = std::clamp(index, 0, static_cast<int>(sizes.size()) - 1);
     char format[32];
     std::snprintf(format, sizeof format, tr("patch %zu"), sizes[static_cast<std::size_t>(index)]);
+    if (stem) std::snprintf(format, sizeof format, "%s", tr("stride 4 (CNN stem)"));
     ImGui::SameLine();
-    ImGui::BeginDisabled(!fresh);
+    ImGui::BeginDisabled(!fresh || stem);
     ImGui::SetNextItemWidth(std::max(60.0f, width - (ImGui::GetCursorPosX() - x_start)));
     if (ImGui::SliderInt("##patch", &index, 0, static_cast<int>(sizes.size()) - 1, fresh ? format : tr("patch (trained)"),
                          ImGuiSliderFlags_NoInput))
         ui.vit_patch_request = sizes[static_cast<std::size_t>(index)];
     ImGui::EndDisabled();
     VitConfig c = trained;
-    c.patch_size = fresh ? sizes[static_cast<std::size_t>(index)] : trained.patch_size;
+    if (fresh) {
+        c.stem_channels.clear();
+        c.patch_size = sizes[static_cast<std::size_t>(index)];
+        if (stem) c = with_cnn_stem(c);
+    }
     const std::size_t n = c.tokens();
+    if (c.has_stem()) {  // where the grid comes from: C x H x W, the image halved once per stage
+        std::size_t side = c.image_size;
+        std::string chain = tr("stem: ") + std::string("3x") + std::to_string(side) + "x" + std::to_string(side);
+        for (const std::size_t ch : c.stem_channels) {
+            side = (side + 1) / 2;
+            chain += " -> " + std::to_string(ch) + "x" + std::to_string(side) + "x" + std::to_string(side);
+        }
+        ImGui::TextWrapped("%s -> %zuxD", chain.c_str(), c.patches());
+    }
     ImGui::Text(tr("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu"), c.image_size, c.patch_size, n, n * n);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("N tokens: (H/p)(W/p) patches + the class token.\n"

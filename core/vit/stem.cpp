@@ -1,0 +1,107 @@
+// The CNN stem's ops: im2col, conv2d (im2col + the linear op's GEMM), BatchNorm2d in eval, ReLU and
+// the feature map as tokens.
+#include "stem.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops.hpp"
+
+namespace attnscope {
+
+namespace {
+
+void check_image(const Tensor& x, const char* op) {
+    const Shape xs = shape_of(x.values);
+    if (xs.size() != 4) throw ShapeError(std::string(op) + ": x has shape " + format_shape(xs) + ", expected [B, C, H, W]");
+}
+
+void check_channels(const Array& a, std::size_t C, const std::string& what, const Shape& xs) {
+    if (a.dimension() != 1 || a.size() != C)
+        throw ShapeError(what + " has shape " + format_shape(shape_of(a)) + ", expected [" + std::to_string(C) +
+                         "] to match the channels of x " + format_shape(xs));
+}
+
+}  // namespace
+
+Tensor im2col(const Tensor& x, std::size_t k, std::size_t stride, std::size_t pad) {
+    check_image(x, "im2col");
+    const Shape xs = shape_of(x.values);
+    const std::size_t B = xs[0], C = xs[1], H = xs[2], W = xs[3];
+    if (k == 0 || stride == 0 || H + 2 * pad < k || W + 2 * pad < k)
+        throw ShapeError("im2col: a " + std::to_string(k) + "x" + std::to_string(k) + " kernel with stride " +
+                         std::to_string(stride) + " and padding " + std::to_string(pad) + " does not fit x " +
+                         format_shape(xs));
+    const std::size_t Ho = (H + 2 * pad - k) / stride + 1, Wo = (W + 2 * pad - k) / stride + 1;
+    Tensor y{make_array({B, Ho * Wo, C * k * k}), {"B", "P", "Ckk"}};
+    float* yd = y.values.data();
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t oy = 0; oy < Ho; ++oy)
+            for (std::size_t ox = 0; ox < Wo; ++ox)  // one window: C * k rows of k pixels
+                for (std::size_t ch = 0; ch < C; ++ch) {
+                    const float* plane = x.values.data() + (b * C + ch) * H * W;
+                    for (std::size_t kh = 0; kh < k; ++kh) {
+                        const std::ptrdiff_t iy = static_cast<std::ptrdiff_t>(oy * stride + kh) - static_cast<std::ptrdiff_t>(pad);
+                        for (std::size_t kw = 0; kw < k; ++kw) {
+                            const std::ptrdiff_t ix =
+                                static_cast<std::ptrdiff_t>(ox * stride + kw) - static_cast<std::ptrdiff_t>(pad);
+                            const bool inside = iy >= 0 && ix >= 0 && iy < static_cast<std::ptrdiff_t>(H) &&
+                                                ix < static_cast<std::ptrdiff_t>(W);
+                            *yd++ = inside ? plane[static_cast<std::size_t>(iy) * W + static_cast<std::size_t>(ix)] : 0.0f;
+                        }
+                    }
+                }
+    return y;
+}
+
+Tensor conv2d(const Tensor& x, const Array& weight, const Array* bias, std::size_t k, std::size_t stride,
+              std::size_t pad, const std::string& weight_name) {
+    check_image(x, "conv2d");
+    const Shape xs = shape_of(x.values), ws = shape_of(weight);
+    if (ws.size() != 2 || ws[1] != xs[1] * k * k)
+        throw ShapeError("conv2d: " + weight_name + " has shape " + format_shape(ws) + ", expected [C_out, " +
+                         std::to_string(xs[1]) + "*" + std::to_string(k) + "*" + std::to_string(k) +
+                         "] for x " + format_shape(xs) + " (C = " + std::to_string(xs[1]) + " channels)");
+    const Tensor windows = im2col(x, k, stride, pad);                                  // [B, Ho*Wo, C*k*k]
+    const Tensor rows = linear(windows, weight, bias, "C", weight_name);               // [B, Ho*Wo, C_out]
+    const std::size_t B = xs[0], Ho = (xs[2] + 2 * pad - k) / stride + 1, Wo = (xs[3] + 2 * pad - k) / stride + 1;
+    return reshape(permute(rows, {0, 2, 1}), {B, ws[0], Ho, Wo}, {"B", "C", "H", "W"});  // [B, C_out, Ho, Wo]
+}
+
+Tensor batch_norm_eval(const Tensor& x, const Array& weight, const Array& bias, const Array& mean, const Array& var,
+                       float eps, const std::string& name) {
+    check_image(x, "batch_norm");
+    const Shape xs = shape_of(x.values);
+    const std::size_t B = xs[0], C = xs[1], HW = xs[2] * xs[3];
+    check_channels(weight, C, "batch_norm: " + name + ".weight", xs);
+    check_channels(bias, C, "batch_norm: " + name + ".bias", xs);
+    check_channels(mean, C, "batch_norm: " + name + ".running_mean", xs);
+    check_channels(var, C, "batch_norm: " + name + ".running_var", xs);
+    Tensor y{make_array(xs), x.axes};
+    // As PyTorch's CPU kernel in eval: y = x * alpha + beta, alpha = weight / sqrt(var + eps),
+    // beta = bias - mean * alpha.
+    for (std::size_t c = 0; c < C; ++c) {
+        const float alpha = weight(c) / std::sqrt(var(c) + eps), beta = bias(c) - mean(c) * alpha;
+        for (std::size_t b = 0; b < B; ++b) {
+            const float* src = x.values.data() + (b * C + c) * HW;
+            float* dst = y.values.data() + (b * C + c) * HW;
+            for (std::size_t i = 0; i < HW; ++i) dst[i] = src[i] * alpha + beta;
+        }
+    }
+    return y;
+}
+
+Tensor relu(const Tensor& x) {
+    Tensor y{make_array(shape_of(x.values)), x.axes};
+    std::transform(x.values.begin(), x.values.end(), y.values.begin(), [](float v) { return v > 0.0f ? v : 0.0f; });
+    return y;
+}
+
+Tensor channels_to_tokens(const Tensor& x) {
+    check_image(x, "flatten(2).transpose(1, 2)");
+    const Shape xs = shape_of(x.values);
+    const Tensor flat = reshape(x, {xs[0], xs[1], xs[2] * xs[3]}, {"B", "C", "P"});  // [B, C, h*w]
+    return permute(flat, {0, 2, 1});                                                   // [B, h*w, C]
+}
+
+}  // namespace attnscope
