@@ -1,5 +1,6 @@
 # attnscope's two commands:  make run  (the app on the demo ViT)  and  make test  (every test via ctest).
 # Both install missing Debian packages first, then configure and build Release in build/.
+# Installing:  make install [PREFIX=/usr/local].
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
@@ -11,9 +12,11 @@ JOBS      ?= $(shell nproc)
 # Build and run time (Debian 12 packages only).
 PACKAGES := g++ make cmake pkgconf libxtensor-dev libxsimd-dev libopenblas-dev nlohmann-json3-dev \
             libcli11-dev doctest-dev libzip-dev libstb-dev \
-            python3-glad libimgui-dev libglfw3-dev libgl-dev fonts-dejavu-core fonts-wqy-microhei
-# Headless GUI tests (python3-xlib drops files on the live app).
-TEST_PACKAGES := xvfb xauth libgl1-mesa-dri python3-xlib
+            python3-glad libimgui-dev libglfw3-dev libgl-dev fonts-dejavu-core fonts-wqy-microhei \
+            librsvg2-bin help2man
+# Headless GUI tests (python3-xlib drops files on the live app) and the install tests (menu entry,
+# MIME types, man page, bash completion).
+TEST_PACKAGES := xvfb xauth libgl1-mesa-dri python3-xlib desktop-file-utils shared-mime-info man-db bash-completion
 # Fixture and benchmark scripts in tools/ and bench/ (Debian's /usr/bin/python3 with torch).
 TOOL_PACKAGES := python3-numpy python3-torch python3-torchvision time
 # make fuzz: libFuzzer comes with clang's runtime libraries.
@@ -34,13 +37,12 @@ define install-missing
 	fi
 endef
 
-.PHONY: run test deps test-deps tool-deps build check-sanitizers check-tsan fuzz golden bench clean
+.PHONY: run test deps test-deps tool-deps build install check-sanitizers check-tsan fuzz golden bench clean
 
-DEMO_MODEL := assets/models/demo_vit.safetensors
-DEMO_IMAGE := assets/samples/06_triangle.png
+PREFIX ?= /usr/local
 
 run: build
-	./$(BUILD_DIR)/app/attnscope --model $(DEMO_MODEL) --image $(DEMO_IMAGE)
+	./$(BUILD_DIR)/app/attnscope --demo-vit
 
 test: test-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
@@ -59,6 +61,12 @@ $(BUILD_DIR)/CMakeCache.txt:
 
 build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The binary, the demo model and pictures, the menu entry, icon, MIME types, man page and bash
+# completion under PREFIX (sudo make install for /usr/local). The binary finds its demo from its own
+# location (PREFIX/bin/../share/attnscope), so the installed tree works wherever it is moved.
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 # The unit, CLI, GUI-logic, engine-worker and fuzz-corpus tests once more under AddressSanitizer +
 # UndefinedBehaviorSanitizer (CI runs it; the GL app itself is left out).

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <cstdlib>
 #include <chrono>
 #include <cmath>
@@ -20,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "about.hpp"
 #include "activations.hpp"
 #include "backward.hpp"
 #include "beyond.hpp"
@@ -354,6 +356,7 @@ struct GuiArgs {
     GuiOptions gui;
     std::string size = "1600x1000";
     ClassroomOptions classroom;
+    bool demo_vit = false;  // --demo-vit: the installed demo ViT (about.hpp: demo_model_path)
 };
 
 int cmd_gui(GuiArgs& args, char** argv) {
@@ -374,6 +377,14 @@ int cmd_gui(GuiArgs& args, char** argv) {
         throw UsageError("--step " + g.step + ": no such step; the steps are " + list);
     }
     require_valid(g.config, &o);
+    if (args.demo_vit) {
+        if (!g.model_path.empty())
+            throw UsageError("--demo-vit opens the installed demo model; drop --model " + g.model_path + " or --demo-vit");
+        g.model_path = demo_model_path();
+        if (!std::filesystem::is_regular_file(g.model_path))
+            throw UsageError("--demo-vit: the demo model is not installed: " + g.model_path + " is missing");
+        if (g.image_path.empty()) g.image_path = demo_image_path();
+    }
     if (g.model_path.empty() && (g.no_pos_embed || g.shuffle_seed))
         throw UsageError(std::string(g.shuffle_seed ? "--shuffle-patches" : "--no-pos-embed") +
                          " applies to a ViT: add --model FILE --image PICTURE");
@@ -398,6 +409,9 @@ void add_gui_options(CLI::App& app, GuiArgs& args) {
     app.add_option("--block", g.block, "the block of a multi-block file")->check(whole_number(1u << 20));
     app.add_option("--model", g.model_path, "a ViT checkpoint (timm, DeiT, torchvision or Hugging Face; torch.save, .safetensors or .npz) for the Image panel");
     app.add_option("--image", g.image_path, "the picture the ViT looks at (PNG or JPG)");
+    app.add_flag("--demo-vit", args.demo_vit,
+                 "open the demo ViT installed with attnscope (<bin>/../share/attnscope/models/demo_vit.safetensors) on "
+                 "one of its sample pictures (or on --image)");
     app.add_flag("--no-pos-embed", g.no_pos_embed, "the ViT of --model runs with its position embeddings set to zeros");
     app.add_option("--shuffle-patches", g.shuffle_seed,
                    "the ViT of --model also runs on the picture with its patches shuffled (this seed's permutation)")
@@ -469,7 +483,10 @@ void add_reference_option(CLI::App& app, AttentionConfig& c, const CLI::Option* 
 int run_cli(int argc, char** argv) {
     keep_freed_memory();  // re-runs reuse the memory of the last one (app/cli/cli_bench.cpp)
     CLI::App app{"attnscope: step through multi-head attention one tensor at a time.\n"
-                 "Without a command, opens the desktop app on the demo (x = torch.randn(2, 16, 768), 8 heads)."};
+                 "Without a command, opens the desktop app on the demo (x = torch.randn(2, 16, 768), 8 heads).",
+                 "attnscope"};
+    app.set_version_flag("--version", [] { return version_text(); },
+                         "print the version, the OpenBLAS build and kernels, whether AVX-512 is used, and exit");
     app.require_subcommand(0, 1);
     GuiArgs gui;  // no command: the desktop app
     add_gui_options(app, gui);

@@ -22,8 +22,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <stb_image.h>
+
 #include "softgl/backdrop.hpp"
 #include "bench_gui.hpp"
+#include "embedded_icon.hpp"
 #include "logic/engine_runner.hpp"
 #include "fonts.hpp"
 #include "softgl/frame_pacer.hpp"
@@ -564,6 +567,18 @@ bool ShowStartView(Gui& g) {
     return true;
 }
 
+// The app's icon (packaging/attnscope.svg at 256 px, embedded) on the window's title bar and task
+// switcher. Window managers without icons ignore it (GLFW reports that through its error callback).
+void SetWindowIcon(GLFWwindow* window) {
+    int w = 0, h = 0, channels = 0;
+    stbi_uc* pixels = stbi_load_from_memory(gfx::kWindowIconPng, static_cast<int>(sizeof gfx::kWindowIconPng), &w, &h,
+                                            &channels, 4);
+    if (!pixels) return;
+    const GLFWimage icon{w, h, pixels};
+    glfwSetWindowIcon(window, 1, &icon);
+    stbi_image_free(pixels);
+}
+
 // The window (hidden in --screenshot mode; no larger than the monitor's work area). False, after
 // one line on stderr, when there is none.
 bool OpenWindow(Gui& g) {
@@ -576,6 +591,9 @@ bool OpenWindow(Gui& g) {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    // WM_CLASS "attnscope": the desktop matches the window to attnscope.desktop (StartupWMClass).
+    glfwWindowHintString(GLFW_X11_CLASS_NAME, "attnscope");
+    glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "attnscope");
     if (g.shot) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
     int win_w = g.width, win_h = g.height;
     if (!g.shot) {
@@ -594,6 +612,7 @@ bool OpenWindow(Gui& g) {
     }
     g.windowed[2] = win_w;
     g.windowed[3] = win_h;
+    SetWindowIcon(g.window);
     return true;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "about.hpp"
 #include "beyond.hpp"
 #include "logic/i18n.hpp"
 #include "panels/panels.hpp"
@@ -173,9 +174,16 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
             ImGui::TextDisabled(tr("Every panel reads the recorded trace of ViTAttention.forward;"));
             ImGui::TextDisabled(tr("nothing on screen is recomputed by the UI."));
             ImGui::Separator();
+            static const BuildInfo build = build_info();  // about.hpp: what attnscope --version prints
+            ImGui::Text(tr("Version %s"), build.version.c_str());
+            ImGui::Text(tr("OpenBLAS: %s"), build.openblas_config.c_str());
+            ImGui::Text(tr("OpenBLAS kernels: %s"), build.openblas_kernels.c_str());
+            ImGui::Text(tr("AVX-512 kernels: %s"),
+                        build.avx512 ? tr("used") : tr("not used (no AVX-512F on this CPU, or ATTNSCOPE_NO_AVX512 set)"));
             ImGui::Text(tr("OpenGL: %s"), ui.gl_info.c_str());
             ImGui::Text(tr("Dear ImGui %s"), IMGUI_VERSION);
             if (!ui.settings_path.empty()) ImGui::Text(tr("settings: %s"), ui.settings_path.c_str());
+            ImGui::Text(tr("demo model and pictures: %s"), data_dir().c_str());
         }
         ImGui::End();
     }
