@@ -1,6 +1,6 @@
 # attnscope's two commands:  make run  (the app on the demo ViT)  and  make test  (every test via ctest).
 # Both install missing Debian packages first, then configure and build Release in build/.
-# Installing:  make install [PREFIX=/usr/local].
+# Installing:  make install [PREFIX=/usr/local]  and  make package  (build/package/attnscope_<version>_amd64.deb).
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
@@ -17,6 +17,8 @@ PACKAGES := g++ make cmake pkgconf libxtensor-dev libxsimd-dev libopenblas-dev n
 # Headless GUI tests (python3-xlib drops files on the live app) and the install tests (menu entry,
 # MIME types, man page, bash completion).
 TEST_PACKAGES := xvfb xauth libgl1-mesa-dri python3-xlib desktop-file-utils shared-mime-info man-db bash-completion
+# make package / check-package: CPack's shlibdeps (dpkg-dev), lintian, file.
+PACKAGE_PACKAGES := dpkg-dev lintian file
 # Fixture and benchmark scripts in tools/ and bench/ (Debian's /usr/bin/python3 with torch).
 TOOL_PACKAGES := python3-numpy python3-torch python3-torchvision time
 # make fuzz: libFuzzer comes with clang's runtime libraries.
@@ -37,7 +39,8 @@ define install-missing
 	fi
 endef
 
-.PHONY: run test deps test-deps tool-deps build install check-sanitizers check-tsan fuzz golden bench clean
+.PHONY: run test deps test-deps tool-deps build install package check-package check-sanitizers check-tsan fuzz \
+        golden bench clean
 
 PREFIX ?= /usr/local
 
@@ -67,6 +70,19 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 # location (PREFIX/bin/../share/attnscope), so the installed tree works wherever it is moved.
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# The Debian package, with CPack: its dependencies come from the binary (dpkg-shlibdeps) plus the
+# fonts it reads at run time. sudo apt install ./$(BUILD_DIR)/package/attnscope_<version>_amd64.deb
+package: build
+	$(call install-missing,$(PACKAGE_PACKAGES))
+	rm -f $(BUILD_DIR)/package/attnscope_*.deb
+	umask 022 && cd $(BUILD_DIR) && cpack -G DEB --config CPackConfig.cmake
+	@ls $(BUILD_DIR)/package/attnscope_*.deb
+
+# The package checked (CI runs it): lintian without errors, then unpacked with dpkg-deb -x into a
+# temporary root and run from there (packaging/check_package.sh).
+check-package: test-deps package
+	packaging/check_package.sh $$(ls $(BUILD_DIR)/package/attnscope_*.deb)
 
 # The unit, CLI, GUI-logic, engine-worker and fuzz-corpus tests once more under AddressSanitizer +
 # UndefinedBehaviorSanitizer (CI runs it; the GL app itself is left out).

@@ -32,9 +32,9 @@ file(RENAME ${WORK}/prefix ${WORK}/moved)
 set(exe ${WORK}/moved/bin/attnscope)
 set(share ${WORK}/moved/share)
 foreach(f bin/attnscope share/attnscope/models/demo_vit.safetensors share/attnscope/samples/06_triangle.png
-          share/applications/attnscope.desktop share/icons/hicolor/scalable/apps/attnscope.svg
+          share/doc/attnscope/README.assets share/applications/attnscope.desktop share/icons/hicolor/scalable/apps/attnscope.svg
           share/icons/hicolor/256x256/apps/attnscope.png share/mime/packages/attnscope.xml
-          share/man/man1/attnscope.1.gz share/bash-completion/completions/attnscope share/doc/attnscope/README.assets)
+          share/man/man1/attnscope.1.gz share/bash-completion/completions/attnscope share/doc/attnscope/copyright)
   if(NOT EXISTS ${WORK}/moved/${f})
     message(FATAL_ERROR "cmake --install did not install ${f}")
   endif()
