@@ -40,6 +40,19 @@ foreach(f bin/attnscope share/attnscope/models/demo_vit.safetensors share/attnsc
   endif()
 endforeach()
 
+# cmake --install updated the prefix's MIME database and the menu's MIME cache ("Open with").
+foreach(check "mime/globs2:application/x-safetensors:\\*\\.safetensors"
+              "applications/mimeinfo.cache:application/x-safetensors=attnscope\\.desktop")
+  string(FIND "${check}" ":" colon)
+  string(SUBSTRING "${check}" 0 ${colon} file)
+  math(EXPR rest "${colon} + 1")
+  string(SUBSTRING "${check}" ${rest} -1 pattern)
+  file(STRINGS ${share}/${file} hits REGEX "${pattern}")
+  if(NOT hits)
+    message(FATAL_ERROR "after cmake --install, ${share}/${file} has no line matching ${pattern}")
+  endif()
+endforeach()
+
 # No path into the source or build tree inside the binary (a fallback there would hide a broken install).
 foreach(tree ${SOURCE_DIR} ${BUILD_DIR})
   string(REGEX REPLACE "([][+.*()^$?|\\\\])" "\\\\\\1" pattern "${tree}")
