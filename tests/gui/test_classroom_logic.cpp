@@ -251,6 +251,7 @@ TEST_CASE("narrative: every attention and ViT step is told in English and Chines
     std::vector<std::string> steps = attention_step_names();
     for (const auto* names : {&vit_embed_step_names(), &vit_block_step_names(), &vit_head_step_names()})
         steps.insert(steps.end(), names->begin(), names->end());
+    for (const std::string& step : vit_stem_step_names(3)) steps.push_back(step);  // a hybrid's CNN stem
     for (const std::string& step : steps) {
         CAPTURE(step);
         const StepNarrative en = step_narrative(step, Language::English);
@@ -262,6 +263,9 @@ TEST_CASE("narrative: every attention and ViT step is told in English and Chines
         CHECK(has_cjk(zh.text));
     }
     CHECK(step_narrative("no_such_step", Language::English).text.empty());
+    CHECK(step_narrative("stem2.bn", Language::English).text == step_narrative("stem0.bn", Language::English).text);
+    CHECK(step_narrative("stem.bn.x", Language::English).text.empty());
+    CHECK(step_narrative("stemx.bn", Language::English).text.empty());
     // The article's terms appear where they belong.
     CHECK(step_narrative("scaled", Language::Chinese).text.find("缩放点积") != std::string::npos);
     CHECK(step_narrative("k_t", Language::Chinese).text.find("转置") != std::string::npos);

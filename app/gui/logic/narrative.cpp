@@ -127,9 +127,11 @@ const Row kRows[] = {
      "输入图片",
      "归一化后的图像 [B, 3, H, W]：三个颜色通道，每个通道 H × W 个像素。"},
     {"patches", "Cut into patches",
-     "The picture is cut into a grid of P square patches of p x p pixels; each patch will become one token.",
+     "The picture is cut into a grid of P square patches of p x p pixels; each patch will become one token. "
+     "(In a hybrid ViT the CNN stem's feature map is read instead: one token per position.)",
      "切成图块",
-     "图片被切成 P 个 p × p 像素的正方形图块（patch），每个图块会变成一个 token。"},
+     "图片被切成 P 个 p × p 像素的正方形图块（patch），每个图块会变成一个 token。"
+     "（在混合 ViT 中读取的是 CNN 主干的特征图：每个位置一个 token。）"},
     {"patch_embed", "Patch embedding",
      "A convolution with stride p maps every patch to a D-dimensional vector; flatten and transpose give [B, P, D].",
      "图块嵌入",
@@ -138,6 +140,24 @@ const Row kRows[] = {
      "A learned class token is put in front of the patch tokens: N = 1 + P tokens. Its final state decides the class.",
      "在前面加上分类 token",
      "在图块 token 前面加上一个可学习的分类 token，共 N = 1 + P 个 token。它最后的状态决定分类结果。"},
+    // A hybrid ViT's CNN stem (stem<i>.conv, stem<i>.bn, stem<i>.relu: told once for every stage i).
+    {"stem.conv", "Stem: a convolution with stride 2",
+     "A small k x k convolution slides over the picture (or the last stage's feature map) in steps of 2: every "
+     "filter reads a window of all input channels, so the grid halves and the channels grow. Its positions, not "
+     "p x p patches, will become the tokens.",
+     "主干：步长为 2 的卷积",
+     "一个小的 k × k 卷积以步长 2 在图片（或上一阶段的特征图）上滑动：每个滤波器读取所有输入通道的一个窗口，"
+     "于是网格减半、通道变多。之后变成 token 的是它的各个位置，而不是 p × p 的图块。"},
+    {"stem.bn", "Stem: BatchNorm in eval mode",
+     "BatchNorm2d in eval mode uses the running mean and variance saved during training, not the batch's own: one "
+     "fixed scale and shift per channel.",
+     "主干：评估模式下的 BatchNorm",
+     "评估模式下的 BatchNorm2d 使用训练时保存的滑动均值和方差，而不是当前批次的统计量：每个通道一个固定的缩放和平移。"},
+    {"stem.relu", "Stem: ReLU",
+     "ReLU keeps the positive values and sets the negative ones to 0, so the stem is a non-linear feature extractor, "
+     "not a single linear map like the patch embedding.",
+     "主干：ReLU",
+     "ReLU 保留正值、把负值置为 0，所以主干是一个非线性的特征提取器，而不像图块嵌入那样只是一个线性映射。"},
     {"embed", "Add position embeddings",
      "A learned vector per position is added, so the model knows where each patch came from.",
      "加上位置编码",
@@ -276,7 +296,22 @@ StepNarrative narrative_of(const Row& r, Language language) {
 
 }  // namespace
 
-StepNarrative step_narrative(const std::string& step, Language language, Reference reference) {
+namespace {
+
+// "stem1.bn" -> "stem.bn": every stage of the CNN stem is told by one row.
+std::string without_stage(const std::string& step) {
+    if (step.rfind("stem", 0) != 0) return step;
+    const std::size_t dot = step.find('.');
+    if (dot == std::string::npos || dot == 4 ||
+        step.find_first_not_of("0123456789", 4) != dot)
+        return step;
+    return "stem" + step.substr(dot);
+}
+
+}  // namespace
+
+StepNarrative step_narrative(const std::string& step_name, Language language, Reference reference) {
+    const std::string step = without_stage(step_name);
     if (reference == Reference::mha)
         for (const Row& r : kMhaRows)
             if (step == r.step) return narrative_of(r, language);
