@@ -21,6 +21,7 @@ struct GuiOptions {
     std::string image_path;       // --image: the picture it looks at (PNG/JPG)
     bool no_pos_embed = false;    // --no-pos-embed: the ViT runs with its position embeddings set to zeros
     std::optional<std::uint64_t> shuffle_seed;  // --shuffle-patches: also on the picture with its patches shuffled
+    float drop_path = 0.0f;       // --drop-path: timm's stochastic depth in the ViT's blocks (--training, --seed)
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
     std::string step;             // step selected at start ("" = the saved one, else attn)
     std::string bug;              // --bug: a bug of the zoo switched on at start (core/teach/bug_zoo keys)

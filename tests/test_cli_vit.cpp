@@ -235,3 +235,48 @@ TEST_CASE("vit refuses a stem whose channels do not chain or that holds NaN: one
     fs::remove(chain);
     fs::remove(nan);
 }
+
+TEST_CASE("vit --drop-path --training on a batch: the fixture's masks, torch's steps and logits, the dropped samples") {
+    const fs::path dir = fs::path(ATTNSCOPE_TEST_DATA) / "drop_path" / "b4_i32_p8_d32_h2_l3_dp0.6";
+    const auto meta = nlohmann::json::parse(std::ifstream(dir / "meta.json"));
+    const fs::path dump = temp_path("dump_drop_path");
+    const std::string args = "--model " + quoted(dir / "model.safetensors") + " --pixels " + quoted(dir / "pixels.npy") +
+                             " --drop-path 0.6 --training --seed " + std::to_string(meta["seed"].get<int>());
+    const ProcessResult r = vit(args + " --dump " + quoted(dump));
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("LayerScale: ls1.gamma and ls2.gamma in every block") != std::string::npos);
+    CHECK(r.out.find("drop path (stochastic depth): rate 0.6 over 3 blocks, training mode") != std::string::npos);
+    CHECK(r.out.find("block 0 drop_path1 (p = 0): identity") != std::string::npos);
+    CHECK(r.out.find("the residual carries x alone (max |residual - x| = 0.000000)") != std::string::npos);
+    for (std::size_t i = 0; i < meta["depth"].get<std::size_t>(); ++i)
+        for (const std::string step : {"ls1", "drop_path1", "ls2", "drop_path2"}) {
+            const std::string file = "block" + std::to_string(i) + "_" + step + ".npy";
+            CAPTURE(file);
+            CHECK(worst_vs_torch_scale(read_npy((dump / file).string()), read_npy((dir / file).string())) <= 1.0);
+            if (step.rfind("drop_path", 0) == 0)
+                CHECK(read_npy((dump / ("block" + std::to_string(i) + "_" + step + "_mask.npy")).string()) ==
+                      read_npy((dir / ("block" + std::to_string(i) + "_" + step + "_mask.npy")).string()));
+        }
+    CHECK(worst_vs_torch(read_npy((dump / "logits.npy").string()), read_npy((dir / "logits.npy").string())) <= 1.0);
+    fs::remove_all(dump);
+
+    const auto j = nlohmann::json::parse(vit(args + " --json").out);
+    CHECK(j["drop_path"]["training"] == true);
+    CHECK(j["drop_path"]["steps"].size() == 6);
+    std::size_t dropped = 0;
+    for (const auto& s : j["drop_path"]["steps"]) dropped += s["dropped"].size();
+    CHECK(dropped == meta["dropped_branches_after_block0"].get<std::size_t>());
+
+    const ProcessResult eval = vit("--model " + quoted(dir / "model.safetensors") + " --pixels " +
+                                   quoted(dir / "pixels.npy") + " --drop-path 0.6");
+    CHECK(eval.out.find("eval mode: every drop_path step is the identity (add --training to draw the masks)") !=
+          std::string::npos);
+}
+
+TEST_CASE("vit --drop-path and --training refuse bad values with one line") {
+    const std::string demo = "--model " + quoted(kDemo) + " --image " + quoted(kSample);
+    refused(demo + " --training", "--training needs --drop-path P");
+    refused(demo + " --drop-path 1", "--drop-path: the drop-path rate 1 must be at least 0 and below 1");
+    refused(demo + " --drop-path 1.5", "--drop-path");
+    refused(demo + " --drop-path 0.1 --training --seed x", "--seed");
+}

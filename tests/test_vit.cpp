@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 using attnscope::testing::edited_copy;
 using attnscope::testing::Metadata;
 using attnscope::testing::mosaic_tile;
+using attnscope::testing::random_tensor;
 using attnscope::testing::read_json;
 using attnscope::testing::refused;
 using attnscope::testing::Tensors;
@@ -35,13 +36,6 @@ const fs::path kVit = fs::path(ATTNSCOPE_TEST_DATA) / "vit";
 const fs::path kDemoModel =
     (fs::path(ATTNSCOPE_TEST_DATA) / ".." / ".." / "assets" / "models" / "demo_vit.safetensors").lexically_normal();
 constexpr std::uint64_t kNoLimit = UINT64_MAX;
-
-Tensor random_tensor(const Shape& shape, Axes axes, std::uint64_t seed) {
-    Tensor t{make_array(shape), std::move(axes)};
-    Rng rng(seed, 0);
-    for (float& v : t.values) v = rng.normal();
-    return t;
-}
 
 }  // namespace
 

@@ -22,9 +22,11 @@
 #include "step_table.hpp"
 #include "tensor_source.hpp"
 #include "vit.hpp"
+#include "vit_fixtures.hpp"
 
 using namespace attnscope;
 using attnscope::testing::run_attnscope;
+using attnscope::testing::worst_vs_torch_scale;
 namespace fs = std::filesystem;
 
 namespace {
@@ -36,7 +38,7 @@ void check_close(const Array& ours, const fs::path& torch_file) {
     CAPTURE(torch_file.string());
     const Array torch = read_npy(torch_file.string());
     REQUIRE(shape_of(ours) == shape_of(torch));
-    CHECK(xt::amax(xt::abs(ours - torch))() <= 2e-5f * std::max(1.0f, xt::amax(xt::abs(torch))()));
+    CHECK(worst_vs_torch_scale(ours, torch) <= 1.0);
 }
 
 // Runs the checkpoint on pixels.npy and compares every recorded tensor the module gave.

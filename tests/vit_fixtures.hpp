@@ -1,6 +1,6 @@
-// What the ViT tests share: the tolerance of their PyTorch comparisons, reading a JSON fixture,
-// edited copies of a checkpoint and the refusal they get, and cutting the held-out mosaic into its
-// pictures.
+// What the ViT tests share: the tolerances of their PyTorch comparisons, seeded random inputs,
+// reading a JSON fixture, edited copies of a checkpoint and the refusal they get, and cutting the
+// held-out mosaic into its pictures.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 
 #include "image.hpp"
 #include "io.hpp"
+#include "random.hpp"
 #include "tensor.hpp"
 #include "vit.hpp"
 
@@ -65,6 +66,26 @@ std::filesystem::path edited_copy(const std::filesystem::path& path, const std::
 inline void refused(const std::filesystem::path& path, const std::string& phrase,
                     std::optional<std::size_t> heads = std::nullopt, std::uint64_t budget = UINT64_MAX) {
     CHECK_THROWS_WITH_AS(load_vit_model(path.string(), heads, budget), doctest::Contains(phrase.c_str()), FileError);
+}
+
+// The tolerance of whole-tensor comparisons of activations, where sums of large terms cancel:
+// max |ours - torch| <= 2e-5 * max(1, max |torch|). Returns the worst ratio to that bound.
+inline double worst_vs_torch_scale(const Array& ours, const Array& torch) {
+    REQUIRE(shape_of(ours) == shape_of(torch));
+    double diff = 0, scale = 1;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+        diff = std::max(diff, std::fabs(double(ours.data()[i]) - torch.data()[i]));
+        scale = std::max(scale, std::fabs(double(torch.data()[i])));
+    }
+    return diff / (2e-5 * scale);
+}
+
+// N(0, 1) values of this shape from the seed (stream 0), with these axis labels.
+inline Tensor random_tensor(const Shape& shape, Axes axes, std::uint64_t seed) {
+    Tensor t{make_array(shape), std::move(axes)};
+    Rng rng(seed, 0);
+    for (float& v : t.values) v = rng.normal();
+    return t;
 }
 
 // Picture i of a mosaic of tile x tile pictures, `columns` to a row.

@@ -385,6 +385,8 @@ int cmd_gui(GuiArgs& args, char** argv) {
             throw UsageError("--demo-vit: the demo model is not installed: " + g.model_path + " is missing");
         if (g.image_path.empty()) g.image_path = demo_image_path();
     }
+    if (g.model_path.empty() && g.drop_path > 0.0f)
+        throw UsageError("--drop-path applies to a ViT: add --model FILE --image PICTURE");
     if (g.model_path.empty() && (g.no_pos_embed || g.shuffle_seed))
         throw UsageError(std::string(g.shuffle_seed ? "--shuffle-patches" : "--no-pos-embed") +
                          " applies to a ViT: add --model FILE --image PICTURE");
@@ -416,6 +418,10 @@ void add_gui_options(CLI::App& app, GuiArgs& args) {
     app.add_option("--shuffle-patches", g.shuffle_seed,
                    "the ViT of --model also runs on the picture with its patches shuffled (this seed's permutation)")
         ->check(whole_number(UINT64_MAX));
+    app.add_option("--drop-path", g.drop_path,
+                   "timm's drop_path_rate for the ViT of --model (block i: linspace(0, P, depth)[i]); with --training "
+                   "the masks are drawn from --seed")
+        ->check(CLI::Range(0.0, 0.99));
     app.add_option("--screenshot", g.screenshot_path, "render the app headless for a few frames, write this PNG, exit");
     app.add_option("--step", g.step, "step selected at start (e.g. attn)");
     app.add_option("--size", args.size, "window or screenshot size WIDTHxHEIGHT")->capture_default_str();

@@ -3,11 +3,15 @@
 //   vit --model FILE (--image PNG/JPG | --pixels X.npy) [--heads H] [--json] [--top K] [--dump DIR]
 //       [--overlay OUT.png [--block I] [--head H|mean] [--query cls|ROW,COL]]
 //       [--rollout OUT.png [--fusion mean|max|min]] [--no-pos-embed] [--shuffle-patches SEED]
+//       [--drop-path P [--training] [--seed S]]
 //
 // Prints the prediction (or {"family", "logits", "top"} as JSON), dumps logits.npy, norm.npy and block<I>_attn.npy,
 // and writes the attention on the picture as PNG heat overlays. --no-pos-embed runs the model with its
 // position embeddings set to zeros; --shuffle-patches runs it on the picture with its patches shuffled
-// (core/vit/positions.hpp) and measures how far that run is from the one on the picture itself. Bad options and files: one line on
+// (core/vit/positions.hpp) and measures how far that run is from the one on the picture itself.
+// --drop-path gives the blocks timm's stochastic depth (rates 0 .. P over the blocks); with --training
+// each drop_path step drops whole samples' branches (masks from --seed), and --dump adds every
+// block's ls<k>/drop_path<k> steps and masks. --pixels may hold a batch [B, 3, H, W]. Bad options and files: one line on
 // stderr and exit status 2 (UsageError, FileError, ShapeError, reported by run_cli).
 #include <algorithm>
 #include <cmath>
@@ -44,6 +48,9 @@ struct VitOptions {
     bool force = false;  // overwrite existing --dump/--overlay/--rollout outputs
     bool no_pos_embed = false;                  // pos_embed set to zeros
     std::optional<std::uint64_t> shuffle_seed;  // run on the picture with its patches shuffled by this seed
+    float drop_path = 0.0f;                     // timm's drop_path_rate
+    bool training = false;                      // model.train(): DropPath draws its masks
+    std::uint64_t seed = 0;                     // ... from this seed
     std::vector<CLI::Option*> overlay_only, rollout_only;
 };
 
@@ -61,9 +68,11 @@ Input read_input(const VitOptions& o, const VitModel& model) {
         return {std::move(pixels), std::move(picture)};
     }
     Array x = read_npy(o.pixels);
-    if (shape_of(x) != Shape{1, 3, S, S})
-        throw UsageError(o.pixels + ": has shape " + format_shape(shape_of(x)) + ", expected [1, 3, H, W] = " +
-                         format_shape({1, 3, S, S}) + " for " + o.model + " (already normalized float32)");
+    const Shape xs = shape_of(x);
+    if (xs.size() != 4 || xs[0] == 0 || xs[1] != 3 || xs[2] != S || xs[3] != S)
+        throw UsageError(o.pixels + ": has shape " + format_shape(xs) + ", expected [1, 3, H, W] = " +
+                         format_shape({1, 3, S, S}) + " for " + o.model +
+                         " (already normalized float32; a batch [B, 3, H, W] runs too)");
     if (!std::all_of(x.begin(), x.end(), [](float v) { return std::isfinite(v); }))
         throw UsageError(o.pixels + ": contains NaN or Inf; attnscope needs finite pixels");
     RgbImage picture = pixels_to_image(x, 0, model.mean, model.std);
@@ -126,6 +135,20 @@ std::string write_rollout(const VitOptions& o, const VitTrace& trace, const RgbI
            " blocks, heads fused by " + head_fusion_name(fusion);
 }
 
+// The files --dump writes for one block's LayerScale and DropPath (none without them): the steps
+// block<I>_<step>.npy, and the masks block<I>_drop_path<k>_mask.npy [B, 1, 1].
+std::vector<std::string> branch_end_files(const VitConfig& c, std::size_t block) {
+    std::vector<std::string> files;
+    const std::string prefix = "block" + std::to_string(block) + "_";
+    for (const std::string& step : vit_block_step_names(c)) {
+        const auto& optional = vit_optional_block_step_names();
+        if (std::find(optional.begin(), optional.end(), step) == optional.end()) continue;
+        files.push_back(prefix + step + ".npy");
+        if (step.rfind("drop_path", 0) == 0) files.push_back(prefix + step + "_mask.npy");
+    }
+    return files;
+}
+
 void dump(const std::string& dir, const VitTrace& trace) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -133,8 +156,38 @@ void dump(const std::string& dir, const VitTrace& trace) {
         throw FileError(dir + ": cannot create the dump folder (" + ec.message() + ")");
     write_npy(dir + "/norm.npy", trace.at("norm").tensor().values);  // the encoder's output, every token
     if (trace.has_head()) write_npy(dir + "/logits.npy", trace.logits());
+    for (std::size_t i = 0; i < trace.blocks.size(); ++i) {
+        const VitBlockTrace& b = trace.blocks[i];
+        const std::string prefix = dir + "/block" + std::to_string(i) + "_";
+        write_npy(prefix + "attn.npy", b.attn());
+        for (const std::string& step : vit_optional_block_step_names())
+            for (const Step& s : b.steps)
+                if (s.name == step) write_npy(prefix + step + ".npy", s.tensor().values);
+        for (const DropPathRecord& r : b.drop_paths) write_npy(prefix + r.step + "_mask.npy", r.mask);
+    }
+}
+
+// --drop-path: per block, which samples lost which branch.
+void print_drop_paths(const VitTrace& trace) {
+    const VitConfig& c = trace.config;
+    std::printf("drop path (stochastic depth): rate %g over %zu blocks, %s\n", static_cast<double>(c.drop_path_rate),
+                c.depth,
+                c.training ? "training mode: each drop_path step keeps a sample's branch with probability 1 - p "
+                             "and scales it by 1/(1-p)"
+                           : "eval mode: every drop_path step is the identity (add --training to draw the masks)");
     for (std::size_t i = 0; i < trace.blocks.size(); ++i)
-        write_npy(dir + "/block" + std::to_string(i) + "_attn.npy", trace.blocks[i].attn());
+        for (const DropPathRecord& r : trace.blocks[i].drop_paths) {
+            std::string dropped;
+            for (std::size_t b = 0; b < r.mask.size(); ++b)
+                if (r.dropped(b)) dropped += (dropped.empty() ? "" : ", ") + std::to_string(b);
+            std::printf("  block %zu %s (p = %.4g): %s\n", i, r.step.c_str(), static_cast<double>(r.rate),
+                        !r.active       ? "identity"
+                        : dropped.empty() ? "every sample keeps its branch"
+                                          : ("dropped for sample(s) " + dropped +
+                                             ": the residual carries x alone (max |residual - x| = " +
+                                             std::to_string(r.dropped_residual_vs_x) + ")")
+                                                .c_str());
+        }
 }
 
 // --shuffle-patches: the permutation, one line.
@@ -180,19 +233,33 @@ int run_vit_command(const VitOptions& o) {
         if (opt->count() && o.rollout.empty()) throw UsageError(opt->get_name() + " applies to --rollout OUT.png; add it");
     if (o.top == 0) throw UsageError("--top must be at least 1");
 
-    const VitModel model = o.no_pos_embed ? without_pos_embed(load_vit_model(o.model, o.heads, memory_budget()))
-                                          : load_vit_model(o.model, o.heads, memory_budget());
+    if (o.training && o.drop_path == 0.0f)
+        throw UsageError("--training needs --drop-path P: without a drop-path rate the ViT has nothing that trains "
+                         "differently");
+    VitModel model = o.no_pos_embed ? without_pos_embed(load_vit_model(o.model, o.heads, memory_budget()))
+                                    : load_vit_model(o.model, o.heads, memory_budget());
+    model.config.drop_path_rate = o.drop_path;
+    model.config.training = o.training;
+    model.config.seed = o.seed;
     const VitConfig& c = model.config;
+    if (const auto problems = validate(c, 1, memory_budget()); !problems.empty())
+        throw UsageError("--drop-path: " + problems.front());
     std::vector<std::string> outputs;
     if (!o.overlay.empty()) outputs.push_back(o.overlay);
     if (!o.rollout.empty()) outputs.push_back(o.rollout);
     if (!o.dump.empty()) {
         outputs.push_back(o.dump + "/norm.npy");
         if (c.classes) outputs.push_back(o.dump + "/logits.npy");
-        for (std::size_t i = 0; i < c.depth; ++i) outputs.push_back(o.dump + "/block" + std::to_string(i) + "_attn.npy");
+        for (std::size_t i = 0; i < c.depth; ++i) {
+            outputs.push_back(o.dump + "/block" + std::to_string(i) + "_attn.npy");
+            for (const std::string& f : branch_end_files(c, i)) outputs.push_back(o.dump + "/" + f);
+        }
     }
     refuse_overwrite(outputs, o.force);
     const Input input = read_input(o, model);
+    if (o.shuffle_seed && input.pixels.values.shape()[0] != 1)
+        throw UsageError("--shuffle-patches runs one picture; " + o.pixels + " holds a batch of " +
+                         std::to_string(input.pixels.values.shape()[0]));
     const VitTrace as_is = run_vit(model, input.pixels);
     // With --shuffle-patches every output is of the shuffled run, drawn on the shuffled picture.
     const std::optional<PositionExperiment> shuffled =
@@ -210,6 +277,11 @@ int run_vit_command(const VitOptions& o) {
         dump(o.dump, trace);
         wrote.push_back("wrote " + o.dump + (c.classes ? "/logits.npy, " : "/") + "norm.npy and block<I>_attn.npy [B, h, N, N] for " +
                         std::to_string(c.depth) + " blocks");
+        if (const auto files = branch_end_files(c, 0); !files.empty()) {
+            std::string names;
+            for (const std::string& f : files) names += (names.empty() ? "" : ", ") + f.substr(f.find('_') + 1);
+            wrote.push_back("wrote block<I>_{" + names + "} for every block");
+        }
     }
 
     const std::vector<ClassProb> top = trace.has_head() ? ranked_classes(trace.probs(), 0, o.top, model.labels)
@@ -220,6 +292,17 @@ int run_vit_command(const VitOptions& o) {
         nlohmann::json j{{"family", vit_family_name(c.family)}, {"logits", logits}, {"top", nlohmann::json::array()}};
         for (const ClassProb& t : top) j["top"].push_back({{"index", t.index}, {"label", t.label}, {"prob", t.prob}});
         if (o.no_pos_embed) j["pos_embed"] = false;
+        if (c.records_drop_path()) {
+            nlohmann::json dp = nlohmann::json::array();
+            for (const VitBlockTrace& b : trace.blocks)
+                for (const DropPathRecord& r : b.drop_paths) {
+                    std::vector<std::size_t> dropped;
+                    for (std::size_t s = 0; s < r.mask.size(); ++s)
+                        if (r.dropped(s)) dropped.push_back(s);
+                    dp.push_back({{"step", r.step}, {"rate", r.rate}, {"active", r.active}, {"dropped", dropped}});
+                }
+            j["drop_path"] = {{"rate", c.drop_path_rate}, {"training", c.training}, {"seed", c.seed}, {"steps", dp}};
+        }
         if (shuffled) j["shuffle"] = shuffle_json(*shuffled, as_is);
         std::cout << j.dump() << "\n";
         return 0;
@@ -237,10 +320,15 @@ int run_vit_command(const VitOptions& o) {
                 c.prefix_tokens() == 2 ? "class and distillation tokens" : "class token", c.tokens(), c.dim, c.depth,
                 c.heads, model.heads_from.c_str(), c.mlp_hidden, c.classes);
     if (o.no_pos_embed) std::printf("position embeddings: off (pos_embed set to zeros)\n");
+    if (c.layer_scale) std::printf("LayerScale: ls1.gamma and ls2.gamma in every block (recorded as ls1, ls2)\n");
+    if (c.records_drop_path()) print_drop_paths(trace);
     if (shuffled) print_order(*shuffled);
     if (top.empty())
         std::printf("no classifier (the encoder alone, as a Hugging Face ViTModel): no prediction; --dump writes the "
                     "encoder's output norm.npy\n");
+    else if (trace.batch > 1)
+        std::printf("prediction for image 0 of the %zu (--json and --dump have them all): %s (p = %.4f)\n", trace.batch,
+                    top[0].label.c_str(), top[0].prob);
     else
         std::printf(shuffled ? "prediction on the shuffled picture: %s (p = %.4f)\n" : "prediction: %s (p = %.4f)\n",
                     top[0].label.c_str(), top[0].prob);
@@ -276,6 +364,11 @@ void add_vit_command(CLI::App& app, CommandAction& action) {
                     "run on the picture with its patches shuffled (this seed's permutation) and compare with the "
                     "run on the picture itself")
         ->check(whole_number(UINT64_MAX));
+    vit->add_option("--drop-path", o->drop_path,
+                    "timm's drop_path_rate P: block i drops a branch with p = linspace(0, P, depth)[i] (with --training)")
+        ->check(CLI::Range(0.0, 1.0));
+    vit->add_flag("--training", o->training, "training mode: the drop_path steps draw their per-sample masks");
+    vit->add_option("--seed", o->seed, "seed of the drop-path masks")->check(whole_number(UINT64_MAX))->capture_default_str();
     vit->add_option("--rollout", o->rollout, "PNG of the class token's attention rollout over all blocks");
     o->rollout_only = {vit->add_option("--fusion", o->fusion, "head fusion of --rollout")
                            ->check(CLI::IsMember({"mean", "max", "min"}))

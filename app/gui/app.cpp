@@ -316,6 +316,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.vit_blocks = vit->trace.blocks.size();
         ui.vit_patch = vit->fresh_patch;
         ui.vit_stem = vit->fresh_stem;
+        ui.vit_drop_path = vit->drop_path;  // the drop-path controls show what ran
         if (vit->fresh_patch == 0) {  // the position controls show what ran
             ui.vit_pos_embed = vit->positions.pos_embed;
             ui.vit_shuffle = vit->positions.shuffle_seed.has_value();
@@ -493,8 +494,10 @@ void StartOpening(Gui& g) {
     if (g.open_vit) {
         const VitPositionChoice positions{!options.no_pos_embed, options.shuffle_seed};
         g.ui.vit_positions_tab = positions != VitPositionChoice{};  // the experiment asked for: show it
+        const VitDropPathChoice drop_path{options.drop_path, options.config.training, options.config.seed};
+        g.ui.vit_drop_path_tab = drop_path.rate > 0.0f;
         StartVit(g.runner, g.ui,
-                 EngineRunner::vit_job(options.model_path, options.image_path, options.heads, positions));
+                 EngineRunner::vit_job(options.model_path, options.image_path, options.heads, positions, drop_path));
     }
 }
 
@@ -811,7 +814,7 @@ void RunRequestedPatch(Gui& g) {
         g.ui.vit_loading = true;
         AcceptResult(back, g.trace, g.vit, g.ui);
     } else {
-        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, p, stem));
+        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, p, stem, g.ui.vit_drop_path));
     }
 }
 
@@ -822,7 +825,22 @@ void RunRequestedPositions(Gui& g) {
     g.ui.vit_position_request.reset();
     if (!g.trained_vit || choice == g.trained_vit->positions) return;
     StartVit(g.runner, g.ui,
-             EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, g.options.heads, choice));
+             EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, g.options.heads, choice,
+                                   g.trained_vit->drop_path));
+}
+
+// The drop-path controls: the model shown (the checkpoint or the fresh one) again with the new
+// rate, mode or seed, in the worker.
+void RunRequestedDropPath(Gui& g) {
+    const VitDropPathChoice choice = *g.ui.vit_drop_path_request;
+    g.ui.vit_drop_path_request.reset();
+    if (!g.vit || !g.trained_vit || choice == g.vit->drop_path) return;
+    if (g.vit->fresh_patch != 0)
+        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, g.vit->fresh_patch, choice));
+    else
+        StartVit(g.runner, g.ui,
+                 EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, g.options.heads,
+                                       g.trained_vit->positions, choice));
 }
 
 // The config run again (a bug of the zoo beside the correct run): in the worker when its trace is
@@ -866,6 +884,7 @@ void HandleRequests(Gui& g) {
     }
     if (ui.vit_patch_request || ui.vit_stem_request) RunRequestedPatch(g);
     if (ui.vit_position_request) RunRequestedPositions(g);
+    if (ui.vit_drop_path_request) RunRequestedDropPath(g);
     if (WindowTitle(ui, g.vit.get()) != g.window_title) {
         g.window_title = WindowTitle(ui, g.vit.get());
         glfwSetWindowTitle(g.window, g.window_title.c_str());

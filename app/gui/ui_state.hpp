@@ -19,6 +19,7 @@
 #include "logic/export_path.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/flash_map.hpp"
+#include "logic/drop_path_view.hpp"
 #include "logic/position_view.hpp"
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
@@ -128,6 +129,10 @@ struct UiState {
     std::uint64_t vit_shuffle_seed = 1;                     // ... by this seed's permutation (core/vit/positions.hpp)
     std::optional<VitPositionChoice> vit_position_request;  // the frame loop runs vit_job with it
     bool vit_positions_tab = false;                         // open the "Positions" tab at the next frame (set at start)
+    // Stochastic depth (Image panel, "Drop path" tab): the controls, and the run they ask for.
+    VitDropPathChoice vit_drop_path;                        // what the controls show
+    std::optional<VitDropPathChoice> vit_drop_path_request; // the frame loop runs the model again with it
+    bool vit_drop_path_tab = false;                         // open the "Drop path" tab at the next frame (set at start)
 
     // ---- the Beyond panel (flash tiles, KV cache, windows)
     ui::BeyondView beyond;

@@ -435,6 +435,28 @@ Tensor dropout_backward(const Tensor& grad_y, float p, bool training, Rng& rng) 
     return dropout(grad_y, p, training, rng);
 }
 
+Array drop_path_mask(std::size_t batch, float p, Rng& rng) {
+    if (!(p >= 0.0f && p < 1.0f)) throw ShapeError("drop_path: p = " + std::to_string(p) + " must be in [0, 1)");
+    Array mask = make_array({batch, 1, 1});
+    const float keep_scale = 1.0f / (1.0f - p);
+    for (float& m : mask) m = rng.uniform() < p ? 0.0f : keep_scale;
+    return mask;
+}
+
+Tensor drop_path(const Tensor& x, const Array& mask) {
+    const Shape xs = shape_of(x.values);
+    if (xs.empty() || shape_of(mask) != Shape{xs[0], 1, 1})
+        throw ShapeError("drop_path: the mask has shape " + format_shape(shape_of(mask)) + ", expected [B, 1, 1] for x " +
+                         format_shape(xs));
+    Tensor y{make_array(xs), x.axes};
+    const std::size_t per_sample = xs[0] ? x.values.size() / xs[0] : 0;
+    for (std::size_t b = 0; b < xs[0]; ++b)
+        vmath::scale(x.values.data() + b * per_sample, mask.data()[b], y.values.data() + b * per_sample, per_sample);
+    return y;
+}
+
+Tensor drop_path_backward(const Tensor& grad_y, const Array& mask) { return drop_path(grad_y, mask); }
+
 Tensor sum_last(const Tensor& x) {
     const Shape xs = shape_of(x.values);
     if (xs.empty()) throw ShapeError("sum: input is a scalar; it needs at least one axis");
@@ -538,6 +560,31 @@ Tensor gelu_backward(const Tensor& x, const Tensor& grad_y) {
         const double pdf = 0.39894228040143268 * std::exp(-0.5 * v * v);
         g.values.data()[i] = static_cast<float>(grad_y.values.data()[i] * (cdf + v * pdf));
     }
+    return g;
+}
+
+Tensor layer_scale(const Tensor& x, const Array& gamma, const std::string& gamma_name) {
+    const Shape xs = shape_of(x.values);
+    if (xs.empty() || shape_of(gamma) != Shape{xs.back()})
+        throw ShapeError("layer_scale: " + gamma_name + " has shape " + format_shape(shape_of(gamma)) + ", expected [" +
+                         (xs.empty() ? std::string("C") : std::to_string(xs.back())) + "] for x " + format_shape(xs));
+    Tensor y{make_array(xs), x.axes};
+    const std::size_t C = xs.back(), rows = C ? x.values.size() / C : 0;
+    const float* xd = x.values.data();
+    float* yd = y.values.data();
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < C; ++c) yd[r * C + c] = xd[r * C + c] * gamma.data()[c];
+    return y;
+}
+
+LayerScaleGrads layer_scale_backward(const Tensor& x, const Array& gamma, const Tensor& grad_y) {
+    require_grad_shape(grad_y, shape_of(x.values), "layer_scale");
+    LayerScaleGrads g{layer_scale(grad_y, gamma), make_array(shape_of(gamma))};
+    const std::size_t C = gamma.size(), rows = C ? x.values.size() / C : 0;
+    std::vector<double> sum(C, 0.0);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < C; ++c) sum[c] += double(grad_y.values.data()[r * C + c]) * x.values.data()[r * C + c];
+    for (std::size_t c = 0; c < C; ++c) g.gamma.data()[c] = static_cast<float>(sum[c]);
     return g;
 }
 

@@ -85,6 +85,16 @@ Tensor dropout(const Tensor& x, float p, bool training, Rng& rng);
 // the same order, so it is exactly the forward's.
 Tensor dropout_backward(const Tensor& grad_y, float p, bool training, Rng& rng);
 
+// timm's DropPath (stochastic depth) mask: one draw per sample, dropped when u < p (as dropout),
+// kept ones scaled by 1 / (1 - p). B uniforms are drawn whatever p is, so a sample's draw does not
+// depend on the rate.   -> [B, 1, 1] of 0 and 1 / (1 - p)
+Array drop_path_mask(std::size_t batch, float p, Rng& rng);
+// x.div(keep_prob) * random_tensor: every sample's whole branch times its mask value.
+// x [B, ...], mask [B, 1, 1] -> [B, ...]
+Tensor drop_path(const Tensor& x, const Array& mask);
+// Backward of drop_path: grad_y times the same mask; a dropped sample's branch gets exactly 0.
+Tensor drop_path_backward(const Tensor& grad_y, const Array& mask);
+
 // Sum over the last axis, accumulated in double.   x [..., n] -> [...]
 Tensor sum_last(const Tensor& x);
 // Backward of sum_last: grad_y repeated along a new last axis of size n.
@@ -116,6 +126,15 @@ struct AddGrads {
     Tensor a, b;
 };
 AddGrads add_backward(const Tensor& b, const Tensor& grad_y);
+
+// timm's LayerScale: x * gamma, one learned factor per channel.   x [..., C], gamma [C] -> [..., C]
+Tensor layer_scale(const Tensor& x, const Array& gamma, const std::string& gamma_name = "gamma");
+// Backward of layer_scale: grad_x = grad_y * gamma; grad_gamma = grad_y * x summed over all but C.
+struct LayerScaleGrads {
+    Tensor x;
+    Array gamma;
+};
+LayerScaleGrads layer_scale_backward(const Tensor& x, const Array& gamma, const Tensor& grad_y);
 
 // x.expand(shape): axes of size 1 repeated to the given size (copied).
 Tensor expand(const Tensor& x, const Shape& shape);

@@ -20,7 +20,9 @@ enum Stream : std::uint64_t {
     kInput = 1, kQkvWeight = 2, kProjWeight = 3, kProjBias = 4, kAttnDrop = 5, kProjDrop = 6, kGradOutput = 7,
     kQkvBias = 8,
     // Swin's patch merging (core/paths/windows.cpp): its reduction and the second stage's attention.
-    kMergeReduction = 9, kStage2QkvWeight = 10, kStage2ProjWeight = 11, kStage2ProjBias = 12
+    kMergeReduction = 9, kStage2QkvWeight = 10, kStage2ProjWeight = 11, kStage2ProjBias = 12,
+    // The ViT's DropPath masks (core/vit/vit.cpp): B draws per drop_path step, in execution order.
+    kDropPath = 13
 };
 
 // self.scale = c^-0.5, or 1 when config.scaled is false (--no-scale).

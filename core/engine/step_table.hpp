@@ -50,6 +50,7 @@ enum class Op : std::uint8_t {
     kv_rows,
     kv_decode,
     slice,
+    drop_path,
     count
 };
 
@@ -93,6 +94,7 @@ inline constexpr OpInfo kOps[] = {
     {Op::kv_rows, "kv_rows", ",", OpKind::softmax},
     {Op::kv_decode, "kv_decode", ",", OpKind::product},
     {Op::slice, "slice", ",", OpKind::layout},
+    {Op::drop_path, "drop_path", "*", OpKind::elementwise},
 };
 
 // kOps has one row per Op, in the enum's order: a new Op without its row does not compile.

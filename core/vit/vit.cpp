@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -36,6 +37,13 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
     return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max() : a + b;
 }
 
+// A rate as a person writes it: "0.1", "0.25", "0.0333".
+std::string format_rate(float p) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", static_cast<double>(p));
+    return text;
+}
+
 // ---- reading a checkpoint -------------------------------------------------------------------
 // The names of one family's tensors. '#' stands for a block's index; names are relative to the
 // model's prefix (what precedes the patch embedding's name in the file), the head's to
@@ -61,6 +69,7 @@ struct VitNames {
     const char* head[2];  // relative to head_prefix
     const char* head_dist[2];
     const char* listing;  // what a checkpoint of the family holds, for "no tensor named" messages
+    const char* ls[2] = {};  // LayerScale's gamma of the two branches; nullptr: the family has none
 };
 
 constexpr VitNames kTimmNames = {
@@ -70,7 +79,8 @@ constexpr VitNames kTimmNames = {
     {"mlp.fc2.weight", "mlp.fc2.bias"}, {"norm.weight", "norm.bias"}, {"head.weight", "head.bias"},
     {"head_dist.weight", "head_dist.bias"},
     "a timm ViT checkpoint holds patch_embed.proj, cls_token, pos_embed, blocks.<i>.{norm1, attn.qkv, attn.proj, "
-    "norm2, mlp.fc1, mlp.fc2}, norm and head"};
+    "norm2, mlp.fc1, mlp.fc2}, norm and head",
+    {"ls1.gamma", "ls2.gamma"}};
 
 constexpr VitNames kTorchvisionNames = {
     VitFamily::Torchvision, "conv_proj", "class_token", nullptr, "encoder.pos_embedding", "encoder.layers.encoder_layer_#.",
@@ -305,6 +315,7 @@ VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, st
         ck.shape(head_name);  // throws: names the missing tensor
     }
     cfg.qkv_bias = ck.has_file_name(ck.block_name(n.qkv[0] ? n.qkv[1] : n.q[1], 0));
+    cfg.layer_scale = n.ls[0] && ck.has_file_name(ck.block_name(n.ls[0], 0));
 
     const std::optional<std::size_t> meta_heads = ck.metadata_count("num_heads");
     if (heads) {
@@ -425,6 +436,15 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
         blk.fc1_bias = ck.load(name(n.fc1[1]), {M}, by_mlp);
         blk.fc2_weight = ck.load(name(n.fc2[0]), {D, M}, by_mlp);
         blk.fc2_bias = ck.load(name(n.fc2[1]), {D}, by_dim);
+        // LayerScale: in every block or in none (timm's init_values is one number for the model).
+        for (const char* ls : n.ls) {
+            if (!ls) continue;
+            const std::string gamma = name(ls), gamma0 = ck.block_name(n.ls[0], 0);
+            if (ck.has_file_name(gamma) != cfg.layer_scale)
+                ck.fail(gamma + " is " + (cfg.layer_scale ? "missing" : "present") + " but " + gamma0 + " is " +
+                        (cfg.layer_scale ? "present" : "missing") + ": LayerScale is in every block or in none");
+            if (cfg.layer_scale) (ls == n.ls[0] ? blk.ls1_gamma : blk.ls2_gamma) = ck.load(gamma, {D}, by_dim);
+        }
     } catch (...) {
         errors[i] = std::current_exception();
     }
@@ -565,13 +585,90 @@ std::string layernorm_formula(const VitConfig& cfg) {
                                                 : "b n C -> b n C  (normalize over C, eps 1e-6)";
 }
 
+// One branch's end in timm's block: self.ls<k>(x) (LayerScale, when the checkpoint has it), then
+// self.drop_path<k>(x) (stochastic depth, when there is a rate). Returns the last step recorded (the
+// branch itself when neither is) and the branch's expression for the residual's line.
+struct BranchEnd {
+    const Step* step;
+    std::string name, code;
+};
+
+BranchEnd record_branch_end(Recorder& rec, VitBlockTrace& blk, const VitConfig& cfg, std::size_t block, int k,
+                            const Array& gamma, const Step& branch, const std::string& branch_code, Rng& drop_rng) {
+    const std::size_t B = branch.shape()[0];
+    const Shape bnd = branch.shape();
+    const std::string ks = std::to_string(k), ls = "ls" + ks, dp = "drop_path" + ks;
+    BranchEnd end{&branch, branch.name, branch_code};
+    if (cfg.layer_scale) {
+        // self.ls<k>(x) = x * self.ls<k>.gamma                                [B, N, D]
+        end.step = &record(
+            rec,
+            {ls.c_str(), Op::scale, "self." + ls + "(x)", "b n C, C -> b n C  (x * gamma)", {end.name},
+             {{"x", bnd}, {"self." + ls + ".gamma", shape_of(gamma)}},
+             "new contiguous tensor: LayerScale multiplies every channel of the branch by its learned gamma "
+             "(timm init_values), so a deep model starts close to the identity"},
+            layer_scale(branch.tensor(), gamma, "blocks." + std::to_string(block) + "." + ls + ".gamma"));
+        end.name = ls;
+        end.code = "self." + ls + "(" + end.code + ")";
+    }
+    if (!cfg.records_drop_path()) return end;
+    // self.drop_path<k>(x): x.div(keep_prob) * random_tensor, random_tensor [B, 1, 1]   [B, N, D]
+    DropPathRecord r;
+    r.step = dp;
+    r.rate = cfg.drop_path(block);
+    r.active = cfg.training && r.rate > 0.0f;
+    r.mask = cfg.training ? drop_path_mask(B, r.rate, drop_rng) : make_array({B, 1, 1});
+    if (!r.active) r.mask.fill(1.0f);
+    const std::string p_text = format_rate(r.rate);
+    std::size_t dropped = 0;
+    for (std::size_t b = 0; b < B; ++b) dropped += r.dropped(b) ? 1 : 0;
+    const std::string code = "self." + dp + "(x)";
+    const std::vector<Operand> operands{{"x", bnd}};
+    if (r.active) {
+        end.step = &record(
+            rec,
+            {dp.c_str(), Op::drop_path, code, "b n C, b 1 1 -> b n C  (x / (1 - p) * keep[b])", {end.name}, operands,
+             "new contiguous tensor: stochastic depth with p = " + p_text + " in this block: " +
+                 std::to_string(dropped) + " of " + std::to_string(B) +
+                 " samples lose this whole branch (x 0), the others are scaled by 1/(1-p); the residual still "
+                 "adds it to x"},
+            drop_path(end.step->tensor(), r.mask));
+    } else {
+        end.step = &record(
+            rec,
+            {dp.c_str(), Op::drop_path, code, "b n C -> b n C  (identity)", {end.name}, operands,
+             cfg.training ? "identity: this block's drop-path rate is 0 (dpr rises from 0 in the first block), "
+                            "so DropPath returns x itself"
+                          : "identity: DropPath does nothing in eval mode and returns x itself (rate p = " + p_text +
+                                " applies in training only)"},
+            end.step->view(), TorchLayout::contiguous(bnd));
+    }
+    blk.drop_paths.push_back(std::move(r));
+    end.name = dp;
+    end.code = "self." + dp + "(" + end.code + ")";
+    return end;
+}
+
+// The largest |residual - x| over the samples whose branch was dropped: they must equal x.
+double dropped_residual_vs_x(const DropPathRecord& r, const Tensor& residual, const Tensor& x) {
+    double worst = 0.0;
+    const std::size_t B = r.mask.size(), per = B ? residual.values.size() / B : 0;
+    for (std::size_t b = 0; b < B; ++b)
+        if (r.dropped(b))
+            for (std::size_t i = b * per; i < (b + 1) * per; ++i)
+                worst = std::max(worst, std::fabs(double(residual.values.data()[i]) - x.values.data()[i]));
+    return worst;
+}
+
 // x = x + blk.attn(blk.norm1(x)); x = x + blk.mlp(blk.norm2(x))                     [B, N, D]
-VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeights& w, const Tensor& x,
-                        const std::string& x_name, Progress& progress) {
+// (with ls<k> and drop_path<k> around each branch when the config has them)
+VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, const VitBlockWeights& w,
+                        const Tensor& x, const std::string& x_name, Progress& progress, Rng& drop_rng) {
     const std::size_t N = cfg.tokens(), D = cfg.dim, M = cfg.mlp_hidden;
     const Shape bnd{B, N, D};
     const VitLines& code = lines_of(cfg.family);
     const float eps = cfg.layer_norm_eps();
+    const bool wrapped = cfg.layer_scale || cfg.records_drop_path();  // the residual's line names ls/drop_path
     VitBlockTrace blk;
     Recorder rec(blk.steps, progress);
 
@@ -592,13 +689,18 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
          {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
         blk.attention.at("out_drop").view());
 
+    // [self.ls1(x)], [self.drop_path1(x)]                                       [B, N, D]
+    const BranchEnd end1 = record_branch_end(rec, blk, cfg, index, 1, w.ls1_gamma, attn_out, code.residual1_branch, drop_rng);
+
     // x = x + self.attn(self.norm1(x))                                        [B, N, D]
     const Step& residual1 = record(
         rec,
-        {"residual1", Op::add, code.residual1, "b n C, b n C -> b n C", {x_name, "attn_out"},
-         {{"x", bnd}, {code.residual1_branch, bnd}},
+        {"residual1", Op::add, wrapped ? "x = x + " + end1.code : std::string(code.residual1), "b n C, b n C -> b n C",
+         {x_name, end1.name}, {{"x", bnd}, {end1.code, bnd}},
          "new contiguous tensor: the residual connection adds the attention's output to the block's input"},
-        add(x, attn_out.tensor(), "x", "attn_out"));
+        add(x, end1.step->tensor(), "x", end1.name));
+    if (cfg.records_drop_path())
+        blk.drop_paths.back().dropped_residual_vs_x = dropped_residual_vs_x(blk.drop_paths.back(), residual1.tensor(), x);
 
     // self.norm2(x)                                                           [B, N, D]
     const Step& norm2 = record(
@@ -632,12 +734,19 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, const VitBlockWeigh
          "new contiguous tensor: nn.Linear narrows every token back to D"},
         linear(act.tensor(), w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight", w.fc2_packed.get()));
 
+    // [self.ls2(x)], [self.drop_path2(x)]                                       [B, N, D]
+    const BranchEnd end2 = record_branch_end(rec, blk, cfg, index, 2, w.ls2_gamma, fc2, code.residual2_branch, drop_rng);
+
     // x = x + self.mlp(self.norm2(x))                                         [B, N, D]
-    record(rec,
-           {"residual2", Op::add, code.residual2, "b n C, b n C -> b n C", {"residual1", "fc2"},
-            {{"x", bnd}, {code.residual2_branch, bnd}},
-            "new contiguous tensor: the second residual connection; this is the block's output"},
-           add(residual1.tensor(), fc2.tensor(), "x", "fc2"));
+    const Step& residual2 = record(
+        rec,
+        {"residual2", Op::add, wrapped ? "x = x + " + end2.code : std::string(code.residual2), "b n C, b n C -> b n C",
+         {"residual1", end2.name}, {{"x", bnd}, {end2.code, bnd}},
+         "new contiguous tensor: the second residual connection; this is the block's output"},
+        add(residual1.tensor(), end2.step->tensor(), "x", end2.name));
+    if (cfg.records_drop_path())
+        blk.drop_paths.back().dropped_residual_vs_x =
+            dropped_residual_vs_x(blk.drop_paths.back(), residual2.tensor(), residual1.tensor());
     return blk;
 }
 
@@ -789,6 +898,16 @@ NonFiniteCheck first_nonfinite(const VitTrace& t) {
 
 }  // namespace
 
+float VitConfig::drop_path(std::size_t block) const {
+    // torch.linspace(0, rate, depth) on the CPU in float32: the first half counts up from 0, the
+    // second half down from the rate, with step = rate / (depth - 1).
+    if (depth <= 1 || block >= depth) return 0.0f;
+    const float step = drop_path_rate / static_cast<float>(depth - 1);
+    const std::size_t halfway = depth / 2;
+    return block < halfway ? step * static_cast<float>(block)
+                           : drop_path_rate - step * static_cast<float>(depth - block - 1);
+}
+
 AttentionConfig VitConfig::attention(std::size_t batch) const {
     AttentionConfig a;
     a.batch = batch;
@@ -810,8 +929,11 @@ std::uint64_t vit_trace_bytes(const VitConfig& c, std::size_t batch) {
     // and MLP + norm weights; the attention's steps and weights come from trace_bytes.
     const std::uint64_t block_floats = saturating_add(saturating_add(saturating_mul(6, bnd), saturating_mul(2, bnm)),
                                                       saturating_add(saturating_mul(2, saturating_mul(M, D)), 4 * D + M + D));
-    const std::uint64_t block_bytes =
-        saturating_add(saturating_mul(block_floats, sizeof(float)), trace_bytes(c.attention(batch)));
+    // ls1, ls2 (new tensors) and their gammas; drop_path1, drop_path2 (new tensors in training).
+    const std::uint64_t extra = saturating_add(c.layer_scale ? saturating_add(saturating_mul(2, bnd), 2 * D) : 0,
+                                               c.records_drop_path() && c.training ? saturating_mul(2, bnd) : 0);
+    const std::uint64_t block_bytes = saturating_add(saturating_mul(saturating_add(block_floats, extra), sizeof(float)),
+                                                     trace_bytes(c.attention(batch)));
     // head: norm (BND), cls_out (BD), logits and probs (2 x BK); embedding and head weights.
     floats = saturating_add(floats, saturating_add(bnd, saturating_add(saturating_mul(B, D), saturating_mul(2, saturating_mul(B, K)))));
     floats = saturating_add(floats, saturating_add(saturating_mul(D, 3 * c.patch_size * c.patch_size + N + K + 4),
@@ -855,6 +977,12 @@ std::vector<std::string> validate(const VitConfig& c, std::size_t batch, std::ui
     if (c.heads == 0 || (c.dim % c.heads) != 0)
         problems.push_back("dim " + std::to_string(c.dim) + " is not divisible by " + std::to_string(c.heads) +
                            " heads (head_dim c = D / h must be a whole number); pass a --heads that divides it");
+    if (!(c.drop_path_rate >= 0.0f && c.drop_path_rate < 1.0f))
+        problems.push_back("the drop-path rate " + format_rate(c.drop_path_rate) +
+                           " must be at least 0 and below 1 (the last block keeps a branch with probability 1 - rate)");
+    else if (c.drop_path_rate > 0.0f && c.family != VitFamily::Timm && c.family != VitFamily::TimmDistilled)
+        problems.push_back(std::string("drop path (stochastic depth) is timm's DropPath; a ") + vit_family_name(c.family) +
+                           " ViT has no drop_path in its blocks");
     if (problems.empty()) {
         const std::uint64_t need = vit_trace_bytes(c, batch);
         if (need > memory_budget_bytes)
@@ -1033,6 +1161,20 @@ const std::vector<std::string>& vit_block_step_names() {
                                                    "fc1",   "gelu",     "fc2",       "residual2"};
     return names;
 }
+std::vector<std::string> vit_block_step_names(const VitConfig& config) {
+    std::vector<std::string> names;
+    for (const std::string& name : vit_block_step_names()) {
+        const bool end1 = name == "residual1", end2 = name == "residual2";
+        if ((end1 || end2) && config.layer_scale) names.push_back(end1 ? "ls1" : "ls2");
+        if ((end1 || end2) && config.records_drop_path()) names.push_back(end1 ? "drop_path1" : "drop_path2");
+        names.push_back(name);
+    }
+    return names;
+}
+const std::vector<std::string>& vit_optional_block_step_names() {
+    static const std::vector<std::string> names = {"ls1", "drop_path1", "ls2", "drop_path2"};
+    return names;
+}
 const std::vector<std::string>& vit_head_step_names() {
     static const std::vector<std::string> names = {"norm", "cls_out", "logits", "probs"};
     return names;
@@ -1044,7 +1186,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     const VitWeights& w = model.weights;
     const std::size_t B = pixels.values.shape()[0], P = cfg.patches();
     const std::size_t N = cfg.tokens(), D = cfg.dim, K = cfg.classes;
-    const std::size_t per_block = vit_block_step_names().size() + attention_step_names().size();
+    const std::size_t per_block = vit_block_step_names(cfg).size() + attention_step_names().size();
     const std::size_t head_steps = K > 0 ? vit_head_step_names().size() : 2;  // norm, cls_out without a classifier
     Progress progress(hooks, vit_embed_step_names().size() + 3 * cfg.stem_channels.size() + cfg.depth * per_block +
                                  head_steps);
@@ -1095,8 +1237,9 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     // for blk in self.blocks: x = blk(x)                                      [B, N, D]
     const Tensor* x = &embed.tensor();
     std::string x_name = "embed";
+    Rng drop_rng(cfg.seed, kDropPath);  // every drop_path step's B draws, in execution order
     for (std::size_t i = 0; i < cfg.depth; ++i) {
-        t.blocks.push_back(run_block(cfg, B, w.blocks[i], *x, x_name, progress));
+        t.blocks.push_back(run_block(cfg, B, i, w.blocks[i], *x, x_name, progress, drop_rng));
         x = &t.blocks.back().steps.back().tensor();
         x_name = "block" + std::to_string(i) + ".residual2";
     }

@@ -8,8 +8,10 @@
 //     x = torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)        # [B, N, D], N = 1 + P
 //     x = x + self.pos_embed
 //     for blk in self.blocks:
-//         x = x + blk.attn(blk.norm1(x))
-//         x = x + blk.mlp.fc2(blk.mlp.act(blk.mlp.fc1(blk.norm2(x))))
+//         x = x + blk.drop_path1(blk.ls1(blk.attn(blk.norm1(x))))
+//         x = x + blk.drop_path2(blk.ls2(blk.mlp.fc2(blk.mlp.act(blk.mlp.fc1(blk.norm2(x))))))
+// (ls1/ls2, LayerScale, only in checkpoints that have them; drop_path1/2, stochastic depth, only
+// with a drop-path rate; otherwise both are nn.Identity in timm and record no step here.)
 //     x = self.norm(x)
 //     logits = self.head(x[:, 0])
 #pragma once
@@ -58,6 +60,19 @@ struct VitConfig {
     std::vector<std::size_t> stem_channels;
     std::size_t stem_kernel = 3;
     bool stem_conv_bias = false;  // the stem's convs have biases (usually not: a BatchNorm follows)
+    // LayerScale (timm's init_values, DeiT III, CaiT): blocks.<i>.ls1.gamma and ls2.gamma [D] are
+    // in the checkpoint and every branch is multiplied by them.
+    bool layer_scale = false;
+    // Stochastic depth (timm's drop_path_rate): in training, block i drops each branch of a sample
+    // with probability drop_path(i), rising linearly from 0 to this rate over the blocks. In eval
+    // the drop_path steps are the identity; with rate 0 they are not recorded.
+    float drop_path_rate = 0.0f;
+    bool training = false;   // model.train(): DropPath draws its masks
+    std::uint64_t seed = 0;  // the masks' random stream (Stream kDropPath)
+
+    // timm's dpr[block] = torch.linspace(0, drop_path_rate, depth)[block], computed as torch does in float32.
+    float drop_path(std::size_t block) const;
+    bool records_drop_path() const { return drop_path_rate > 0.0f; }
 
     bool has_stem() const { return !stem_channels.empty(); }
     std::size_t grid() const { return patch_size ? image_size / patch_size : 0; }  // patches per side
@@ -97,6 +112,7 @@ struct VitBlockWeights {
     Array norm2_weight, norm2_bias;  // [D]
     Array fc1_weight, fc1_bias;      // [M, D], [M]
     Array fc2_weight, fc2_bias;      // [D, M], [D]
+    Array ls1_gamma, ls2_gamma;      // [D]: LayerScale (empty without)
     std::shared_ptr<const PackedWeight> fc1_packed, fc2_packed;  // pack_weights (core/kernels/packed_linear)
 };
 
@@ -184,10 +200,26 @@ VitConfig with_cnn_stem(VitConfig config);
 // running mean 0, running var 1).
 VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed);
 
+// One DropPath of a block, as it ran: which samples lost their branch.
+struct DropPathRecord {
+    std::string step;    // "drop_path1" (the attention's branch) or "drop_path2" (the MLP's)
+    float rate = 0.0f;   // this block's p (VitConfig::drop_path)
+    bool active = false; // training with p > 0: the mask was applied; else the step is the identity
+    Array mask;          // [B, 1, 1]: 0 (dropped) or 1 / (1 - p) (kept); all 1 when not active
+    // max |residual - x| over the samples whose branch was dropped (residual1 - the block's input,
+    // residual2 - residual1): 0 when the residual path carries x alone; 0 when none was dropped.
+    double dropped_residual_vs_x = 0.0;
+
+    bool dropped(std::size_t sample) const { return active && mask.data()[sample] == 0.0f; }
+};
+
 // One block: the block-level steps and the attention it ran.
 struct VitBlockTrace {
-    Steps steps;  // norm1, attn_out, residual1, norm2, fc1, gelu, fc2, residual2
+    // norm1, attn_out, [ls1], [drop_path1], residual1, norm2, fc1, gelu, fc2, [ls2], [drop_path2],
+    // residual2 (vit_block_step_names(config))
+    Steps steps;
     Trace attention;          // the 17 steps of run_attention on norm1 (its "input" step)
+    std::vector<DropPathRecord> drop_paths;  // drop_path1, drop_path2; empty when the rate is 0
 
     const Step& at(std::string_view name) const;  // throws std::out_of_range
     const Array& attn() const { return attention.at("attn").tensor().values; }  // [B, h, N, N'] post-softmax
@@ -214,6 +246,11 @@ const std::vector<std::string>& vit_embed_step_names();
 // The CNN stem's steps, recorded after "pixels": stem<i>.conv, stem<i>.bn, stem<i>.relu per stage.
 std::vector<std::string> vit_stem_step_names(std::size_t stages);
 const std::vector<std::string>& vit_block_step_names();
+// A block's steps for this config: the above with ls1/ls2 (LayerScale) and drop_path1/drop_path2
+// (a drop-path rate) after each branch.
+std::vector<std::string> vit_block_step_names(const VitConfig& config);
+// The steps only some configs record: ls1, drop_path1, ls2, drop_path2.
+const std::vector<std::string>& vit_optional_block_step_names();
 const std::vector<std::string>& vit_head_step_names();
 
 // Runs the model on normalized pixels [B, 3, H, W] (H = W = config.image_size) and records every

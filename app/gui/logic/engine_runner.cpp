@@ -65,7 +65,10 @@ namespace {
 
 // Runs the model on the picture (and on its shuffled patches when snap->positions asks); the result
 // shows the last block's attention.
-EngineResult run_vit_on(const VitModel& model, std::shared_ptr<VitSnapshot> snap, const RunHooks& hooks) {
+EngineResult run_vit_on(VitModel model, std::shared_ptr<VitSnapshot> snap, const RunHooks& hooks) {
+    snap->drop_path.apply(model.config);
+    const std::vector<std::string> problems = validate(model.config, 1, memory_budget());
+    if (!problems.empty()) throw std::runtime_error(problems.front());
     const Tensor pixels = image_to_pixels(snap->source, model.config.image_size, model.mean, model.std);
     snap->trace = run_vit(model, pixels, hooks);
     if (const auto seed = snap->positions.shuffle_seed) {
@@ -89,10 +92,12 @@ EngineResult run_vit_on(const VitModel& model, std::shared_ptr<VitSnapshot> snap
 }
 
 // The checkpoint read from model_path on the picture at image_path.
-EngineResult run_vit_file(const VitModel& model, const std::string& model_path, const std::string& image_path,
-                          const RunHooks& hooks, const VitPositionChoice& positions = {}) {
+EngineResult run_vit_file(VitModel model, const std::string& model_path, const std::string& image_path,
+                          const RunHooks& hooks, const VitPositionChoice& positions = {},
+                          const VitDropPathChoice& drop_path = {}) {
     auto snap = std::make_shared<VitSnapshot>();
     snap->positions = positions;
+    snap->drop_path = drop_path;
     try {
         snap->accuracy = read_position_accuracy(model_path);
     } catch (const FileError& e) {
@@ -103,7 +108,7 @@ EngineResult run_vit_file(const VitModel& model, const std::string& model_path, 
     snap->model_path = model_path;
     snap->image_path = image_path;
     snap->heads_from = model.heads_from;
-    return run_vit_on(positions.pos_embed ? model : without_pos_embed(model), std::move(snap), hooks);
+    return run_vit_on(positions.pos_embed ? std::move(model) : without_pos_embed(model), std::move(snap), hooks);
 }
 
 }  // namespace
@@ -133,15 +138,17 @@ EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::siz
 }
 
 EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string& image_path,
-                                std::optional<std::size_t> heads, VitPositionChoice positions) {
-    return [model_path, image_path, heads, positions](const RunHooks& hooks) {
+                                std::optional<std::size_t> heads, VitPositionChoice positions,
+                                VitDropPathChoice drop_path) {
+    return [model_path, image_path, heads, positions, drop_path](const RunHooks& hooks) {
         return run_vit_file(load_vit_model(model_path, heads, memory_budget()), model_path, image_path, hooks,
-                            positions);
+                            positions, drop_path);
     };
 }
 
-EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch, bool stem) {
-    return [from = std::move(from), patch, stem](const RunHooks& hooks) {
+EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch, bool stem,
+                                      VitDropPathChoice drop_path) {
+    return [from = std::move(from), patch, stem, drop_path](const RunHooks& hooks) {
         VitConfig config = from->trained_config;
         config.stem_channels.clear();
         config.patch_size = patch;
@@ -161,7 +168,8 @@ EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, s
         snap->fresh_patch = config.patch_size;
         snap->fresh_stem = stem;
         snap->heads_from = model.heads_from;
-        return run_vit_on(model, std::move(snap), hooks);
+        snap->drop_path = drop_path;
+        return run_vit_on(std::move(model), std::move(snap), hooks);
     };
 }
 

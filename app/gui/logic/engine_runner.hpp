@@ -17,6 +17,7 @@
 #include "bug_zoo.hpp"
 #include "config.hpp"
 #include "image.hpp"
+#include "logic/drop_path_view.hpp"
 #include "logic/position_view.hpp"
 #include "pipeline.hpp"
 #include "positions.hpp"
@@ -39,6 +40,7 @@ struct VitSnapshot {
     bool fresh_stem = false;               // ... whose patch embedding is a CNN stem (fresh_patch is its stride)
     std::string heads_from;                // where h came from (load_vit_model)
     VitPositionChoice positions;           // how trace ran (a fresh model: always the default)
+    VitDropPathChoice drop_path;           // the drop-path rate, train/eval and seed trace ran with
     std::shared_ptr<const PositionExperiment> shuffled;  // the same model on the shuffled picture, with a seed
     RgbImage shuffled_input;                             // that picture un-normalized, like input
     std::optional<PositionAccuracy> accuracy;  // PyTorch's held-out table beside the checkpoint, when there is one
@@ -83,10 +85,13 @@ public:
     // load_vit_model + load_image + run_vit: the checkpoint on the picture.
     // heads: --heads when given, else the checkpoint's metadata or D / 64 (load_vit_model).
     // positions: without the position embeddings, and also on the shuffled picture (the experiment).
+    // drop_path: timm's stochastic depth in the blocks (rate, train/eval, seed).
     static EngineJob vit_job(const std::string& model_path, const std::string& image_path,
-                             std::optional<std::size_t> heads = std::nullopt, VitPositionChoice positions = {});
+                             std::optional<std::size_t> heads = std::nullopt, VitPositionChoice positions = {},
+                             VitDropPathChoice drop_path = {});
     // The same picture through a fresh random model (fresh_vit_model) whose patch size is `patch`.
-    static EngineJob fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch, bool stem = false);
+    static EngineJob fresh_vit_job(std::shared_ptr<const VitSnapshot> from, std::size_t patch, bool stem = false,
+                                   VitDropPathChoice drop_path = {});
 
     // Starts the worker. If one is running it is cancelled and this job runs next.
     void start(const AttentionConfig& config) { start(config_job(config)); }

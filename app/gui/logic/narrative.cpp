@@ -194,6 +194,29 @@ const Row kRows[] = {
      "The MLP output is added to the stream; this is the block's output and the next block's input.",
      "第二个残差连接",
      "把 MLP 的输出加回主干，得到本块的输出，也就是下一块的输入。"},
+    {"ls1", "LayerScale of the attention branch",
+     "self.ls1(x) = x * gamma: every channel of the attention's output is multiplied by a learned factor (timm "
+     "init_values, DeiT III, CaiT), which starts small so a deep model begins close to the identity.",
+     "注意力分支的 LayerScale",
+     "self.ls1(x) = x * gamma：注意力输出的每个通道乘以一个可学习的系数（timm 的 init_values，DeiT III、CaiT），"
+     "初始值很小，让很深的模型一开始接近恒等映射。"},
+    {"drop_path1", "DropPath of the attention branch",
+     "Stochastic depth: in training each sample keeps this whole branch with probability 1 - p (then scaled by "
+     "1/(1-p)) or loses it; the residual still adds it to x, so a dropped sample just passes x on. In eval it is the "
+     "identity.",
+     "注意力分支的 DropPath",
+     "随机深度：训练时每个样本以 1 - p 的概率保留整个分支（再乘以 1/(1-p)），否则整个分支被丢弃；残差仍把它加到 x 上，"
+     "所以被丢弃的样本只是把 x 原样传下去。评估时它是恒等映射。"},
+    {"ls2", "LayerScale of the MLP branch",
+     "self.ls2(x) = x * gamma: the MLP's output scaled per channel by its own learned gamma, like ls1.",
+     "MLP 分支的 LayerScale",
+     "self.ls2(x) = x * gamma：MLP 的输出按通道乘以它自己的可学习 gamma，和 ls1 一样。"},
+    {"drop_path2", "DropPath of the MLP branch",
+     "The same per-sample coin as drop_path1, drawn anew for the MLP branch: a dropped sample's residual2 equals "
+     "residual1, and no gradient reaches the MLP from that sample.",
+     "MLP 分支的 DropPath",
+     "和 drop_path1 一样按样本抛硬币，为 MLP 分支重新抽取：被丢弃样本的 residual2 等于 residual1，"
+     "这个样本也不会给 MLP 传回任何梯度。"},
     {"norm", "Final LayerNorm",
      "After the last block every token is normalized once more.",
      "最后的 LayerNorm",
