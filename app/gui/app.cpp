@@ -836,7 +836,8 @@ void RunRequestedDropPath(Gui& g) {
     g.ui.vit_drop_path_request.reset();
     if (!g.vit || !g.trained_vit || choice == g.vit->drop_path) return;
     if (g.vit->fresh_patch != 0)
-        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, g.vit->fresh_patch, choice));
+        StartVit(g.runner, g.ui,
+                 EngineRunner::fresh_vit_job(g.trained_vit, g.vit->fresh_patch, g.vit->fresh_stem, choice));
     else
         StartVit(g.runner, g.ui,
                  EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, g.options.heads,
