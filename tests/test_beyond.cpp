@@ -322,16 +322,23 @@ TEST_CASE("kv-cache: equals PyTorch's causal fixture and counts FLOPs by the sta
 
 // ---- windows -------------------------------------------------------------------------------------
 
+// A windows or patch-merging case: the fixture with the windowed path, its window and shift.
+Fixture load_windowed_fixture(const fs::path& dir, bool patch_merge) {
+    Fixture f = load_fixture(dir);
+    f.config.path = AttentionPath::windowed;
+    f.config.window = f.meta["window"];
+    f.config.shift = f.meta["shift"];
+    f.config.patch_merge = patch_merge;
+    REQUIRE(validate(f.config, UINT64_MAX).empty());
+    return f;
+}
+
 TEST_CASE("windows: Swin's window_partition roll mask and window_reverse equal PyTorch within 1e-5") {
     const auto dirs = cases(kWindows);
     REQUIRE(dirs.size() == 2);
     for (const auto& dir : dirs) {
         CAPTURE(dir.string());
-        Fixture f = load_fixture(dir);
-        f.config.path = AttentionPath::windowed;
-        f.config.window = f.meta["window"];
-        f.config.shift = f.meta["shift"];
-        REQUIRE(validate(f.config, UINT64_MAX).empty());
+        const Fixture f = load_windowed_fixture(dir, false);
         const Trace t = run_attention(f.config, f.weights, f.input);
         std::vector<std::string> names;
         for (const Step& s : t.steps) names.push_back(s.name);
@@ -370,12 +377,7 @@ TEST_CASE("patch merging: Swin's PatchMerging and the second stage equal PyTorch
     REQUIRE(dirs.size() == 3);
     for (const auto& dir : dirs) {
         CAPTURE(dir.string());
-        Fixture f = load_fixture(dir);
-        f.config.path = AttentionPath::windowed;
-        f.config.window = f.meta["window"];
-        f.config.shift = f.meta["shift"];
-        f.config.patch_merge = true;
-        REQUIRE(validate(f.config, UINT64_MAX).empty());
+        const Fixture f = load_windowed_fixture(dir, true);
         const std::size_t C = f.config.dim;
         PatchMergeWeights m;
         m.norm_weight = read_npy((dir / "norm_weight.npy").string());
