@@ -496,14 +496,14 @@ TEST_CASE("settings folder follows XDG_CONFIG_HOME, then HOME") {
 
 // ---- File > Open browser and recent files ------------------------------------------------------
 
-TEST_CASE("the browser shows folders first, then tensor files, sorted; other files and hidden ones are left out") {
+TEST_CASE("the browser shows folders first, then tensor files (torch.save ones too), sorted; other files and hidden ones are left out") {
     const std::vector<DirEntry> raw = {{"b.npz", false, 1},      {"notes.txt", false, 1}, {"Zeta", true, 0},
                                        {"A.SAFETENSORS", false, 1}, {".hidden", true, 0},  {"alpha", true, 0},
                                        {"c.npy", false, 1},      {"model.pt", false, 1},  {".x.npy", false, 1}};
     const std::vector<DirEntry> e = browser_entries(raw);
     std::vector<std::string> names;
     for (const auto& d : e) names.push_back(d.name);
-    CHECK(names == std::vector<std::string>{"alpha", "Zeta", "A.SAFETENSORS", "b.npz", "c.npy"});
+    CHECK(names == std::vector<std::string>{"alpha", "Zeta", "A.SAFETENSORS", "b.npz", "c.npy", "model.pt"});
 }
 
 TEST_CASE("tensor file extensions, any case") {
