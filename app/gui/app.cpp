@@ -160,6 +160,10 @@ void HandleKeys(const Trace& trace, UiState& ui) {
     }
     // 1.86: io.KeysDown is indexed by GLFW key codes for keys without an ImGuiKey_.
     if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) ui.show_help = !ui.show_help;
+    // Esc clears a followed element (presentation mode, which follows nothing, leaves on Esc).
+    if (!io.WantTextInput && !ui.classroom.presentation && ui.follow.active() &&
+        !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+        ui.follow.clear();
     HandleClassroomKeys(ui);  // F5, Esc
     if (io.KeyCtrl) {
         if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
@@ -542,9 +546,7 @@ bool ShowStartView(Gui& g) {
     UiState& ui = g.ui;
     ui.show_cost = options.show_cost;
     if (!options.follow_step.empty()) {  // --follow STEP[i,j,...]
-        ui.follow_step = options.follow_step;
-        ui.follow_index = options.follow_index;
-        ui.follow_pinned = true;
+        ui.follow.pin(options.follow_step, options.follow_index);
         ui.follow_reveal = options.step.empty();
     }
     std::string start_step = !options.step.empty()
@@ -914,6 +916,7 @@ void RenderFrame(Gui& g) {
     g.backdrop->begin_frame();
     g.ui.animating = false;
     DrawFrame(shown, g.vit.get(), g.ui);
+    if (g.ui.follow.end_frame()) g.ui.animating = true;  // the mouse left the followed cell: draw it gone
     g.backdrop->end_frame();
     ImGui::Render();
     DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain

@@ -18,8 +18,9 @@
 #include "logic/colormap.hpp"
 #include "logic/export_path.hpp"
 #include "logic/file_browser.hpp"
-#include "logic/flash_map.hpp"
 #include "logic/drop_path_view.hpp"
+#include "logic/flash_map.hpp"
+#include "logic/follow.hpp"
 #include "logic/position_view.hpp"
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
@@ -149,9 +150,7 @@ struct UiState {
     int browser_selected = -1;               // index into browser_listing.entries
 
     // ---- teaching: the followed element, the bug zoo, the cost table
-    std::string follow_step;                 // the element the Follow panel follows ("" none)
-    std::vector<std::size_t> follow_index;
-    bool follow_pinned = false;              // a click in the inspector pins it; hovering follows otherwise
+    ui::FollowState follow;                  // the element the Follow panel follows (pinned, or hovered now)
     bool follow_reveal = false;              // the inspector moves to the followed element once (--follow, "show")
     std::string follow_key;                  // what follow_related was computed for
     std::vector<Related> follow_related;     // every other step's source / fed elements (cache)

@@ -179,21 +179,24 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
                             std::clamp(ch * 0.12f, 1.0f, 2.0f));
     }
     if (o.cell_marks && o.mark_colors && o.cell_marks->size() == slice.rows * slice.cols) {
-        // Runs of equal marks along a row: one outline per run (filled when cells are tiny).
-        const bool tiny = cw < 4.0f || ch < 4.0f;
-        for (int r = r0; r < r1; ++r)
-            for (int c = c0; c < c1;) {
-                const std::uint8_t m = (*o.cell_marks)[static_cast<std::size_t>(r) * slice.cols + c];
-                int e = c + 1;
-                while (e < c1 && (*o.cell_marks)[static_cast<std::size_t>(r) * slice.cols + e] == m) ++e;
-                if (m) {
-                    const ImVec2 p1(cell_x(static_cast<float>(c)), cell_y(static_cast<float>(r)));
-                    const ImVec2 p2(cell_x(static_cast<float>(e)), cell_y(r + 1.0f));
-                    if (tiny) dl->AddRectFilled(p1, ImVec2(std::max(p2.x, p1.x + 1), std::max(p2.y, p1.y + 1)), o.mark_colors[m]);
-                    else dl->AddRect(p1, p2, o.mark_colors[m], 0.0f, 0, std::clamp(std::min(cw, ch) * 0.15f, 1.5f, 3.0f));
-                }
-                c = e;
+        // The outline of each marked region, drawn just outside its cells (inside at the image's
+        // border) so the colours under the marks stay readable at every zoom.
+        const float t = std::clamp(std::min(cw, ch) * 0.15f, 1.5f, 3.0f);
+        const auto edges = ui::mark_outline(*o.cell_marks, slice.rows, slice.cols, static_cast<std::size_t>(std::max(r0, 0)),
+                                            static_cast<std::size_t>(std::max(r1, 0)), static_cast<std::size_t>(std::max(c0, 0)),
+                                            static_cast<std::size_t>(std::max(c1, 0)));
+        for (const ui::MarkEdge& e : edges) {
+            const ImU32 color = o.mark_colors[e.mark];
+            if (e.horizontal) {
+                const float y = std::clamp(cell_y(static_cast<float>(e.line)) + e.outward * t * 0.5f, a.y + t * 0.5f, b.y - t * 0.5f);
+                dl->AddLine(ImVec2(cell_x(static_cast<float>(e.begin)) - t, y), ImVec2(cell_x(static_cast<float>(e.end)) + t, y),
+                            color, t);
+            } else {
+                const float x = std::clamp(cell_x(static_cast<float>(e.line)) + e.outward * t * 0.5f, a.x + t * 0.5f, b.x - t * 0.5f);
+                dl->AddLine(ImVec2(x, cell_y(static_cast<float>(e.begin)) - t), ImVec2(x, cell_y(static_cast<float>(e.end)) + t),
+                            color, t);
             }
+        }
     }
     if (item_hovered) {
         const float fc = v.pan_x + (io.MousePos.x - a.x) / cw, fr = v.pan_y + (io.MousePos.y - a.y) / ch;

@@ -45,7 +45,7 @@ struct HeatmapOptions {
     bool selected = false;                      // draw a highlight frame
     bool square_cells = false;                  // keep cells square (heads grid)
     const std::vector<std::uint8_t>* cell_marks = nullptr;  // rows x cols: 0, or an index into mark_colors
-    const ImU32* mark_colors = nullptr;         // outlines (filled when cells are tiny), index 1 and up
+    const ImU32* mark_colors = nullptr;         // outline colours, index 1 and up
 };
 
 struct HeatmapHover {

@@ -29,7 +29,7 @@ const std::vector<Related>& CorrectRelated(const Trace& trace, const UiState& ui
         key = ui.follow_key;
         related.clear();
         try {
-            related = follow_element(attention_graph(trace.config, Bug::None), ui.follow_step, ui.follow_index);
+            related = follow_element(attention_graph(trace.config, Bug::None), ui.follow.step, ui.follow.index);
         } catch (const std::exception&) {
         }
     }
@@ -97,13 +97,13 @@ ImU32 FollowColor(int role) {
 const std::vector<Related>& FollowedElements(const Trace& trace, UiState& ui) {
     char key[320];
     std::snprintf(key, sizeof key, "%llu/%d/%s%s", static_cast<unsigned long long>(ui.trace_generation),
-                  static_cast<int>(GraphBug(ui)), ui.follow_step.c_str(), ui::format_index(ui.follow_index).c_str());
+                  static_cast<int>(GraphBug(ui)), ui.follow.step.c_str(), ui::format_index(ui.follow.index).c_str());
     if (key != ui.follow_key) {
         ui.follow_key = key;
         ui.follow_related.clear();
-        if (!ui.follow_step.empty() && trace.find(ui.follow_step)) {
+        if (!ui.follow.step.empty() && trace.find(ui.follow.step)) {
             try {
-                ui.follow_related = follow_element(attention_graph(trace.config, GraphBug(ui)), ui.follow_step, ui.follow_index);
+                ui.follow_related = follow_element(attention_graph(trace.config, GraphBug(ui)), ui.follow.step, ui.follow.index);
             } catch (const std::exception&) {  // a file trace whose sizes the config does not know
             }
         }
@@ -112,8 +112,8 @@ const std::vector<Related>& FollowedElements(const Trace& trace, UiState& ui) {
 }
 
 int FollowRole(const Trace& trace, UiState& ui, const std::string& step) {
-    if (ui.follow_step.empty()) return 0;
-    if (step == ui.follow_step) return 3;
+    if (ui.follow.step.empty()) return 0;
+    if (step == ui.follow.step) return 3;
     const Related* r = FindRelated(FollowedElements(trace, ui), step);
     return r ? (r->source ? 1 : 2) : 0;
 }
@@ -123,7 +123,7 @@ std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const
     const int role = FollowRole(trace, ui, step.name);
     if (!role) return {};
     const Related* r = role == 3 ? nullptr : FindRelated(FollowedElements(trace, ui), step.name);
-    const Boxes boxes = role == 3 ? Boxes{element_box(ui.follow_index)} : r->boxes;
+    const Boxes boxes = role == 3 ? Boxes{element_box(ui.follow.index)} : r->boxes;
     // Each box that holds the slice's fixed indices marks a rectangle of it (no per-cell search).
     std::vector<std::uint8_t> marks(rows * cols, 0);
     bool any = false;
@@ -143,6 +143,20 @@ std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const
     return marks;
 }
 
+void FollowedLine(UiState& ui) {
+    if (!ui.follow.active()) return;
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(3)), "%s", tr("following"));
+    ImGui::SameLine();
+    ImGui::PushFont(fonts().mono);
+    ImGui::TextUnformatted((ui.follow.step + ui::format_index(ui.follow.index)).c_str());
+    ImGui::PopFont();
+    ImGui::SameLine();
+    if (ImGui::SmallButton(tr("clear (Esc)"))) ui.follow.clear();
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", ui.follow.pinned ? tr("pinned: outlines mark where it comes from and what it feeds")
+                                               : tr("(hover)"));
+}
+
 void DrawFollowPanel(const Trace& trace, UiState& ui) {
     if (!ui.show_follow) return;
     PlaceWindow(1130, 22, 470, 548);
@@ -150,7 +164,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
         ImGui::End();
         return;
     }
-    const Step* followed = ui.follow_step.empty() ? nullptr : trace.find(ui.follow_step);
+    const Step* followed = ui.follow.step.empty() ? nullptr : trace.find(ui.follow.step);
     if (!followed) {
         EmptyState(tr("Nothing followed"),
                    tr("Hover a cell in the tensor inspector: every earlier step shows where it comes from, every "
@@ -163,17 +177,17 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
         ui.follow_reveal = false;
         SelectStep(trace, ui, followed->name);
         InspectorView& view = ViewFor(ui, *followed);
-        view.spec.index = ui.follow_index;
+        view.spec.index = ui.follow.index;
         view.spec = ui::normalized(view.spec, followed->shape());
     }
     ImGui::TextUnformatted(tr("following"));
     ImGui::SameLine();
     ImGui::PushFont(fonts().mono);
-    ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s%s", ui.follow_step.c_str(), ui::format_index(ui.follow_index).c_str());
+    ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s%s", ui.follow.step.c_str(), ui::format_index(ui.follow.index).c_str());
     ImGui::PopFont();
     ImGui::SameLine();
-    if (ui.follow_pinned) {
-        if (ImGui::SmallButton(tr("unpin"))) ui.follow_pinned = false;
+    if (ui.follow.pinned) {
+        if (ImGui::SmallButton(tr("unpin"))) ui.follow.unpin();
     } else {
         ImGui::TextDisabled("%s", tr("(hover)"));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the inspector's hovered cell; click a cell to pin it"));
@@ -182,10 +196,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
     if (ImGui::SmallButton(tr("show"))) ui.follow_reveal = true;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("open the followed element's slice in the inspector"));
     ImGui::SameLine();
-    if (ImGui::SmallButton(tr("clear"))) {
-        ui.follow_step.clear();
-        ui.follow_pinned = false;
-    }
+    if (ImGui::SmallButton(tr("clear (Esc)"))) ui.follow.clear();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(1)), "%s", tr("\u25a0 comes from"));
     ImGui::SameLine();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(2)), "%s", tr("\u25a0 feeds"));
@@ -205,7 +216,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
         ImGui::TableSetupColumn("where", ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableSetupColumn("map", ImGuiTableColumnFlags_WidthFixed, thumb_w);
         for (const Step& step : trace.steps) {
-            const bool self = step.name == ui.follow_step;
+            const bool self = step.name == ui.follow.step;
             const Related* r = FindRelated(related, step.name);
             if (!self && !r) continue;
             ImGui::TableNextRow();
@@ -216,7 +227,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             ImGui::TextDisabled("%s", self ? tr("the element") : r->source ? tr("comes from") : tr("feeds"));
             ImGui::PushFont(fonts().mono);
             ImGui::PushTextWrapPos(0.0f);
-            const Boxes boxes = self ? Boxes{element_box(ui.follow_index)} : r->boxes;
+            const Boxes boxes = self ? Boxes{element_box(ui.follow.index)} : r->boxes;
             ImGui::TextUnformatted((step.name + format_boxes(boxes, step.shape(), 3)).c_str());
             if (!self && maps_differ) {
                 const Related* c = FindRelated(CorrectRelated(trace, ui), step.name);

@@ -217,7 +217,8 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         if (!ui.show_numbers) {
             const ImVec2 avail = ImGui::GetContentRegionAvail();
             const float legend_w = ColorLegendWidth();
-            const float hover_h = ImGui::GetTextLineHeightWithSpacing() * (any_marked ? 2.0f : 1.0f) + 2.0f;
+            const float hover_h =
+                ImGui::GetTextLineHeightWithSpacing() * (1.0f + (any_marked ? 1.0f : 0.0f) + (ui.follow.pinned ? 1.0f : 0.0f)) + 2.0f;
             const ImVec2 area(std::max(avail.x - legend_w - ImGui::GetStyle().ItemSpacing.x, 50.0f),
                               std::max(avail.y - hover_h, 50.0f));
             const std::string problem = ui.heatmaps ? ui.heatmaps->problem("inspector") : "no renderer";
@@ -250,11 +251,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 ImGui::PushFont(fonts().mono);
                 if (hover.hovered) {
                     const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
-                    if (!ui.follow_pinned || hover.clicked) {  // hover follows; a click pins (or moves the pin)
-                        ui.follow_step = step->name;
-                        ui.follow_index = idx;
-                        if (hover.clicked) ui.follow_pinned = true;
-                    }
+                    ui.follow.hover(step->name, idx, hover.clicked);  // followed while hovered; a click pins
                     const float v = slice.at(hover.row, hover.col);
                     const std::string what = show_diff ? tr("(yours \u2212 reference) ") + step->name : step->name;
                     ImGui::Text("%s%s = %s", what.c_str(), ui::format_index(idx).c_str(), ui::format_value(v).c_str());
@@ -273,6 +270,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                                           ui::format_value(slice.min).c_str(), ui::format_value(slice.max).c_str());
                 }
                 ImGui::PopFont();
+                if (ui.follow.pinned) FollowedLine(ui);
                 if (any_marked)
                     ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(),
                                        tr("flagged rows: |row sum - 1| > %.0e%s"), rs->tolerance,

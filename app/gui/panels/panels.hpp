@@ -54,6 +54,8 @@ ImU32 FollowColor(int role);
 // Marks of one slice: per cell 0 or a FollowRole, for the heatmap overlay (empty: none).
 std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const Step& step,
                                           const ui::SliceSpec& spec, std::size_t rows, std::size_t cols);
+// "following attn[0, 1, 2, 3] (pinned)" and a button that clears it (also Esc): why cells are outlined.
+void FollowedLine(UiState& ui);
 void DrawFileBrowser(UiState& ui);     // File > Open
 void OpenFileBrowser(UiState& ui);     // shows it, listing the last folder (or the open file's)
 void DrawFileErrorModal(UiState& ui);  // a file that could not be opened
