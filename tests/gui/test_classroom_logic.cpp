@@ -3,6 +3,7 @@
 // the step narratives (every step, both languages) and the saved language.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -15,6 +16,7 @@
 #include "logic/narrative.hpp"
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
+#include "pipeline.hpp"
 #include "trace.hpp"
 #include "vit.hpp"
 
@@ -185,6 +187,60 @@ TEST_CASE("quiz: the score counts each step once and resets") {
     s.reset();
     CHECK(s.text() == "0 / 0");
     CHECK_FALSE(s.was_asked("qkv"));
+}
+
+TEST_CASE("quiz: the hint is never the shape of a step, over every step of several configs") {
+    std::vector<AttentionConfig> configs(6);
+    configs[1].batch = 1, configs[1].tokens = 65, configs[1].dim = 96, configs[1].heads = 3;  // the small ViT
+    configs[2].batch = 2, configs[2].tokens = 5, configs[2].dim = 21, configs[2].heads = 7;   // the hint's own numbers
+    configs[3].batch = 3, configs[3].tokens = 3, configs[3].dim = 9, configs[3].heads = 3;    // B = N = h = c
+    configs[4].batch = 5, configs[4].tokens = 7, configs[4].dim = 10, configs[4].heads = 5;
+    configs[5].batch = 1, configs[5].tokens = 197, configs[5].dim = 768, configs[5].heads = 12;
+    for (const AttentionConfig& config : configs) {
+        const Trace trace = run_attention(config);
+        std::vector<Shape> shapes;
+        for (const Step& s : trace.steps) shapes.push_back(s.shape());
+        REQUIRE(shapes.size() >= 10);
+        const QuizHint hint = quiz_hint(shapes, config);
+        CAPTURE(hint.numbers);
+        CAPTURE(hint.symbols);
+        REQUIRE_FALSE(hint.numbers.empty());
+        REQUIRE_FALSE(hint.symbols.empty());
+        for (const std::string& example : {hint.numbers, hint.symbols}) {
+            std::string error;
+            const auto typed = parse_shape_answer(example, config, &error);
+            REQUIRE(typed.has_value());  // an example the quiz accepts
+            for (const Step& s : trace.steps) {
+                CAPTURE(s.name);
+                CHECK(*typed != s.shape());
+            }
+        }
+    }
+    // The old fixed hint was the answer for q, k, v and context of the default demo.
+    const Trace demo_trace = run_attention(demo());
+    const QuizHint hint = quiz_hint({demo_trace.find("q")->shape()}, demo());
+    CHECK(hint.numbers != "[2, 8, 16, 96]");
+    CHECK(parse_ok(hint.symbols) != Shape{2, 8, 16, 96});
+}
+
+TEST_CASE("quiz: a new trace (file opened, config changed) resets the score, question and feedback") {
+    ClassroomState c;
+    c.show_trace(1);
+    c.score.record("qkv_split", true);
+    c.asking = 4;
+    c.answered_step = "qkv_split";
+    c.feedback = grade_answer("[1, 65, 3, 3, 32]", Shape{1, 65, 3, 3, 32}, demo());
+    std::snprintf(c.answer, sizeof c.answer, "%s", "B, N");
+    CHECK_FALSE(c.show_trace(1));  // the same trace: kept
+    CHECK(c.score.asked == 1);
+    CHECK(c.answered_step == "qkv_split");
+    CHECK(c.show_trace(2));
+    CHECK(c.score.text() == "0 / 0");
+    CHECK_FALSE(c.score.was_asked("qkv_split"));
+    CHECK(c.asking == -1);
+    CHECK(c.answered_step.empty());
+    CHECK_FALSE(c.feedback.has_value());
+    CHECK(std::string(c.answer).empty());
 }
 
 // ---- translations ----------------------------------------------------------------------------

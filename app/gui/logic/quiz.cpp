@@ -1,5 +1,6 @@
 #include "logic/quiz.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <vector>
@@ -92,7 +93,7 @@ std::optional<Shape> parse_shape_answer(const std::string& raw, const AttentionC
     }
     flush();
     if (axes.empty()) {
-        *error = "type a shape, e.g. [2, 8, 16, 96] or B, h, N, c";
+        *error = "type a shape: numbers, or the symbols B, N, C, h, c";
         return std::nullopt;
     }
     Shape shape;
@@ -110,6 +111,41 @@ QuizFeedback grade_answer(const std::string& text, const Shape& expected, const 
     f.given = parse_shape_answer(text, config, &f.error);
     f.correct = f.given && *f.given == expected;
     return f;
+}
+
+QuizHint quiz_hint(const std::vector<Shape>& shapes, const AttentionConfig& config) {
+    const auto is_answer = [&](const std::string& text) {
+        std::string error;
+        const std::optional<Shape> shape = parse_shape_answer(text, config, &error);
+        return !shape || std::find(shapes.begin(), shapes.end(), *shape) != shapes.end();
+    };
+    // Shapes no attention step has in the usual configs come first; the check makes it certain.
+    static const char* const numbers[] = {"[2, 3, 5]", "[7, 5, 3]", "[5, 7]", "[3, 2, 7, 5]", "[11, 13]"};
+    static const char* const symbols[] = {"N, B, C", "c, h, B", "C, N", "h, B, N, c", "c, C, N, h"};
+    QuizHint hint;
+    for (const char* n : numbers)
+        if (!is_answer(n)) {
+            hint.numbers = n;
+            break;
+        }
+    for (const char* s : symbols)
+        if (!is_answer(s)) {
+            hint.symbols = s;
+            break;
+        }
+    return hint;
+}
+
+bool ClassroomState::show_trace(std::uint64_t generation) {
+    if (generation == trace_generation) return false;
+    trace_generation = generation;
+    score.reset();
+    asking = -1;
+    answer[0] = '\0';
+    focus_answer = false;
+    answered_step.clear();
+    feedback.reset();
+    return true;
 }
 
 void QuizScore::record(const std::string& step, bool correct) {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "config.hpp"
 #include "tensor.hpp"
@@ -26,6 +28,14 @@ struct QuizFeedback {
 
 // Grades an answer against the step's real shape.
 QuizFeedback grade_answer(const std::string& text, const Shape& expected, const AttentionConfig& config);
+
+// The answer field's hint: one example typed in numbers and one in symbols of the config, neither
+// of which is the shape of any of `shapes` (the trace's steps), so the hint gives no answer away.
+struct QuizHint {
+    std::string numbers;  // "[2, 3, 5]"
+    std::string symbols;  // "N, B, C"
+};
+QuizHint quiz_hint(const std::vector<Shape>& shapes, const AttentionConfig& config);
 
 // The score of one session: every step is asked at most once per trace (asked again after reset()).
 struct QuizScore {
@@ -51,6 +61,11 @@ struct ClassroomState {
     std::string answered_step;        // the last graded step (its feedback is shown)
     std::optional<QuizFeedback> feedback;
     std::string font_message;         // why Chinese is unavailable ("" when it is)
+    std::uint64_t trace_generation = 0;  // the trace the score, question and feedback belong to
+
+    // A new trace on screen (a file opened, the config changed): the score, the question and the
+    // last answer's feedback belonged to the old one and are dropped. Returns true when it reset.
+    bool show_trace(std::uint64_t generation);
 };
 
 }  // namespace attnscope::ui

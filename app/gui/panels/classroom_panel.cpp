@@ -65,6 +65,7 @@ void HandleClassroomKeys(UiState& ui) {
 // goes back to the current step and the Quiz window asks for the next step's shape first.
 void QuizGate(const Trace& trace, UiState& ui) {
     ui::ClassroomState& c = ui.classroom;
+    c.show_trace(ui.trace_generation);  // a new trace: a new quiz
     const bool turned_on = c.quiz && !c.quiz_was_on;
     c.quiz_was_on = c.quiz;
     if (!c.quiz || trace.steps.empty()) {
@@ -308,8 +309,12 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
             c.focus_answer = false;
         }
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14.0f);
-        bool submit = ImGui::InputTextWithHint("##answer", tr("[2, 8, 16, 96] or B, h, N, c"), c.answer,
-                                               sizeof c.answer, ImGuiInputTextFlags_EnterReturnsTrue);
+        std::vector<Shape> shapes;
+        for (const Step& s : trace.steps) shapes.push_back(s.shape());
+        const ui::QuizHint example = ui::quiz_hint(shapes, cfg);
+        char hint[96];
+        std::snprintf(hint, sizeof hint, tr("e.g. %s or %s"), example.numbers.c_str(), example.symbols.c_str());
+        bool submit = ImGui::InputTextWithHint("##answer", hint, c.answer, sizeof c.answer, ImGuiInputTextFlags_EnterReturnsTrue);
         ImGui::SameLine();
         submit |= ImGui::Button(tr("Check"));
         ImGui::SameLine();
