@@ -381,6 +381,35 @@ TEST_CASE("axis moves: transpose(1, 2), a split and a merge") {
     CHECK(ease_in_out(0.5f) == doctest::Approx(0.5f));
 }
 
+TEST_CASE("reshape in memory order: the bug's q/k/v index differs before and after, the permute's would not") {
+    // reshape(3, B, h, N, c) of a [B, N, 3, h, c] tensor: relabelled, shown by the "3" axis.
+    CHECK(relabelled_axis({"B", "N", "3", "h", "c"}, {"3", "B", "h", "N", "c"}) == 0);
+    CHECK(relabelled_axis({"B", "N", "3C"}, {"B", "N", "3", "h", "c"}) == -1);  // a split is no reorder
+    CHECK(relabelled_axis({"B", "N"}, {"B", "N"}) == -1);
+    const Shape before{2, 4, 3, 2, 2}, after{3, 2, 2, 4, 2};  // B 2, N 4, h 2, c 2
+    // Before: every token holds its q, k and v (3 * h * c = 12 numbers), so the "3" index cycles
+    // 0, 1, 2 every 4 numbers, 8 times; one sample per number shows all 24 runs.
+    const auto in = memory_runs(before, 2, 96);
+    REQUIRE(in.size() == 24);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        CHECK(in[i].index == i % 3);
+        CHECK(in[i].end - in[i].begin == 4);
+    }
+    // After: the reshape cuts memory into three blocks, whatever the numbers were.
+    const auto out = memory_runs(after, 0, 96);
+    REQUIRE(out.size() == 3);
+    CHECK(out[0].begin == 0);
+    CHECK(out[0].end == 32);
+    CHECK(out[2].index == 2);
+    CHECK(out[2].end == 96);
+    // Fewer samples than numbers: runs still cover every sample once, in order.
+    const auto coarse = memory_runs(before, 2, 10);
+    CHECK(coarse.front().begin == 0);
+    CHECK(coarse.back().end == 10);
+    for (std::size_t i = 1; i < coarse.size(); ++i) CHECK(coarse[i].begin == coarse[i - 1].end);
+    CHECK(memory_runs(before, 7, 10).empty());
+}
+
 // ---- keyboard stepping and playback -------------------------------------------------------------
 
 TEST_CASE("arrow keys, Home and End move the selection within range") {

@@ -71,6 +71,31 @@ bool is_reorder(const Axes& before, const Axes& after) {
     return a == b;
 }
 
+int relabelled_axis(const Axes& before, const Axes& after) {
+    if (!is_reorder(before, after)) return -1;
+    for (std::size_t i = 0; i < after.size(); ++i)
+        if (i >= before.size() || before[i] != after[i]) return static_cast<int>(i);
+    return -1;
+}
+
+std::vector<MemoryRun> memory_runs(const Shape& shape, std::size_t axis, std::size_t samples) {
+    std::vector<MemoryRun> runs;
+    if (axis >= shape.size() || samples == 0) return runs;
+    std::size_t total = 1, stride = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) total *= shape[d];
+    for (std::size_t d = axis + 1; d < shape.size(); ++d) stride *= shape[d];
+    if (total == 0) return runs;
+    for (std::size_t s = 0; s < samples; ++s) {
+        // The number at the middle of sample s, in memory order.
+        const std::size_t p = static_cast<std::size_t>((2.0 * static_cast<double>(s) + 1.0) * static_cast<double>(total) /
+                                                       (2.0 * static_cast<double>(samples)));
+        const std::size_t index = (p / stride) % shape[axis];
+        if (!runs.empty() && runs.back().index == index) runs.back().end = s + 1;
+        else runs.push_back({s, s + 1, index});
+    }
+    return runs;
+}
+
 float ease_in_out(float t) {
     t = std::clamp(t, 0.0f, 1.0f);
     return t < 0.5f ? 4.0f * t * t * t : 1.0f - (-2.0f * t + 2.0f) * (-2.0f * t + 2.0f) * (-2.0f * t + 2.0f) / 2.0f;

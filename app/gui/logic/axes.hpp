@@ -34,6 +34,19 @@ std::vector<AxisMove> axis_moves(const Axes& before, const Axes& after);
 // True when `after` is a reordering of `before` with at least one axis in a new place.
 bool is_reorder(const Axes& before, const Axes& after);
 
+// A reshape keeps the numbers in row-major (memory) order and only cuts that order into a new
+// shape. When its labels read like a reordering (is_reorder), the axis to show it by: the first
+// label of `after` that sits at another position in `before`; -1 when there is none.
+int relabelled_axis(const Axes& before, const Axes& after);
+
+// Runs along the memory order of a row-major `shape`, by the index each number has on `axis`:
+// `samples` evenly spaced memory positions, consecutive ones with the same index merged.
+struct MemoryRun {
+    std::size_t begin = 0, end = 0;  // in samples
+    std::size_t index = 0;           // the index on the axis
+};
+std::vector<MemoryRun> memory_runs(const Shape& shape, std::size_t axis, std::size_t samples);
+
 // Smooth 0..1 -> 0..1 (cubic ease in-out), clamped.
 float ease_in_out(float t);
 

@@ -78,21 +78,78 @@ std::pair<std::size_t, std::size_t> LocateOperand(const std::string& line, const
     return {std::string::npos, 0};
 }
 
+// One row of axis boxes: a step's name and its axes, laid out from the left.
+struct Row {
+    std::string name;
+    Shape shape;
+    Axes axes;
+    std::vector<float> x;  // left edges
+    std::vector<float> w;
+};
+
+// The colour of index k along an axis in the memory strips (neighbouring indices differ).
+ImU32 IndexColor(std::size_t k) {
+    static const ImU32 colors[] = {IM_COL32(80, 150, 255, 255), IM_COL32(255, 150, 50, 255), IM_COL32(90, 200, 110, 255),
+                                   IM_COL32(215, 95, 200, 255), IM_COL32(240, 220, 80, 255), IM_COL32(120, 220, 230, 255)};
+    return colors[k % (sizeof colors / sizeof colors[0])];
+}
+
+// A reshape that reads like a permute: the input flattened into its memory order, coloured by the
+// index each number has on `axis` before (upper strip) and as the reshape reads it (lower strip),
+// then cut into the output's boxes. Different stripes in the two strips are the bug made visible.
+void DrawMemoryReshape(ImDrawList* dl, const Row& in, const Row& out, std::size_t axis, float x0, float x1, float top,
+                       float bottom) {
+    const float fs = ImGui::GetFontSize();
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const std::string label = axis < out.axes.size() ? out.axes[axis] : "?";
+    auto in_axis = std::find(in.axes.begin(), in.axes.end(), label);
+    if (in_axis == in.axes.end()) return;
+    char caption[160];
+    std::snprintf(caption, sizeof caption, tr("memory order \u2192, by the %s index: above before, below after"),
+                  label.c_str());
+    const float strip_h = fs * 0.9f;
+    const float y0 = top + fs * 1.65f, y1 = y0 + strip_h, y2 = y1 + strip_h;
+    const float width = std::max(x1 - x0, fs * 4.0f);
+    const std::size_t samples = static_cast<std::size_t>(width);
+    auto strip = [&](const Shape& shape, std::size_t a, float ya, float yb) {
+        for (const ui::MemoryRun& r : ui::memory_runs(shape, a, samples)) {
+            const float rx0 = x0 + width * static_cast<float>(r.begin) / static_cast<float>(samples);
+            const float rx1 = x0 + width * static_cast<float>(r.end) / static_cast<float>(samples);
+            dl->AddRectFilled(ImVec2(rx0, ya), ImVec2(rx1, yb), IndexColor(r.index));
+            const std::string k = std::to_string(r.index);
+            const ImVec2 ks = ImGui::CalcTextSize(k.c_str());
+            if (rx1 - rx0 > ks.x + 4.0f)
+                dl->AddText(ImVec2((rx0 + rx1 - ks.x) / 2, ya + (yb - ya - ks.y) / 2), IM_COL32(0, 0, 0, 255), k.c_str());
+        }
+        dl->AddRect(ImVec2(x0, ya), ImVec2(x0 + width, yb), dim);
+    };
+    strip(in.shape, static_cast<std::size_t>(in_axis - in.axes.begin()), y0, y1);
+    strip(out.shape, axis, y1, y2);
+    // Flatten: each input box pours straight down into the strip; refill: the strip is cut into
+    // the output's boxes in order, so the lines do not cross.
+    for (std::size_t i = 0; i < in.x.size(); ++i) {
+        const float cx = in.x[i] + in.w[i] / 2;
+        dl->AddLine(ImVec2(cx, top), ImVec2(cx, y0), AxisColorU32(in.axes[i], 0.8f), 1.5f);
+    }
+    for (std::size_t i = 0; i < out.x.size(); ++i) {
+        const float cx = out.x[i] + out.w[i] / 2;
+        dl->AddLine(ImVec2(cx, y2), ImVec2(cx, bottom), AxisColorU32(out.axes[i], 0.8f), 1.5f);
+    }
+    const ImVec2 caption_at(x0, top + fs * 0.35f);
+    const ImVec2 caption_size = ImGui::CalcTextSize(caption);
+    // On top of the pouring lines, on the window's own background.
+    dl->AddRectFilled(ImVec2(caption_at.x - 2, caption_at.y), ImVec2(caption_at.x + caption_size.x + 2, caption_at.y + caption_size.y),
+                      ImGui::GetColorU32(ImGuiCol_WindowBg));
+    dl->AddText(caption_at, dim, caption);
+}
+
 void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fs = ImGui::GetFontSize();
     const float gap = fs * 0.45f;
     const float label_w = fs * 6.5f;
     const float row_h = fs * 2.6f;
-    const float between = fs * 1.9f;  // vertical space for the move lines
 
-    struct Row {
-        std::string name;
-        Shape shape;
-        Axes axes;
-        std::vector<float> x;  // left edges
-        std::vector<float> w;
-    };
     auto layout = [&](const std::string& name, const Shape& shape, const Axes& axes, float x0) {
         Row r{name, shape, axes, {}, {}};
         float x = x0;
@@ -110,6 +167,11 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
     for (const auto& name : step.inputs)
         if (const Step* in = trace.find(name)) inputs.push_back(layout(name, in->shape(), in->axes(), x0));
     const Row out = layout(step.name, step.shape(), step.axes(), x0);
+    // A reshape whose labels read like a permute keeps every number where it is in memory: drawn
+    // as what it does (flatten, then refill in memory order), never as axes moving.
+    const int memory_axis =
+        step.op == Op::reshape && inputs.size() == 1 ? ui::relabelled_axis(inputs[0].axes, out.axes) : -1;
+    const float between = memory_axis >= 0 ? fs * 4.8f : fs * 1.9f;  // vertical space for the move lines
 
     float y = origin.y;
     dl->ChannelsSplit(2);  // 0: lines, 1: boxes on top
@@ -157,7 +219,13 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
                     break;
                 }
     }
-    if (!inputs.empty()) {
+    float right = x0;
+    for (const Row& r : inputs)
+        if (!r.x.empty()) right = std::max(right, r.x.back() + r.w.back());
+    if (!out.x.empty()) right = std::max(right, out.x.back() + out.w.back());
+    if (memory_axis >= 0) {
+        DrawMemoryReshape(dl, inputs[0], out, static_cast<std::size_t>(memory_axis), x0, right, first_row_bottom, out_y);
+    } else if (!inputs.empty()) {
         for (std::size_t i = 0; i < out.x.size(); ++i) {
             if (from_second[i] >= 0) {
                 const Row& r2 = inputs[1];
@@ -202,7 +270,9 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
         float x = out.x[i];
         float yy = out_y;
         float alpha = 1.0f;
-        if (!inputs.empty() && t < 1.0f) {
+        if (memory_axis >= 0) {
+            alpha = 0.3f + 0.7f * t;  // refilled in place: nothing moves
+        } else if (!inputs.empty() && t < 1.0f) {
             const float from_x = input_centre(moves[i].from) - out.w[i] / 2;
             x = from_x + (out.x[i] - from_x) * t;
             yy = first_row_bottom - row_h + (out_y - (first_row_bottom - row_h)) * t;
@@ -211,10 +281,6 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
         DrawAxisBox(dl, ImVec2(x, yy), out.axes[i], out.shape[i], alpha, true);
     }
     dl->ChannelsMerge();
-    float right = x0;
-    for (const Row& r : inputs)
-        if (!r.x.empty()) right = std::max(right, r.x.back() + r.w.back());
-    if (!out.x.empty()) right = std::max(right, out.x.back() + out.w.back());
     ImGui::Dummy(ImVec2(right - origin.x, out_y + row_h - origin.y + fs * 0.3f));
 }
 
