@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "fonts.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
 
@@ -190,6 +191,30 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ColoredShape(step.shape(), step.axes());
             ImGui::TableNextColumn();
             StatusCell(trace, step);
+        }
+        // A bug whose code stops with a shape error: the step that failed, with the error.
+        if (ui.zoo && ui.zoo->bug == ui.bug && !ui.zoo->failure.empty() && !ui.zoo->first_step.empty() &&
+            !trace.find(ui.zoo->first_step)) {
+            ImGui::TableNextRow();
+            ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(150, 40, 40, 110));
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%zu", trace.steps.size());
+            ImGui::TableNextColumn();
+            ImGui::TextColored(BadColor(), "%s", ui.zoo->first_step.c_str());
+            ImGui::TableNextColumn();
+            const std::string& failure = ui.zoo->failure;
+            ImGui::PushTextWrapPos(0.0f);
+            ImGui::TextColored(BadColor(), "%s", failure.substr(0, failure.find('\n')).c_str());
+            ImGui::PopTextWrapPos();
+            if (ImGui::IsItemHovered()) {
+                ImGui::BeginTooltip();
+                ImGui::PushFont(fonts().mono);
+                ImGui::TextUnformatted(failure.c_str());
+                ImGui::PopFont();
+                ImGui::EndTooltip();
+            }
+            ImGui::TableNextColumn();
+            ImGui::TextColored(BadColor(), "%s", tr("\u2717 shape error: the run stops here"));
         }
         ImGui::EndTable();
     }
