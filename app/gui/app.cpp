@@ -181,7 +181,9 @@ void SyncSelection(const Trace& trace, UiState& ui) {
     ui.stepper.set_count(static_cast<int>(trace.steps.size()));
     if (trace.steps.empty()) return;
     const std::string& name = trace.steps[static_cast<std::size_t>(ui.stepper.selected)].name;
+    if (ui.stepper.playing) ui.start_hint = false;
     if (name != ui.selected_step) {
+        if (!ui.selected_step.empty()) ui.start_hint = false;  // the user moved (the first frame only selects)
         ui.previous_step = ui.selected_step;
         ui.selected_step = name;
         ui.step_changed_at = ui.now;

@@ -49,6 +49,7 @@ struct UiState {
     std::string previous_step;   // the step shown before (for the axis-move animation)
     double step_changed_at = -1e9;  // time of the last selection change
     bool scroll_to_selection = false;  // the pipeline list brings the selected row into view once
+    bool start_hint = true;      // "start here: Play or →" until the user first moves or plays
     double now = 0.0;            // seconds since start
     bool animate = true;         // false in --screenshot (frames must be final)
     bool screenshot = false;     // --screenshot: nothing that varies between runs (timings) is drawn

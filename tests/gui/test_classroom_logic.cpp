@@ -328,6 +328,24 @@ TEST_CASE("narrative: every attention and ViT step is told in English and Chines
     CHECK(step_narrative("merged", Language::Chinese).text.find("多头注意力") != std::string::npos);
 }
 
+TEST_CASE("narrative: the Shape view's lead is the first one or two sentences of every step's text") {
+    CHECK(narrative_lead("One. Two. Three.") == "One. Two.");
+    CHECK(narrative_lead("One. Two. Three.", 1) == "One.");
+    CHECK(narrative_lead("Only one.") == "Only one.");
+    CHECK(narrative_lead("x.shape is 1.5 times y. Two.", 1) == "x.shape is 1.5 times y.");
+    CHECK(narrative_lead("\xE4\xB8\x80\xE3\x80\x82\xE4\xBA\x8C\xE3\x80\x82\xE4\xB8\x89\xE3\x80\x82") ==
+          "\xE4\xB8\x80\xE3\x80\x82\xE4\xBA\x8C\xE3\x80\x82");  // 一。二。三。 -> 一。二。
+    for (const std::string& step : narrated_steps())
+        for (Language language : {Language::English, Language::Chinese}) {
+            CAPTURE(step);
+            const std::string text = step_narrative(step, language).text;
+            const std::string lead = narrative_lead(text);
+            CHECK(lead.size() > 20);
+            CHECK(text.compare(0, lead.size(), lead) == 0);  // a prefix, cut at a sentence end
+            CHECK(lead.size() <= text.size());
+        }
+}
+
 TEST_CASE("narrative: MultiHeadAttention's steps are told as that class writes them, in both languages") {
     for (const StepInfo& step : attention_steps(Reference::mha)) {
         if (step.only_masked) continue;  // told with the masks (not a line of either class)

@@ -355,4 +355,19 @@ const std::vector<std::string>& narrated_steps() {
     return names;
 }
 
+std::string narrative_lead(const std::string& text, std::size_t sentences) {
+    std::size_t found = 0;
+    for (std::size_t i = 0; i < text.size() && sentences > 0; ++i) {
+        std::size_t end = std::string::npos;  // one past the sentence's last byte
+        const char ch = text[i];
+        if ((ch == '.' || ch == '!' || ch == '?') && i + 1 < text.size() && text[i + 1] == ' ') end = i + 1;
+        // 。！？ in UTF-8: E3 80 82, EF BC 81, EF BC 9F
+        if (text.compare(i, 3, "\xE3\x80\x82") == 0 || text.compare(i, 3, "\xEF\xBC\x81") == 0 ||
+            text.compare(i, 3, "\xEF\xBC\x9F") == 0)
+            end = i + 3;
+        if (end != std::string::npos && ++found == sentences) return text.substr(0, end);
+    }
+    return text;
+}
+
 }  // namespace attnscope::ui

@@ -21,6 +21,10 @@ struct StepNarrative {
 // whose line differs (qkv_proj, qkv[0], self.dropout, out_proj) are told as that class writes them.
 StepNarrative step_narrative(const std::string& step, Language language, Reference reference = Reference::vit);
 
+// The first `sentences` sentences of a narrative's text (ended by ". ", "! ", "? " or by 。！？):
+// the Shape view's short version. The whole text when it has no more.
+std::string narrative_lead(const std::string& text, std::size_t sentences = 2);
+
 // Every step name that has a narrative (the attention steps first, in pipeline order).
 const std::vector<std::string>& narrated_steps();
 

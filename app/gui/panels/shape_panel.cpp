@@ -11,6 +11,7 @@
 #include "beyond.hpp"
 #include "fonts.hpp"
 #include "logic/axes.hpp"
+#include "logic/narrative.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
 
@@ -396,6 +397,16 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s", step->is_view ? tr("  view (no copy)") : tr("  new tensor"));
     ImGui::SameLine();
     ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), "%s", step->contiguous ? tr("  contiguous") : tr("  not contiguous"));
+
+    // What the step does in plain words (presentation mode tells all of it), and where to begin.
+    const ui::StepNarrative story = ui::step_narrative(step->name, ui::language(), trace.config.reference);
+    ImGui::PushTextWrapPos(0.0f);
+    // A zoo bug's rewritten line does something else than the story tells: the Bug zoo explains it.
+    const bool buggy_line = step->code.find("# BUG") != std::string::npos;
+    if (!story.text.empty() && !buggy_line) ImGui::TextUnformatted(ui::narrative_lead(story.text).c_str());
+    if (ui.start_hint)
+        ImGui::TextColored(OkColor(), "%s", tr("Start here: press Play (in the pipeline list) or \u2192 to go through the layer one step at a time."));
+    ImGui::PopTextWrapPos();
 
     DrawAxisRows(trace, *step, ui);
 
