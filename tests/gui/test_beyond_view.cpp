@@ -50,6 +50,21 @@ TEST_CASE("beyond view: flash tiles fill row block by row block and causal tiles
     CHECK(tile_colour(TileState::Done) != tile_colour(TileState::Pending));
 }
 
+TEST_CASE("beyond view: the flash path chosen in the GUI gets tiles that N holds several of") {
+    CHECK(flash_tile_for(16, 16) == 4);    // the default demo: 4 x 4 tiles instead of one
+    CHECK(flash_tile_for(197, 16) == 16);  // ViT-B sizes keep the default
+    CHECK(flash_tile_for(32, 16) == 16);
+    CHECK(flash_tile_for(31, 16) == 7);
+    CHECK(flash_tile_for(3, 16) == 1);
+    CHECK(flash_tile_for(16, 0) == 4);
+    for (std::size_t n = 1; n <= 64; ++n)
+        for (std::size_t tile : {1, 4, 16, 64}) {
+            const std::size_t t = flash_tile_for(n, tile);
+            CHECK(t >= 1);
+            if (n >= 4) CHECK(n / t >= 2);  // at least two tiles per side when N allows
+        }
+}
+
 TEST_CASE("beyond view: a grid with more cells than pixels is sampled at each pixel's centre") {
     const auto colour = [](std::size_t row, std::size_t col) {
         return std::array<std::uint8_t, 3>{static_cast<std::uint8_t>(row % 256), static_cast<std::uint8_t>(row / 256),

@@ -68,4 +68,9 @@ void kv_cumulative_flops(const KvRecord& r, std::size_t t, double* cached, doubl
     }
 }
 
+std::size_t flash_tile_for(std::size_t tokens, std::size_t tile) {
+    if (tile >= 1 && tokens >= 2 * tile) return tile;
+    return std::max<std::size_t>(1, tokens / 4);
+}
+
 }  // namespace attnscope::ui

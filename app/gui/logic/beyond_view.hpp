@@ -53,4 +53,8 @@ void token_of_window(const WindowRecord& record, std::size_t w, std::size_t p, s
 // Cumulative FLOPs after tokens 0..t: with the cache and recomputing.
 void kv_cumulative_flops(const KvRecord& record, std::size_t t, double* cached, double* recompute);
 
+// The flash tile side to show when the flash path is chosen: `tile` when N holds at least 2 x 2
+// tiles of it, else about N / 4 (at least 1), so the tile animation has tiles to step through.
+std::size_t flash_tile_for(std::size_t tokens, std::size_t tile);
+
 }  // namespace attnscope::ui

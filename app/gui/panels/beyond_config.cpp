@@ -58,6 +58,10 @@ bool DrawBeyondConfig(AttentionConfig& c) {
         if (ImGui::RadioButton(names[i], &path, i)) {
             c.path = static_cast<AttentionPath>(path);
             if (c.path == AttentionPath::kv_cache) c.causal = true;
+            if (c.path == AttentionPath::flash) {  // tiles small enough that N holds several
+                c.tile_rows = ui::flash_tile_for(c.tokens, c.tile_rows);
+                c.tile_cols = ui::flash_tile_for(c.tokens, c.tile_cols);
+            }
             if (c.path == AttentionPath::windowed && c.window == 0) c.window = 4;
             if (c.path != AttentionPath::windowed) c.window = 0, c.shift = false, c.patch_merge = false;
             commit = true;

@@ -163,14 +163,16 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
 
     // m and l of the current block's rows after this tile
     const float plot_w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
-    char overlay[64];
-    std::snprintf(overlay, sizeof overlay, tr("running max m (%zu rows)"), t.rows);
+    // Titles above the plots, never over their lines.
+    const float title_x = ImGui::GetCursorPosX();
+    ImGui::TextDisabled(tr("running max m (%zu rows)"), t.rows);
+    ImGui::SameLine(title_x + plot_w + ImGui::GetStyle().ItemSpacing.x);
+    ImGui::TextDisabled("%s", tr("running sum l"));
     std::vector<float> m(t.m);
     for (float& x : m) if (std::isinf(x)) x = 0.0f;
-    ImGui::PlotLines("##m", m.data(), static_cast<int>(m.size()), 0, overlay, FLT_MAX, FLT_MAX, ImVec2(plot_w, 54));
+    ImGui::PlotLines("##m", m.data(), static_cast<int>(m.size()), 0, nullptr, FLT_MAX, FLT_MAX, ImVec2(plot_w, 54));
     ImGui::SameLine();
-    std::snprintf(overlay, sizeof overlay, "%s", tr("running sum l"));
-    ImGui::PlotLines("##l", t.l.data(), static_cast<int>(t.l.size()), 0, overlay, 0.0f, FLT_MAX, ImVec2(plot_w, 54));
+    ImGui::PlotLines("##l", t.l.data(), static_cast<int>(t.l.size()), 0, nullptr, 0.0f, FLT_MAX, ImVec2(plot_w, 54));
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", tr("each tile: m_new = max(m, rowmax S); l = exp(m - m_new) l + rowsum exp(S - m_new); "
                                  "O = exp(m - m_new) O + exp(S - m_new) V"));
@@ -237,9 +239,12 @@ void DrawKv(const Trace& trace, const KvRecord& r, UiState& ui) {
     if (ImGui::SmallButton(v.playing ? tr("pause") : tr("play"))) v.playing = !v.playing;
     ImGui::SameLine();
     int t = static_cast<int>(v.token);
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::SliderInt("##token", &t, 0, static_cast<int>(N) - 1, tr("token t = %d arrives")))
+    // The value beside the slider, where its handle cannot cover it.
+    ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 10.0f, ImGui::GetFontSize() * 4.0f));
+    if (ImGui::SliderInt("##token", &t, 0, static_cast<int>(N) - 1, ""))
         v.token = static_cast<std::size_t>(t), v.playing = false;
+    ImGui::SameLine();
+    ImGui::Text(tr("token t = %d arrives"), t);
     ImGui::Text(tr("k_cache, v_cache: %s  (append k_t, v_t; nothing is recomputed)"),
                 format_shape(tok.cache_shape).c_str());
     // the cache growing: one cell per token slot
@@ -260,10 +265,8 @@ void DrawKv(const Trace& trace, const KvRecord& r, UiState& ui) {
     if (ImGui::SliderInt(tr("head"), &head, 0, static_cast<int>(h) - 1)) v.head = static_cast<std::size_t>(head);
     if (!tok.attn.empty()) {
         const float* row = tok.attn.data() + v.head * (tok.t + 1);
-        char overlay[96];
-        std::snprintf(overlay, sizeof overlay, tr("attention of token %zu over %zu cached keys (batch item 0)"), tok.t,
-                      tok.t + 1);
-        ImGui::PlotHistogram("##row", row, static_cast<int>(tok.t + 1), 0, overlay, 0.0f, FLT_MAX,
+        ImGui::TextDisabled(tr("attention of token %zu over %zu cached keys (batch item 0)"), tok.t, tok.t + 1);
+        ImGui::PlotHistogram("##row", row, static_cast<int>(tok.t + 1), 0, nullptr, 0.0f, FLT_MAX,
                              ImVec2(ImGui::GetContentRegionAvail().x, 90));
     } else {
         ImGui::TextDisabled("%s", tr("attention rows not kept for this size"));
