@@ -14,6 +14,7 @@ namespace attnscope {
 struct GuiOptions {
     AttentionConfig config;       // the demo by default: x = torch.randn(2, 16, 768), 8 heads
     bool config_from_user = false;  // true when config options were given on the command line
+    bool tile_from_user = false;    // --tile given: the flash path keeps that tile size
     std::string open_path;        // `attnscope FILE`: open this file (activations, checkpoint, dump)
     std::optional<std::size_t> block;  // --block: the block of a multi-block file
     std::string model_path;       // --model: a ViT checkpoint of any family (the Image panel)

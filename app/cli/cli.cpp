@@ -367,6 +367,7 @@ int cmd_gui(GuiArgs& args, char** argv) {
     g.quiz = args.classroom.quiz;
     g.config = o.config;
     g.config_from_user = o.any_given();
+    g.tile_from_user = o.beyond.tile->count() > 0;
     if (o.heads->count()) g.heads = o.config.heads;
     std::tie(g.width, g.height) = parse_size(args.size);
     apply_teach_gui_options(g);

@@ -454,6 +454,10 @@ void LoadSettingsAndOptions(Gui& g) {
         ui.panels.heads = ui.panels.row_sums = false;
     }
     g.config = options.config;
+    if (g.config.path == AttentionPath::flash && !options.tile_from_user) {  // --flash: tiles N holds several of
+        g.config.tile_rows = ui::flash_tile_for(g.config.tokens, g.config.tile_rows);
+        g.config.tile_cols = ui::flash_tile_for(g.config.tokens, g.config.tile_cols);
+    }
     if (!g.shot && !options.config_from_user && g.settings && g.settings->has_config) g.config = g.settings->config;
     ui.config_draft = g.config;
     ui.config_errors = validate(g.config, memory_budget());

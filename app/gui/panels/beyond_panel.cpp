@@ -165,8 +165,11 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     const float plot_w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
     // Titles above the plots, never over their lines.
     const float title_x = ImGui::GetCursorPosX();
-    ImGui::TextDisabled(tr("running max m (%zu rows)"), t.rows);
-    ImGui::SameLine(title_x + plot_w + ImGui::GetStyle().ItemSpacing.x);
+    char m_title[64];
+    std::snprintf(m_title, sizeof m_title, tr("running max m (%zu rows)"), t.rows);
+    ImGui::TextDisabled("%s", m_title);
+    if (ImGui::CalcTextSize(m_title).x < plot_w)  // side by side when the first fits above its plot
+        ImGui::SameLine(title_x + plot_w + ImGui::GetStyle().ItemSpacing.x);
     ImGui::TextDisabled("%s", tr("running sum l"));
     std::vector<float> m(t.m);
     for (float& x : m) if (std::isinf(x)) x = 0.0f;
