@@ -7,6 +7,7 @@ usage (under xvfb-run): drop_test.py [--first FILE0] [--expect-title TEXT] ATTNS
   --first: drop FILE0 before FILE (and wait until the app has taken it)
   --expect-title: also wait until the window's title contains TEXT (what the app shows)
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -33,6 +34,24 @@ def find_window(d, pid, timeout):
                 pass
         time.sleep(0.2)
     return None
+
+
+@contextlib.contextmanager
+def launched(exe, args):
+    """Starts the app with these arguments and its own empty config folder, and yields the display
+    and the app's window once it is mapped and has drawn for 3 seconds; the app is killed after."""
+    with tempfile.TemporaryDirectory() as config:
+        app = subprocess.Popen([exe] + args, env=dict(os.environ, XDG_CONFIG_HOME=config))
+        try:
+            d = display.Display()
+            window = find_window(d, app.pid, 30)
+            if window is None:
+                sys.exit("FAIL: no attnscope window appeared")
+            time.sleep(3)
+            yield d, window
+        finally:
+            app.kill()
+            app.wait()
 
 
 def drop(d, target, path, timeout=5.0):

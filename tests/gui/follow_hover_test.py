@@ -8,16 +8,14 @@ after Esc.
 usage (under xvfb-run -s "-screen 0 1600x1000x24"): follow_hover_test.py ATTNSCOPE
 """
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
-from Xlib import X, XK, display
+from Xlib import X, XK
 from Xlib.ext import xtest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from drop_test import find_window  # noqa: E402
+from drop_test import launched  # noqa: E402
 
 # The pipeline panel's # column (panels' PlaceWindow(0, 22, 530, 548)), below its header row.
 HASH_COLUMN = (6, 110, 18, 380)
@@ -67,42 +65,32 @@ def key(d, name):
 
 def main():
     exe = sys.argv[1]
-    with tempfile.TemporaryDirectory() as config:
-        app = subprocess.Popen([exe, "--batch", "1", "--tokens", "6", "--dim", "24", "--heads", "4",
-                                "--step", "qkv", "--size", "1600x1000"], env=dict(os.environ, XDG_CONFIG_HOME=config))
-        try:
-            d = display.Display()
-            window = find_window(d, app.pid, 30)
-            if window is None:
-                sys.exit("FAIL: no attnscope window appeared")
-            time.sleep(3)
-            move(d, window, *AWAY)
-            plain = grab(d, window)
-            move(d, window, *CELL)
-            hovered = grab(d, window)
-            move(d, window, *AWAY)
-            left = grab(d, window)
-            move(d, window, *CELL)
-            click(d)
-            move(d, window, *AWAY)
-            pinned = grab(d, window)
-            key(d, "Escape")
-            cleared = grab(d, window)
-            shares = [differing(plain, g) for g in (hovered, left, pinned, cleared)]
-            print("pixels of the # column unlike its plain look: hovered %.3f, left %.3f, pinned %.3f, "
-                  "after Esc %.3f" % tuple(shares))
-            if shares[0] < 0.02:
-                sys.exit("FAIL: hovering a cell of the inspector did not mark the related steps")
-            if shares[1] > 0.002:
-                sys.exit("FAIL: the marks stayed after the mouse left the cell (hover must follow only while hovering)")
-            if shares[2] < 0.02:
-                sys.exit("FAIL: a click did not pin the followed element")
-            if shares[3] > 0.002:
-                sys.exit("FAIL: Esc did not clear the pinned element")
-            print("PASS: hover follows while hovering, a click pins, Esc clears")
-        finally:
-            app.kill()
-            app.wait()
+    args = ["--batch", "1", "--tokens", "6", "--dim", "24", "--heads", "4", "--step", "qkv", "--size", "1600x1000"]
+    with launched(exe, args) as (d, window):
+        move(d, window, *AWAY)
+        plain = grab(d, window)
+        move(d, window, *CELL)
+        hovered = grab(d, window)
+        move(d, window, *AWAY)
+        left = grab(d, window)
+        move(d, window, *CELL)
+        click(d)
+        move(d, window, *AWAY)
+        pinned = grab(d, window)
+        key(d, "Escape")
+        cleared = grab(d, window)
+        shares = [differing(plain, g) for g in (hovered, left, pinned, cleared)]
+        print("pixels of the # column unlike its plain look: hovered %.3f, left %.3f, pinned %.3f, "
+              "after Esc %.3f" % tuple(shares))
+        if shares[0] < 0.02:
+            sys.exit("FAIL: hovering a cell of the inspector did not mark the related steps")
+        if shares[1] > 0.002:
+            sys.exit("FAIL: the marks stayed after the mouse left the cell (hover must follow only while hovering)")
+        if shares[2] < 0.02:
+            sys.exit("FAIL: a click did not pin the followed element")
+        if shares[3] > 0.002:
+            sys.exit("FAIL: Esc did not clear the pinned element")
+        print("PASS: hover follows while hovering, a click pins, Esc clears")
 
 
 if __name__ == "__main__":

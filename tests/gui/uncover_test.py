@@ -7,16 +7,14 @@ the place then shows the heads' heatmaps: most of the area painted, where Follow
 usage (under xvfb-run -s "-screen 0 1600x1000x24"): uncover_test.py ATTNSCOPE
 """
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
-from Xlib import X, display
+from Xlib import X
 from Xlib.ext import xtest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from drop_test import find_window  # noqa: E402
+from drop_test import launched  # noqa: E402
 
 # The shared place of Heads and Follow (panels' PlaceWindow(1130, 22, 470, 548)): the grid's area,
 # and Follow's close button in its title bar.
@@ -49,27 +47,17 @@ def click(d, window, x, y):
 
 def main():
     exe = sys.argv[1]
-    with tempfile.TemporaryDirectory() as config:
-        app = subprocess.Popen([exe, "--batch", "1", "--tokens", "197", "--dim", "768", "--heads", "12",
-                                "--step", "attn", "--size", "1600x1000"], env=dict(os.environ, XDG_CONFIG_HOME=config))
-        try:
-            d = display.Display()
-            window = find_window(d, app.pid, 30)
-            if window is None:
-                sys.exit("FAIL: no attnscope window appeared")
-            time.sleep(3)
-            covered = painted(d, window)
-            click(d, window, *FOLLOW_CLOSE)
-            time.sleep(2)
-            shown = painted(d, window)
-            print("painted share of the Heads place: %.2f under Follow (its text), %.2f after closing Follow"
-                  % (covered, shown))
-            if shown < 0.3 or shown < 3 * covered:
-                sys.exit("FAIL: the Heads grid was not drawn after Follow was closed")
-            print("PASS: the Heads grid is drawn once Follow no longer covers it")
-        finally:
-            app.kill()
-            app.wait()
+    args = ["--batch", "1", "--tokens", "197", "--dim", "768", "--heads", "12", "--step", "attn", "--size", "1600x1000"]
+    with launched(exe, args) as (d, window):
+        covered = painted(d, window)
+        click(d, window, *FOLLOW_CLOSE)
+        time.sleep(2)
+        shown = painted(d, window)
+        print("painted share of the Heads place: %.2f under Follow (its text), %.2f after closing Follow"
+              % (covered, shown))
+        if shown < 0.3 or shown < 3 * covered:
+            sys.exit("FAIL: the Heads grid was not drawn after Follow was closed")
+        print("PASS: the Heads grid is drawn once Follow no longer covers it")
 
 
 if __name__ == "__main__":
