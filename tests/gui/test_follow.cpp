@@ -40,6 +40,21 @@ TEST_CASE("follow: a click pins; the pin survives leaving and hovering other cel
     CHECK(f.pinned);
 }
 
+TEST_CASE("follow: the Follow panel appears for a pinned element only, never for a hover or nothing") {
+    FollowState f;
+    CHECK_FALSE(f.shows_panel());  // at start: Heads, which shares its place, is visible
+    f.hover("x", {0, 1}, false);
+    CHECK_FALSE(f.shows_panel());
+    f.hover("x", {0, 1}, true);
+    CHECK(f.shows_panel());
+    f.clear();
+    CHECK_FALSE(f.shows_panel());
+    f.pin("q", {0, 1, 2, 3});
+    CHECK(f.shows_panel());
+    f.unpin();
+    CHECK_FALSE(f.shows_panel());
+}
+
 TEST_CASE("follow: clicking the pinned cell unpins it; clear and unpin end the follow") {
     FollowState f;
     f.hover("x", {0, 3, 4}, true);

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""A panel that skipped its work while covered is drawn once it is uncovered. The Heads grid shares
-its place with the Follow panel, which covers it at start; covered, it extracts no slices and
-uploads no textures. The test clicks Follow's close button on the live app (XTEST) and passes when
-the place then shows the heads' heatmaps: most of the area painted, where Follow's text painted little.
+"""The Heads grid is visible at start, and a panel that skipped its work while covered is drawn once
+it is uncovered. Heads shares its place with the Follow panel, which appears only for a pinned
+element; covered, Heads extracts no slices and uploads no textures. The test clicks a cell of the
+inspector on the live app (XTEST), which pins it and brings Follow over Heads, then presses Esc,
+which clears the pin and takes Follow away, and passes when the place shows the heads' heatmaps at
+start and again after Esc (most of the area painted), and Follow's text (little painted) between.
 
 usage (under xvfb-run -s "-screen 0 1600x1000x24"): uncover_test.py ATTNSCOPE
 """
@@ -11,53 +13,52 @@ import sys
 import time
 
 from Xlib import X
-from Xlib.ext import xtest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from drop_test import launched  # noqa: E402
+from follow_hover_test import CELL, click, differing, key, move  # noqa: E402
 
-# The shared place of Heads and Follow (panels' PlaceWindow(1130, 22, 470, 548)): the grid's area,
-# and Follow's close button in its title bar.
+# The shared place of Heads and Follow (panels' PlaceWindow(1130, 22, 470, 548)): the grid's area.
 GRID = (1140, 100, 270, 400)
-FOLLOW_CLOSE = (1585, 33)
 
 
-def painted(d, window):
-    """The share of the grid's area that is not the most common colour (the window background),
-    read from the screen (the root window: reading a GL window itself is not reliable under Xvfb)."""
+def grab(d, window):
+    """The grid's area as raw pixels, read from the screen (the root window: reading a GL window
+    itself is not reliable under Xvfb)."""
     x, y, w, h = GRID
     at = d.screen().root.translate_coords(window, x, y)  # the window's (x, y) on the screen
-    raw = d.screen().root.get_image(at.x, at.y, w, h, X.ZPixmap, 0xFFFFFFFF).data
+    return d.screen().root.get_image(at.x, at.y, w, h, X.ZPixmap, 0xFFFFFFFF).data
+
+
+def painted(raw):
+    """The share of the area that is not its most common colour (the window background)."""
     pixels = [raw[i:i + 3] for i in range(0, len(raw), 4)]
     background = max(set(pixels), key=pixels.count)
     return 1.0 - pixels.count(background) / len(pixels)
-
-
-def click(d, window, x, y):
-    at = d.screen().root.translate_coords(window, x, y)
-    xtest.fake_input(d, X.MotionNotify, x=at.x, y=at.y)
-    d.sync()
-    time.sleep(0.2)
-    # Press and release at once, and no event after them: the frame that closes Follow is the last
-    # one the app draws unless it asks for another itself.
-    xtest.fake_input(d, X.ButtonPress, 1)
-    xtest.fake_input(d, X.ButtonRelease, 1)
-    d.sync()
 
 
 def main():
     exe = sys.argv[1]
     args = ["--batch", "1", "--tokens", "197", "--dim", "768", "--heads", "12", "--step", "attn", "--size", "1600x1000"]
     with launched(exe, args) as (d, window):
-        covered = painted(d, window)
-        click(d, window, *FOLLOW_CLOSE)
+        at_start = grab(d, window)
+        move(d, window, *CELL)
+        click(d)
         time.sleep(2)
-        shown = painted(d, window)
-        print("painted share of the Heads place: %.2f under Follow (its text), %.2f after closing Follow"
-              % (covered, shown))
-        if shown < 0.3 or shown < 3 * covered:
-            sys.exit("FAIL: the Heads grid was not drawn after Follow was closed")
-        print("PASS: the Heads grid is drawn once Follow no longer covers it")
+        pinned = grab(d, window)
+        key(d, "Escape")
+        time.sleep(2)
+        after = grab(d, window)
+        print("painted share of the Heads place: %.2f at start, %.2f after Esc; pixels unlike the start: %.2f with "
+              "an element pinned (Follow), %.2f after Esc"
+              % (painted(at_start), painted(after), differing(at_start, pinned), differing(at_start, after)))
+        if painted(at_start) < 0.3:
+            sys.exit("FAIL: the Heads grid is not visible at start")
+        if differing(at_start, pinned) < 0.3:
+            sys.exit("FAIL: pinning an element did not bring the Follow panel over Heads")
+        if differing(at_start, after) > 0.02:
+            sys.exit("FAIL: the Heads grid was not drawn again after Follow went away")
+        print("PASS: Heads is visible at start and drawn again once Follow no longer covers it")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ struct FollowState {
     bool hovered_this_frame = false;  // the inspector reported a hovered cell during this frame
 
     bool active() const { return !step.empty(); }
+    // The Follow panel appears for a pinned element only: a hovered one is marked in the pipeline
+    // and the inspector, and the panel would cover the Heads grid (its place) at every hover.
+    bool shows_panel() const { return pinned && active(); }
     // The inspector's hovered cell; clicked: pin it (clicking the pinned cell again unpins it).
     void hover(const std::string& hovered_step, const std::vector<std::size_t>& hovered_index, bool clicked);
     void pin(const std::string& pinned_step, const std::vector<std::size_t>& pinned_index);

@@ -158,17 +158,10 @@ void FollowedLine(UiState& ui) {
 }
 
 void DrawFollowPanel(const Trace& trace, UiState& ui) {
-    if (!ui.show_follow) return;
+    const Step* followed = ui.follow.shows_panel() ? trace.find(ui.follow.step) : nullptr;
+    if (!ui.show_follow || !followed) return;
     PlaceWindow(1130, 22, 470, 548);
     if (!ImGui::Begin(tr("Follow an element"), &ui.show_follow)) {
-        ImGui::End();
-        return;
-    }
-    const Step* followed = ui.follow.step.empty() ? nullptr : trace.find(ui.follow.step);
-    if (!followed) {
-        EmptyState(tr("Nothing followed"),
-                   tr("Hover a cell in the tensor inspector: every earlier step shows where it comes from, every "
-                      "later step what it feeds. Click the cell to pin it."));
         ImGui::End();
         return;
     }
@@ -186,12 +179,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
     ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s%s", ui.follow.step.c_str(), ui::format_index(ui.follow.index).c_str());
     ImGui::PopFont();
     ImGui::SameLine();
-    if (ui.follow.pinned) {
-        if (ImGui::SmallButton(tr("unpin"))) ui.follow.unpin();
-    } else {
-        ImGui::TextDisabled("%s", tr("(hover)"));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the inspector's hovered cell; click a cell to pin it"));
-    }
+    if (ImGui::SmallButton(tr("unpin"))) ui.follow.unpin();
     ImGui::SameLine();
     if (ImGui::SmallButton(tr("show"))) ui.follow_reveal = true;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("open the followed element's slice in the inspector"));
