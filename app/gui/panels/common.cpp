@@ -35,8 +35,12 @@ InspectorView& ViewFor(UiState& ui, const Step& step) {
 
 void PlaceWindow(float x, float y, float w, float h) {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
-    const float sx = d.x / 1600.0f, sy = d.y / 1000.0f;
-    ImGui::SetNextWindowPos(ImVec2(x * sx, y * sy), ImGuiCond_FirstUseEver);
+    // The design's rows start under its 22 px menu bar; they are mapped under the real one, whose
+    // height follows the font (and the UI scale), so no title bar covers the menu's text.
+    constexpr float kDesignMenu = 22.0f;
+    const float menu = ImGui::GetFrameHeight();
+    const float sx = d.x / 1600.0f, sy = (d.y - menu) / (1000.0f - kDesignMenu);
+    ImGui::SetNextWindowPos(ImVec2(x * sx, menu + (y - kDesignMenu) * sy), ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowSize(ImVec2(w * sx, h * sy), ImGuiCond_FirstUseEver);
 }
 

@@ -78,7 +78,8 @@ const Step* SelectedStep(const Trace& trace, const UiState& ui);
 void SelectStep(const Trace& trace, UiState& ui, const std::string& name);
 // The inspector's view of a step, created and normalized for its shape.
 InspectorView& ViewFor(UiState& ui, const Step& step);
-// Initial window placement for a 1600 x 1000 layout, scaled to the display.
+// Initial window placement for a 1600 x 1000 layout (menu bar 22 px), scaled to the display below
+// the real menu bar.
 void PlaceWindow(float x, float y, float w, float h);
 // The compared step's first divergence from the reference (nullptr when none or not a file).
 const StepDifference* FirstDivergence(const Trace& trace);
