@@ -110,7 +110,11 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ImGui::TextDisabled(tr("the file's steps are not compared (see the Config panel for why)"));
         }
     }
-    if (ImGui::BeginTable("steps", from_file ? 5 : 4, flags, ImVec2(0, 0))) {
+    // Rows one text line high with no vertical cell padding: the 17 steps fit at 1280 x 720.
+    ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(ImGui::GetStyle().CellPadding.x, 0.0f));
+    const bool table = ImGui::BeginTable("steps", from_file ? 5 : 4, flags, ImVec2(0, 0));
+    ImGui::PopStyleVar();
+    if (table) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthFixed);
@@ -164,31 +168,36 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                 ImGui::TableNextColumn();
                 continue;
             }
-            // Shape before -> after: the first input's shape (a matmul shows both operands).
-            bool any_input = false;  // a file may lack a step's inputs: then only its own shape
-            for (const std::string& name : step.inputs) any_input |= trace.find(name) != nullptr;
-            if (any_input) {
-                bool first_operand = true;
-                for (std::size_t k = 0; k < step.inputs.size(); ++k) {
-                    const Step* in = trace.find(step.inputs[k]);
-                    if (!in) continue;
-                    if (!first_operand) {
+            // Shape before -> after on one line: the inputs' shapes (a matmul shows both operands),
+            // then the result. When that does not fit the column, the result alone, with the whole
+            // line in its tooltip, so every step keeps one row (all 17 fit at 1280 x 720).
+            std::vector<const Step*> inputs;  // a file may lack a step's inputs: then only its own shape
+            std::string whole;
+            for (const std::string& name : step.inputs)
+                if (const Step* in = trace.find(name)) {
+                    whole += (inputs.empty() ? "" : std::string(" ") + op_symbol(step.op) + " ") + format_shape(in->shape());
+                    inputs.push_back(in);
+                }
+            whole += (inputs.empty() ? "" : " \u2192 ") + format_shape(step.shape());
+            const bool fits =  // drawn in pieces, a little wider than the text: one character of slack
+                ImGui::CalcTextSize(whole.c_str()).x + ImGui::GetFontSize() <= ImGui::GetContentRegionAvail().x;
+            if (fits) {
+                for (std::size_t k = 0; k < inputs.size(); ++k) {
+                    if (k > 0) {
                         ImGui::SameLine(0, 4);
                         ImGui::TextUnformatted(op_symbol(step.op));
                         ImGui::SameLine(0, 4);
                     }
-                    ColoredShape(in->shape(), in->axes());
-                    first_operand = false;
-                }
-                // The result goes on its own line after two operands, or when the row would not fit.
-                const Step* in0 = trace.find(step.inputs[0]);
-                const std::string one_line = (in0 ? format_shape(in0->shape()) : "") + " \u2192 " + format_shape(step.shape());
-                if (step.inputs.size() < 2 && ImGui::CalcTextSize(one_line.c_str()).x <= ImGui::GetContentRegionAvail().x)
+                    ColoredShape(inputs[k]->shape(), inputs[k]->axes());
                     ImGui::SameLine(0, 6);
+                }
+            }
+            if (!inputs.empty()) {
                 ImGui::TextUnformatted("\u2192");
                 ImGui::SameLine(0, 6);
             }
             ColoredShape(step.shape(), step.axes());
+            if (!fits && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", whole.c_str());
             ImGui::TableNextColumn();
             StatusCell(trace, step);
         }
