@@ -148,8 +148,11 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fs = ImGui::GetFontSize();
     const float gap = fs * 0.45f;
-    const float label_w = fs * 6.5f;
     const float row_h = fs * 2.6f;
+    // The step names on the left: as wide as the longest (patch_merge_x0 …), within 6.5 to 12 fonts.
+    float name_w = ImGui::CalcTextSize(step.name.c_str()).x;
+    for (const auto& name : step.inputs) name_w = std::max(name_w, ImGui::CalcTextSize(name.c_str()).x);
+    const float label_w = std::clamp(name_w + fs * 0.6f, fs * 6.5f, fs * 12.0f);
 
     auto layout = [&](const std::string& name, const Shape& shape, const Axes& axes, float x0) {
         Row r{name, shape, axes, {}, {}};
@@ -188,7 +191,9 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
         if (k == 0) in_y = y;
         y += row_h + (k + 1 < inputs.size() ? fs * 0.5f : 0.0f);
         if (k + 1 < inputs.size()) {
-            dl->AddText(ImVec2(origin.x + label_w - fs * 1.5f, y - fs * 0.2f), text, op_symbol(step.op));
+            // Right-aligned before the boxes, between the two rows (below one name, above the next).
+            const float symbol_w = ImGui::CalcTextSize(op_symbol(step.op)).x;
+            dl->AddText(ImVec2(origin.x + label_w - symbol_w - fs * 0.3f, y - fs * 0.45f), text, op_symbol(step.op));
         }
     }
     // Lines from where each output axis came from (first input) to where it is now.
