@@ -5,46 +5,34 @@ and a title naming what is open.
 
 usage (under xvfb-run): window_icon_test.py TITLE ATTNSCOPE [app arguments ...]
 """
-import os
-import subprocess
 import sys
-import tempfile
 import time
 
-from Xlib import Xatom, display
+from Xlib import Xatom
 
-from drop_test import find_window, title
+from drop_test import launched, title
 
 
 def main():
     expect_title, exe, app_args = sys.argv[1], sys.argv[2], sys.argv[3:]
-    with tempfile.TemporaryDirectory() as config:
-        app = subprocess.Popen([exe] + app_args, env=dict(os.environ, XDG_CONFIG_HOME=config))
-        try:
-            d = display.Display()
-            window = find_window(d, app.pid, 20)
-            if window is None:
-                sys.exit("FAIL: no attnscope window appeared")
-            icon = window.get_full_property(d.intern_atom("_NET_WM_ICON"), Xatom.CARDINAL)
-            if not icon or len(icon.value) < 2 or (icon.value[0], icon.value[1]) != (256, 256):
-                sys.exit("FAIL: the window has no 256 x 256 icon (_NET_WM_ICON: %s)" %
-                         (list(icon.value[:2]) if icon else None))
-            pixels = icon.value[2:2 + 256 * 256]
-            if len(set(pixels)) < 16:
-                sys.exit("FAIL: the window icon has %d colours, expected the drawn icon" % len(set(pixels)))
-            wm_class = window.get_wm_class()
-            if wm_class != ("attnscope", "attnscope"):
-                sys.exit("FAIL: WM_CLASS is %r, expected ('attnscope', 'attnscope')" % (wm_class,))
-            deadline = time.time() + 30
-            while time.time() < deadline and expect_title not in title(d, window):
-                time.sleep(0.2)
-            shown = title(d, window)
-            if expect_title not in shown:
-                sys.exit("FAIL: the window title is %r, expected it to contain %r" % (shown, expect_title))
-            print("PASS: icon 256 x 256, WM_CLASS attnscope, title:", shown)
-        finally:
-            app.terminate()
-            app.wait(timeout=10)
+    with launched(exe, app_args) as (d, window):
+        icon = window.get_full_property(d.intern_atom("_NET_WM_ICON"), Xatom.CARDINAL)
+        if not icon or len(icon.value) < 2 or (icon.value[0], icon.value[1]) != (256, 256):
+            sys.exit("FAIL: the window has no 256 x 256 icon (_NET_WM_ICON: %s)" %
+                     (list(icon.value[:2]) if icon else None))
+        pixels = icon.value[2:2 + 256 * 256]
+        if len(set(pixels)) < 16:
+            sys.exit("FAIL: the window icon has %d colours, expected the drawn icon" % len(set(pixels)))
+        wm_class = window.get_wm_class()
+        if wm_class != ("attnscope", "attnscope"):
+            sys.exit("FAIL: WM_CLASS is %r, expected ('attnscope', 'attnscope')" % (wm_class,))
+        deadline = time.time() + 30
+        while time.time() < deadline and expect_title not in title(d, window):
+            time.sleep(0.2)
+        shown = title(d, window)
+        if expect_title not in shown:
+            sys.exit("FAIL: the window title is %r, expected it to contain %r" % (shown, expect_title))
+        print("PASS: icon 256 x 256, WM_CLASS attnscope, title:", shown)
 
 
 if __name__ == "__main__":
