@@ -652,27 +652,21 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
                "plus the identity for the residual, rows renormalized, multiplied over all blocks"));
 
     if (ImGui::BeginTabBar("##image_tabs")) {
-        if (ImGui::BeginTabItem(tr("Attention"))) {
-            AttentionTab(*vit, ui, block);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("where one query token looks, per head, and the rollout"));
-        const ImGuiTabItemFlags select = ui.vit_positions_tab ? ImGuiTabItemFlags_SetSelected : 0;
-        ui.vit_positions_tab = false;
-        if (ImGui::BeginTabItem(tr("Positions"), nullptr, select)) {
-            PositionsTab(*vit, ui, block);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("why position embeddings matter: shuffle the patches with and without them"));
-        const ImGuiTabItemFlags select_dp = ui.vit_drop_path_tab ? ImGuiTabItemFlags_SetSelected : 0;
-        ui.vit_drop_path_tab = false;
-        if (ImGui::BeginTabItem(tr("Drop path"), nullptr, select_dp)) {
-            DropPathTab(*vit, ui, block);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("stochastic depth: which samples lost a block's branch, and LayerScale"));
+        // One tab: selected once when `select` asks for it (an experiment started from the command line).
+        auto tab = [&](const char* label, const char* tooltip, bool* select, auto draw) {
+            const ImGuiTabItemFlags flags = select && *select ? ImGuiTabItemFlags_SetSelected : 0;
+            if (select) *select = false;
+            if (ImGui::BeginTabItem(label, nullptr, flags)) {
+                draw(*vit, ui, block);
+                ImGui::EndTabItem();
+            }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip);
+        };
+        tab(tr("Attention"), tr("where one query token looks, per head, and the rollout"), nullptr, AttentionTab);
+        tab(tr("Positions"), tr("why position embeddings matter: shuffle the patches with and without them"),
+            &ui.vit_positions_tab, PositionsTab);
+        tab(tr("Drop path"), tr("stochastic depth: which samples lost a block's branch, and LayerScale"),
+            &ui.vit_drop_path_tab, DropPathTab);
         ImGui::EndTabBar();
     }
     ImGui::End();
