@@ -35,5 +35,6 @@ std::string data_dir() {
 
 std::string demo_model_path() { return data_dir() + "/models/demo_vit.safetensors"; }
 std::string demo_image_path() { return data_dir() + "/samples/06_triangle.png"; }
+std::string where_model_path() { return data_dir() + "/models/where_vit.safetensors"; }
 
 }  // namespace attnscope

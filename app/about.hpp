@@ -27,5 +27,8 @@ std::string data_dir();
 // The demo ViT and the picture --demo-vit opens, under data_dir().
 std::string demo_model_path();
 std::string demo_image_path();
+// The demo ViT fine-tuned to answer where the red shape is (tools/train_where_vit.py): the model
+// of the position experiment whose answer needs its position embeddings.
+std::string where_model_path();
 
 }  // namespace attnscope

@@ -1,6 +1,6 @@
 // The position-embedding experiment (core/vit/positions): the permutation, the shuffled picture, the
 // demo model with and without position embeddings, against PyTorch's numbers from
-// tools/make_position_fixtures.py (tests/data/vit/positions, assets/models/demo_vit.positions.json).
+// tools/make_position_fixtures.py (tests/data/vit/positions, assets/models/{demo,where}_vit.positions.json).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -30,8 +30,9 @@ namespace {
 
 const fs::path kFixture = fs::path(ATTNSCOPE_TEST_DATA) / "vit" / "positions";
 const fs::path kHeldout = fs::path(ATTNSCOPE_TEST_DATA) / "vit" / "heldout";
-const fs::path kDemoModel =
-    (fs::path(ATTNSCOPE_TEST_DATA) / ".." / ".." / "assets" / "models" / "demo_vit.safetensors").lexically_normal();
+const fs::path kModels = (fs::path(ATTNSCOPE_TEST_DATA) / ".." / ".." / "assets" / "models").lexically_normal();
+const fs::path kDemoModel = kModels / "demo_vit.safetensors";
+const fs::path kWhereModel = kModels / "where_vit.safetensors";  // tools/train_where_vit.py
 
 Tensor read_pixels(const char* name) { return {read_npy((kFixture / name).string()), {"B", "3", "H", "W"}}; }
 
@@ -109,21 +110,27 @@ TEST_CASE("with position embeddings the same shuffle changes the attention and t
           1000 * read_json(kFixture / "expected.json")["nopos"]["max_attn_difference"].get<double>());
 }
 
-TEST_CASE("held-out accuracy with and without position embeddings, as is and shuffled, equals PyTorch's") {
-    const std::optional<PositionAccuracy> torch = read_position_accuracy(kDemoModel.string());
+namespace {
+
+// attnscope's own count of a model's held-out table: [pos_embed on, off] x [as is, shuffled], the
+// correct predictions and the mean probability of the true class; checked against the table PyTorch
+// wrote beside the model.
+void check_heldout_table(const fs::path& model_path, const fs::path& heldout_dir) {
+    const std::optional<PositionAccuracy> torch = read_position_accuracy(model_path.string());
     REQUIRE(torch);
-    const nlohmann::json heldout = read_json(kHeldout / "labels.json");
-    const RgbImage mosaic = load_image((kHeldout / "images.png").string(), default_memory_budget());
+    const nlohmann::json heldout = read_json(heldout_dir / "labels.json");
+    const RgbImage mosaic = load_image((heldout_dir / "images.png").string(), default_memory_budget());
     const std::size_t tile = heldout["tile"], columns = heldout["columns"], count = heldout["label"].size();
     REQUIRE(count == torch->images);
-    const VitModel models[2] = {demo_model(), without_pos_embed(demo_model())};
-    const std::vector<std::size_t> order = patch_permutation(demo_model().config.patches(), torch->seed);
+    const VitModel model = load_vit_model(model_path.string(), std::nullopt, default_memory_budget());
+    const VitModel models[2] = {model, without_pos_embed(model)};
+    const std::vector<std::size_t> order = patch_permutation(model.config.patches(), torch->seed);
     std::size_t correct[2][2] = {{0, 0}, {0, 0}};
     double prob[2][2] = {{0, 0}, {0, 0}};
     for (std::size_t i = 0; i < count; ++i) {
         const RgbImage image = mosaic_tile(mosaic, tile, columns, i);
-        const Tensor pixels = image_to_pixels(image, 64, demo_model().mean, demo_model().std);
-        const Tensor inputs[2] = {pixels, shuffle_patches(pixels, 8, order)};
+        const Tensor pixels = image_to_pixels(image, model.config.image_size, model.mean, model.std);
+        const Tensor inputs[2] = {pixels, shuffle_patches(pixels, model.config.patch_size, order)};
         const std::size_t label = heldout["label"][i];
         for (int p = 0; p < 2; ++p)
             for (int s = 0; s < 2; ++s) {
@@ -140,8 +147,18 @@ TEST_CASE("held-out accuracy with and without position embeddings, as is and shu
             CHECK(correct[p][s] == torch->correct[p][s]);
             CHECK(prob[p][s] == doctest::Approx(torch->true_class_prob[p][s]).epsilon(1e-5));
         }
-    MESSAGE("held-out: pos_embed " << correct[0][0] << ", shuffled " << correct[0][1] << "; no pos_embed "
-                                   << correct[1][0] << ", shuffled " << correct[1][1] << " of " << count);
+    MESSAGE(model_path.filename().string()
+            << " held-out: pos_embed " << correct[0][0] << ", shuffled " << correct[0][1] << "; no pos_embed "
+            << correct[1][0] << ", shuffled " << correct[1][1] << " of " << count);
+}
+
+}  // namespace
+
+TEST_CASE("held-out accuracy with and without position embeddings, as is and shuffled, equals PyTorch's") {
+    SUBCASE("the demo model (the kind of the red shape)") { check_heldout_table(kDemoModel, kHeldout); }
+    SUBCASE("the position-task model (the quadrant of the red shape)") {
+        check_heldout_table(kWhereModel, fs::path(ATTNSCOPE_TEST_DATA) / "vit" / "heldout_where");
+    }
 }
 
 TEST_CASE("read_position_accuracy: none beside a model without the file, a readable error for a broken one") {

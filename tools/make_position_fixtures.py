@@ -24,7 +24,11 @@ Writes
                               with and without position embeddings, as is and shuffled (seed 1, one
                               permutation for every image), and the mean probability of the true
                               class; the Image panel and README show it
+  assets/models/where_vit.positions.json
+                              the same for the position-task model (tools/train_where_vit.py) on its
+                              160 held-out images (tests/data/vit/heldout_where)
 """
+import copy
 import json
 import os
 import struct
@@ -38,9 +42,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_vit_golden import VisionTransformer, forward_with_attention  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(ROOT, "assets", "models", "demo_vit.safetensors")
+MODELS = os.path.join(ROOT, "assets", "models")
 PICTURE = os.path.join(ROOT, "assets", "samples", "06_triangle.png")
-HELDOUT = os.path.join(ROOT, "tests", "data", "vit", "heldout")
 FIXTURE_SEED, ACCURACY_SEED = 7, 1
 MASK64 = (1 << 64) - 1
 
@@ -73,9 +76,9 @@ def shuffle_patches(x, p, order):
     return patches.reshape(B, gh, gw, C, p, p).permute(0, 3, 1, 4, 2, 5).reshape(B, C, H, W)
 
 
-def load_demo_model():
-    """The demo ViT from its safetensors file (F16, timm names), in float32; and its metadata."""
-    with open(MODEL, "rb") as f:
+def load_model(path):
+    """A ViT written by tools/train_*_vit.py (F16, timm names), in float32; and its metadata."""
+    with open(path, "rb") as f:
         blob = f.read()
     n = struct.unpack("<Q", blob[:8])[0]
     header = json.loads(blob[8:8 + n])
@@ -107,9 +110,7 @@ def normalize(rgb_uint8, meta):
 
 
 def without_pos_embed(model):
-    clone = VisionTransformer(64, 8, 4, 96, 4, 3, 2.0)
-    clone.load_state_dict(model.state_dict())
-    clone.eval()
+    clone = copy.deepcopy(model)
     with torch.no_grad():
         clone.pos_embed.zero_()
     return clone
@@ -150,9 +151,9 @@ def make_fixture(model, nopos, meta, out):
         json.dump(expected, f, indent=1)
 
 
-def heldout_accuracy(model, nopos, meta):
-    labels = json.load(open(os.path.join(HELDOUT, "labels.json")))
-    mosaic = torchvision.io.read_image(os.path.join(HELDOUT, "images.png"))  # [3, rows * tile, columns * tile]
+def heldout_accuracy(model, nopos, meta, heldout):
+    labels = json.load(open(os.path.join(heldout, "labels.json")))
+    mosaic = torchvision.io.read_image(os.path.join(heldout, "images.png"))  # [3, rows * tile, columns * tile]
     tile, columns, count = labels["tile"], labels["columns"], len(labels["label"])
     images = torch.cat([normalize(mosaic[:, (i // columns) * tile:(i // columns + 1) * tile,
                                          (i % columns) * tile:(i % columns + 1) * tile], meta) for i in range(count)])
@@ -172,14 +173,16 @@ def heldout_accuracy(model, nopos, meta):
 
 def main():
     torch.set_num_threads(1)
-    model, meta = load_demo_model()
-    nopos = without_pos_embed(model)
-    with torch.no_grad():
-        make_fixture(model, nopos, meta, os.path.join(ROOT, "tests", "data", "vit", "positions"))
-        table = heldout_accuracy(model, nopos, meta)
-    with open(os.path.join(ROOT, "assets", "models", "demo_vit.positions.json"), "w") as f:
-        json.dump(table, f, indent=1)
-    print("held-out accuracy:", json.dumps(table["correct"]))
+    for name, heldout in (("demo_vit", "heldout"), ("where_vit", "heldout_where")):
+        model, meta = load_model(os.path.join(MODELS, name + ".safetensors"))
+        nopos = without_pos_embed(model)
+        with torch.no_grad():
+            if name == "demo_vit":
+                make_fixture(model, nopos, meta, os.path.join(ROOT, "tests", "data", "vit", "positions"))
+            table = heldout_accuracy(model, nopos, meta, os.path.join(ROOT, "tests", "data", "vit", heldout))
+        with open(os.path.join(MODELS, name + ".positions.json"), "w") as f:
+            json.dump(table, f, indent=1)
+        print(name, "held-out accuracy:", json.dumps(table["correct"]))
 
 
 if __name__ == "__main__":

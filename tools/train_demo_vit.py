@@ -129,16 +129,17 @@ def evaluate(model, images, labels, mask, mean, std):
     return correct / len(images), mass / len(images)
 
 
-def train(model, samples, batch, mean, std, log):
+def train(model, samples, batch, mean, std, log, draw=make_images, lr=2e-3):
+    """AdamW with warm-up and cosine decay on fresh images from draw(rng, batch) every step."""
     steps = samples // batch
-    opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=0.05)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.05)
     warmup = max(1, steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
     rng = np.random.default_rng(1)
     start, running = time.time(), None
     for step in range(steps):
-        images, labels, _ = make_images(rng, batch)
+        images, labels, _ = draw(rng, batch)
         loss = F.cross_entropy(model(to_tensor(images, mean, std)), torch.from_numpy(labels))
         opt.zero_grad()
         loss.backward()

@@ -1,6 +1,9 @@
 // Window-free logic of the Image panel's position experiment (app/gui/logic/position_view).
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <string>
+
 #include "logic/colormap.hpp"
 #include "logic/position_view.hpp"
 
@@ -65,4 +68,25 @@ TEST_CASE("prediction_change, accuracy_text and difference_text") {
     CHECK(difference_text(0.0f) == "0");
     CHECK(difference_text(0.178f) == "0.178");
     CHECK(difference_text(9.54e-7f) == "9.5e-07");
+}
+
+TEST_CASE("position_lesson: the demo model keeps its accuracy, the position-task model needs its positions") {
+    // The two tables PyTorch measured (tools/make_position_fixtures.py).
+    const std::string models = std::string(ATTNSCOPE_SOURCE_DIR) + "/assets/models/";
+    const std::optional<PositionAccuracy> demo = read_position_accuracy(models + "demo_vit.safetensors");
+    const std::optional<PositionAccuracy> where = read_position_accuracy(models + "where_vit.safetensors");
+    REQUIRE(demo);
+    REQUIRE(where);
+    CHECK(position_lesson(*demo) == PositionLesson::unused);
+    CHECK(position_lesson(*where) == PositionLesson::needed);
+
+    PositionAccuracy t;
+    t.images = 100;
+    t.correct[0][0] = 95;
+    t.correct[0][1] = t.correct[1][0] = t.correct[1][1] = 86;  // 9 of 100 lost: under a tenth
+    CHECK(position_lesson(t) == PositionLesson::unused);
+    t.correct[1][0] = 85;  // 10 of 100
+    CHECK(position_lesson(t) == PositionLesson::needed);
+    t.correct[0][0] = 20;  // better without: not a lesson about needing positions
+    CHECK(position_lesson(t) == PositionLesson::unused);
 }

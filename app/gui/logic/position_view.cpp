@@ -60,6 +60,12 @@ PredictionChange prediction_change(const Array& probs, const Array& shuffled_pro
     return c;
 }
 
+PositionLesson position_lesson(const PositionAccuracy& table) {
+    const std::size_t best = table.correct[0][0];
+    const std::size_t worst = std::min({table.correct[0][1], table.correct[1][0], table.correct[1][1]});
+    return best > worst && (best - worst) * 10 >= table.images ? PositionLesson::needed : PositionLesson::unused;
+}
+
 std::string accuracy_text(std::size_t correct, std::size_t images) {
     char text[64];
     std::snprintf(text, sizeof text, "%zu/%zu = %.1f%%", correct, images,

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 
+#include "about.hpp"
 #include "attention_maps.hpp"
 #include "logic/engine_runner.hpp"
 #include "fonts.hpp"
@@ -365,6 +367,26 @@ void AccuracyTable(const VitSnapshot& vit) {
     ImGui::EndTable();
 }
 
+// What the table says (ui::position_lesson), and the other demo model to compare with: the one whose
+// answer needs the positions, or the one whose answer does not. It opens on the picture on screen.
+void PositionLessonLine(const VitSnapshot& vit, UiState& ui) {
+    if (!vit.accuracy) return;
+    const bool needed = ui::position_lesson(*vit.accuracy) == ui::PositionLesson::needed;
+    ImGui::TextWrapped("%s", needed ? tr("This model must know where each patch is: without position embeddings, or "
+                                         "with the patches shuffled, it falls towards chance.")
+                                    : tr("This model's answer does not depend on where things are: it is as accurate "
+                                         "without position embeddings and on shuffled patches."));
+    const std::string other = needed ? demo_model_path() : where_model_path();
+    if (other == vit.model_path || !std::filesystem::is_regular_file(other)) return;
+    if (ImGui::SmallButton(needed ? tr("Open the demo model (what is the red shape?)")
+                                  : tr("Open the position-task model (where is the red shape?)"))) {
+        ui.open_request = other;
+        ui.open_block.reset();
+        ui.open_heads.reset();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", other.c_str());
+}
+
 // The experiment: the picture and its shuffled patches with the class token's attention, the
 // block's attention matrices side by side (the shuffled run's also with its tokens put back), the
 // predictions, the measured difference and the held-out table. Everything is read from the snapshot.
@@ -383,12 +405,12 @@ void PositionsTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
     // One row: where the class token looks on the picture (and on its shuffled patches), then the
     // block's attention matrix as is (shuffled, and shuffled with its tokens put back). Under it:
-    // the captions, 7 lines of text and the table's 3 rows.
+    // the captions, 9 lines of text and the table's 3 rows.
     const ImGuiStyle& style = ImGui::GetStyle();
     const float images = e ? 5.0f : 2.0f;
     const float width = ImGui::GetContentRegionAvail().x;
     const float line = ImGui::GetTextLineHeightWithSpacing();
-    const float below = 9.0f * line + 3.0f * (ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 1.0f);
+    const float below = 11.0f * line + 3.0f * (ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 1.0f);
     const float tile = std::clamp(
         std::min((width - (images - 1.0f) * style.ItemSpacing.x) / images, ImGui::GetContentRegionAvail().y - below),
         48.0f, 200.0f);
@@ -468,6 +490,7 @@ void PositionsTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
         ImGui::TextDisabled(tr("Tick \"shuffle patches\" to run the model on the picture with its patches shuffled."));
     }
     AccuracyTable(vit);
+    PositionLessonLine(vit, ui);
     ImGui::PopFont();
 }
 // The drop-path controls: rate, train/eval, seed; a change asks the frame loop for the run.

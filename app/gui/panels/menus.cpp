@@ -2,6 +2,8 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <string>
 
 #include "about.hpp"
 #include "beyond.hpp"
@@ -31,6 +33,21 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
                 }
             ImGui::Separator();
             if (ImGui::MenuItem(tr("Clear the list"))) ui.recent_files.clear();
+            ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu(tr("Demo ViT"))) {
+            // The two models trained by tools/: the kind of the red shape, and its quadrant (the
+            // one the position experiment needs). They run on the picture on screen, else a sample.
+            const struct { const char* label; std::string path; } demos[] = {
+                {tr("What is the red shape? (demo_vit)"), demo_model_path()},
+                {tr("Where is the red shape? (where_vit, needs position embeddings)"), where_model_path()}};
+            for (const auto& demo : demos)
+                if (ImGui::MenuItem(demo.label, nullptr, false, std::filesystem::is_regular_file(demo.path))) {
+                    ui.open_request = demo.path;
+                    ui.open_block.reset();
+                    ui.open_heads.reset();
+                    if (ui.vit_picture.empty()) ui.vit_picture = demo_image_path();
+                }
             ImGui::EndMenu();
         }
         if (ImGui::MenuItem(tr("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit_on_screen))
