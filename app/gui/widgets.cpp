@@ -15,6 +15,7 @@ ImVec4 OkColor() { return ImVec4(0.35f, 0.85f, 0.45f, 1.0f); }
 ImVec4 BadColor() { return ImVec4(1.0f, 0.38f, 0.35f, 1.0f); }
 ImVec4 WarnColor() { return ImVec4(1.0f, 0.75f, 0.25f, 1.0f); }
 ImVec4 DimColor() { return ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]; }
+ImVec4 LoadedColor() { return ImVec4(0.55f, 0.75f, 1.0f, 1.0f); }
 
 ImVec4 AxisColorVec4(const std::string& label) {
     const std::uint32_t c = ui::axis_color(label);

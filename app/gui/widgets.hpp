@@ -67,5 +67,7 @@ ImVec4 OkColor();
 ImVec4 BadColor();
 ImVec4 WarnColor();
 ImVec4 DimColor();
+// The steps read from the user's file (the others are computed by the reference).
+ImVec4 LoadedColor();
 
 }  // namespace attnscope

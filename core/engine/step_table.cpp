@@ -125,7 +125,7 @@ const std::vector<StepInfo>& vit_attention_steps() {
         {"merged",     Op::reshape,    ".reshape(B, N, C)",                   "b n h c -> b n (h c)",
                        "[B, N, C]",        7,    {"context_t"},       {},               false, false, false,
                        {"", "0 (a copy)", "4 B N C"}},
-        {"out",        Op::linear,     "self.proj(x)",                        "b n C, D C -> b n D",
+        {"out",        Op::linear,     "self.proj(x)",                        "b n C_in, C C_in -> b n C  (C_in = C)",
                        "[B, N, C]",        8,    {"merged"},          {},               false, false, false,
                        {"C^2 + C", "2 B N C C + B N C = 2 B N C^2 + B N C", "4 B N C"}},
         {"out_drop",   Op::dropout,    "self.proj_drop(x)",                   "b n C -> b n C",

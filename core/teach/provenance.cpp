@@ -49,8 +49,9 @@ std::string format_boxes(const Boxes& boxes, const Shape& shape, std::size_t max
         text += "[";
         for (std::size_t i = 0; i < b.size(); ++i) {
             text += i ? ", " : "";
-            if (b[i].begin == 0 && i < shape.size() && b[i].end == shape[i]) text += ":";
-            else if (b[i].end == b[i].begin + 1) text += std::to_string(b[i].begin);
+            // One index is written as the index even when it spans the axis (B = 1: "[0, ...]").
+            if (b[i].end == b[i].begin + 1) text += std::to_string(b[i].begin);
+            else if (b[i].begin == 0 && i < shape.size() && b[i].end == shape[i]) text += ":";
             else text += std::to_string(b[i].begin) + ":" + std::to_string(b[i].end);
         }
         text += "]";

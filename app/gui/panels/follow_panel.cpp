@@ -224,7 +224,11 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             }
             ImGui::PopTextWrapPos();
             ImGui::PopFont();
-            ImGui::TextDisabled(tr("%zu elements, %s"), self ? std::size_t{1} : element_count(boxes), op_name(step.op));
+            const std::size_t count = self ? std::size_t{1} : element_count(boxes);
+            if (count == 1)
+                ImGui::TextDisabled(tr("1 element, %s"), op_name(step.op));
+            else
+                ImGui::TextDisabled(tr("%zu elements, %s"), count, op_name(step.op));
             ImGui::TableNextColumn();
             Thumbnail(trace, ui, step, boxes, ImVec2(thumb_w - 6.0f, thumb_h));
         }

@@ -96,14 +96,22 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
 
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                   ImGuiTableFlags_SizingFixedFit;
-    // A file: where each step comes from, and the first divergence.
+    // A file: the first divergence, its finding on one line and the whole diagnosis on hover (the
+    // check column and the inspector say it too), so the table keeps its rows.
     const bool from_file = !trace.source_path.empty();
     const StepDifference* first = FirstDivergence(trace);
     if (from_file) {
         if (first) {
             ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextColored(BadColor(), tr("first divergence: %s \u2014 %s"), first->step.c_str(), first->diagnosis.c_str());
+            ImGui::TextColored(BadColor(), tr("first divergence: %s \u2014 %s"), first->step.c_str(), first->finding.c_str());
             ImGui::PopTextWrapPos();
+            if (ImGui::IsItemHovered()) {
+                ImGui::BeginTooltip();
+                ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+                ImGui::TextUnformatted(first->diagnosis.c_str());
+                ImGui::PopTextWrapPos();
+                ImGui::EndTooltip();
+            }
         } else if (!trace.differences.empty()) {
             ImGui::TextColored(OkColor(), tr("\u2713 every step of the file equals the reference"));
         } else {
@@ -112,13 +120,12 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     }
     // Rows one text line high with no vertical cell padding: the 17 steps fit at 1280 x 720.
     ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(ImGui::GetStyle().CellPadding.x, 0.0f));
-    const bool table = ImGui::BeginTable("steps", from_file ? 5 : 4, flags, ImVec2(0, 0));
+    const bool table = ImGui::BeginTable("steps", 4, flags, ImVec2(0, 0));
     ImGui::PopStyleVar();
     if (table) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthFixed);
-        if (from_file) ImGui::TableSetupColumn(tr("from"), ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn(tr("shape before \u2192 after"), ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableSetupColumn(tr("check"), ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableHeadersRow();
@@ -130,9 +137,14 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ImGui::TextDisabled("%zu", i);
             ImGui::TableNextColumn();
             const bool is_selected = &step == selected;
+            // From a file, the steps read from it are named in blue; the others the reference computed.
+            const bool loaded = from_file && step.origin == StepOrigin::Loaded;
             char label[64];
             std::snprintf(label, sizeof label, "%s##row%zu", step.name.c_str(), i);
-            if (ImGui::Selectable(label, is_selected, ImGuiSelectableFlags_SpanAllColumns)) {
+            if (loaded) ImGui::PushStyleColor(ImGuiCol_Text, LoadedColor());
+            const bool clicked = ImGui::Selectable(label, is_selected, ImGuiSelectableFlags_SpanAllColumns);
+            if (loaded) ImGui::PopStyleColor();
+            if (clicked) {
                 ui.stepper.set_count(static_cast<int>(trace.steps.size()));
                 ui.stepper.select(static_cast<int>(i));
             }
@@ -145,23 +157,17 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                 ImGui::BeginTooltip();
                 ImGui::Text("%s: %s", op_name(step.op), step.code.c_str());
                 ImGui::TextDisabled("%s", step.formula.c_str());
-                if (from_file) ImGui::TextDisabled("%s", step.origin_detail.c_str());
+                if (loaded)
+                    ImGui::TextColored(LoadedColor(), "%s", (tr("your tensor: ") + step.origin_detail).c_str());
+                else if (from_file)
+                    ImGui::TextDisabled("%s", tr("not in the file: computed by the reference from the file's "
+                                                 "input and weights"));
                 ImGui::EndTooltip();
             }
             if (first && first->step == step.name)  // the first divergence stands out
                 ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(150, 40, 40, 110));
             if (const int role = FollowRole(trace, ui, step.name))  // the followed element's sources / feeds
                 ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, (FollowColor(role) & 0x00FFFFFF) | (110u << 24), 0);
-            if (from_file) {
-                ImGui::TableNextColumn();
-                const bool loaded = step.origin == StepOrigin::Loaded;
-                ImGui::TextColored(loaded ? ImVec4(0.55f, 0.75f, 1.0f, 1.0f) : DimColor(), "%s",
-                                   loaded ? tr("loaded") : tr("computed"));
-                if (ImGui::IsItemHovered())
-                    ImGui::SetTooltip("%s", loaded ? (tr("your tensor: ") + step.origin_detail).c_str()
-                                                   : tr("not in the file: computed by the reference from the file's "
-                                                        "input and weights"));
-            }
             ImGui::TableNextColumn();
             if (QuizHidesShape(ui, static_cast<int>(i), step.name)) {  // the quiz asks it later
                 ImGui::TextDisabled("?");
