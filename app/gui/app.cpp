@@ -140,6 +140,10 @@ void SetupStyle(float scale, bool software_gl) {
     style.ItemSpacing = ImVec2(8, 6);
     style.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.10f, 0.12f, 1.0f);
     style.Colors[ImGuiCol_TitleBgActive] = ImVec4(0.20f, 0.28f, 0.45f, 1.0f);
+    // A slider draws its value over the grab: a see-through grab keeps the value readable wherever
+    // the grab stands.
+    style.Colors[ImGuiCol_SliderGrab].w = 0.45f;
+    style.Colors[ImGuiCol_SliderGrabActive].w = 0.65f;
     style.AntiAliasedFill = !software_gl;
     style.ScaleAllSizes(scale);
     ImGui::GetStyle() = style;
