@@ -119,6 +119,7 @@ struct UiState {
     std::size_t vit_blocks = 0;              // how many blocks the model has
     std::optional<std::size_t> vit_block_request;  // the block selector: the frame loop swaps the trace
     std::size_t vit_query = 0;               // the query token of the overlays: 0 the class token, else a patch
+    std::size_t vit_map = 0;                 // the Attention tab's large map: head i, heads = their mean, heads + 1 the rollout
     HeadFusion vit_fusion = HeadFusion::mean;  // how the rollout fuses the heads
     std::size_t vit_patch = 0;               // 0: the checkpoint; 8/16/32: a fresh random model with that patch
     std::optional<std::size_t> vit_patch_request;  // the patch slider: the frame loop runs fresh_vit_job

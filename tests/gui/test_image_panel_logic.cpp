@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <utility>
 
 #include "logic/vit_view.hpp"
 
@@ -105,4 +106,27 @@ TEST_CASE("overlay_backdrop: grey, darkened, same size") {
     CHECK(g.pixels[1] == g.pixels[2]);  // no colour left
     CHECK(g.pixels[0] == 181);          // 0.8 * (0.299 + 0.587) * 255
     CHECK(g.pixels[3] == 204);          // 0.8 * 255
+}
+
+TEST_CASE("attention_tab_sizes: ViT-B's 12 heads + 2 fit under a picture and a map each 14 patches wide") {
+    const float line = 17.0f, spacing = 8.0f, right = 180.0f;
+    for (const auto& [w, h] : {std::pair{530.0f, 400.0f}, std::pair{700.0f, 520.0f}, std::pair{1100.0f, 700.0f}}) {
+        CAPTURE(w);
+        const AttentionTabSizes s = attention_tab_sizes(w, h, line, spacing, right, 14);
+        // Everything inside the region: two squares and the prediction column across, the squares,
+        // the caption and the strip's rows down.
+        CHECK(2.0f * s.side + right + 2.0f * spacing <= w + 0.5f);
+        CHECK(line + s.side + spacing + line + static_cast<float>(s.rows) * (line + s.tile + spacing) <= h + 0.5f);
+        CHECK(s.per_row * s.rows >= 14);
+        CHECK(s.tile >= 28.0f);
+        CHECK(s.side / 14.0f >= 8.0f);  // a patch of the large map is at least 8 px: single patches show
+    }
+    // A wide region: the small maps stay on one row and the squares grow with the height.
+    const AttentionTabSizes wide = attention_tab_sizes(1100.0f, 700.0f, line, spacing, right, 14);
+    CHECK(wide.rows == 1);
+    CHECK(wide.side > attention_tab_sizes(530.0f, 400.0f, line, spacing, right, 14).side);
+    // A narrow one: the strip wraps, the squares keep their floor.
+    const AttentionTabSizes narrow = attention_tab_sizes(200.0f, 150.0f, line, spacing, right, 14);
+    CHECK(narrow.rows > 1);
+    CHECK(narrow.side == 48.0f);
 }

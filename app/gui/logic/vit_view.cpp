@@ -53,6 +53,20 @@ RgbImage overlay_backdrop(const RgbImage& image) {
     return out;
 }
 
+AttentionTabSizes attention_tab_sizes(float width, float height, float line, float spacing, float right,
+                                      std::size_t maps) {
+    AttentionTabSizes s;
+    const float n = static_cast<float>(std::max<std::size_t>(maps, 1));
+    s.tile = std::clamp((width - spacing * (n - 1.0f)) / n, 28.0f, 120.0f);
+    s.per_row = std::max<std::size_t>(1, static_cast<std::size_t>((width + spacing) / (s.tile + spacing) + 1e-3f));
+    s.rows = (std::max<std::size_t>(maps, 1) + s.per_row - 1) / s.per_row;
+    const float strip = line + static_cast<float>(s.rows) * (line + s.tile + spacing);
+    const float by_width = (width - right - 2.0f * spacing) / 2.0f;
+    const float by_height = height - strip - line - spacing;  // the large map's title above it
+    s.side = std::max(48.0f, std::min(by_width, by_height));
+    return s;
+}
+
 std::vector<std::size_t> fresh_patch_sizes(std::size_t image_size) {
     std::vector<std::size_t> out;
     for (std::size_t p : {8, 16, 32})

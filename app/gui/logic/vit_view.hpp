@@ -47,6 +47,18 @@ struct OverlayKey {
 // every colour on an overlay is attention (a yellow shape in the picture is not mistaken for heat).
 RgbImage overlay_backdrop(const RgbImage& image);
 
+// The Attention tab's arrangement in a content region width x height: the picture and the selected
+// map side by side (each `side` square) with the prediction column (`right` wide) beside them, and
+// under them a caption line and the strip of `maps` small maps (heads, their mean, the rollout),
+// each `tile` square under its one-line title, `per_row` to a row. The small maps shrink to 28 px
+// before they wrap; the two large squares take what is left, at least 48 px.
+struct AttentionTabSizes {
+    float side = 0.0f, tile = 0.0f;
+    std::size_t per_row = 1, rows = 1;
+};
+AttentionTabSizes attention_tab_sizes(float width, float height, float line, float spacing, float right,
+                                      std::size_t maps);
+
 // The patch sizes the fresh-model slider offers for an image of this size: 8, 16, 32 where they
 // divide it into at least a 2 x 2 grid.
 std::vector<std::size_t> fresh_patch_sizes(std::size_t image_size);

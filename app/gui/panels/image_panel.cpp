@@ -44,48 +44,41 @@ std::optional<ui::PatchPick> QueryPatch(std::size_t token, const PatchGrid& grid
     return ui::PatchPick{(token - grid.prefix) / grid.cols, (token - grid.prefix) % grid.cols};
 }
 
-// A square picture the user can click: hover outlines a patch, a click makes it the query,
-// a right-click goes back to the class token. Returns true when hovered.
-bool ClickablePicture(const char* id, std::uintptr_t tex, float side, const PatchGrid& grid, bool grid_lines,
-                      UiState& ui) {
+// A square picture the user can click: hover outlines a patch and names it under the pictures, a
+// click makes it the query, a right-click goes back to the class token.
+void ClickablePicture(const char* id, std::uintptr_t tex, float side, const PatchGrid& grid, UiState& ui,
+                      std::optional<ui::PatchPick>* hovered_patch) {
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     ImGui::InvisibleButton(id, ImVec2(side, side), ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
     const bool hovered = ImGui::IsItemHovered();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p1 = Add(p0, ImVec2(side, side));
     if (tex) dl->AddImage(Tex(tex), p0, p1);
-    if (grid_lines)
-        for (std::size_t i = 1; i < std::max(grid.rows, grid.cols); ++i) {
-            if (i < grid.cols) {
-                const float x = p0.x + side * static_cast<float>(i) / static_cast<float>(grid.cols);
-                dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), IM_COL32(255, 255, 255, 70));
-            }
-            if (i < grid.rows) {
-                const float y = p0.y + side * static_cast<float>(i) / static_cast<float>(grid.rows);
-                dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), IM_COL32(255, 255, 255, 70));
-            }
+    for (std::size_t i = 1; i < std::max(grid.rows, grid.cols); ++i) {
+        if (i < grid.cols) {
+            const float x = p0.x + side * static_cast<float>(i) / static_cast<float>(grid.cols);
+            dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), IM_COL32(255, 255, 255, 70));
         }
+        if (i < grid.rows) {
+            const float y = p0.y + side * static_cast<float>(i) / static_cast<float>(grid.rows);
+            dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), IM_COL32(255, 255, 255, 70));
+        }
+    }
     ImVec2 a, b;
     if (const auto q = QueryPatch(ui.vit_query, grid)) {
         PatchRect(grid, p0, side, *q, &a, &b);
         dl->AddRect(a, b, IM_COL32(0, 230, 255, 255), 0.0f, 0, 2.0f);
     }
     dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 60));
-    if (hovered) {
-        const ImVec2 m = ImGui::GetIO().MousePos;
-        if (const auto p = ui::patch_at(m.x - p0.x, m.y - p0.y, side, side, grid)) {
-            PatchRect(grid, p0, side, *p, &a, &b);
-            dl->AddRect(a, b, IM_COL32(255, 255, 255, 220), 0.0f, 0, 1.5f);
-            const std::size_t token = grid.token(p->row, p->col);
-            ImGui::SetTooltip(tr("patch (%zu, %zu) = token %zu: pixels [%zu, %zu) x [%zu, %zu)\n"
-                              "click: see where this patch looks; right-click: back to the class token"),
-                              p->row, p->col, token, p->row * grid.patch, (p->row + 1) * grid.patch, p->col * grid.patch,
-                              (p->col + 1) * grid.patch);
-            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ui.vit_query = token;
-        }
-        if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) ui.vit_query = 0;
+    if (!hovered) return;
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    if (const auto p = ui::patch_at(m.x - p0.x, m.y - p0.y, side, side, grid)) {
+        PatchRect(grid, p0, side, *p, &a, &b);
+        dl->AddRect(a, b, IM_COL32(255, 255, 255, 220), 0.0f, 0, 1.5f);
+        *hovered_patch = p;
+        if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ui.vit_query = grid.token(p->row, p->col);
     }
-    return hovered;
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) ui.vit_query = 0;
 }
 
 void Prediction(const VitSnapshot& vit, float width) {
@@ -191,86 +184,132 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
                           n * n);
 }
 
-// The picture, the prediction and where the query looks: per head and their mean in this block,
-// and the rollout over all blocks.
+// One of the Attention tab's maps: where the query looks in one head, the heads' mean, or the rollout.
+struct AttentionMap {
+    std::string title, tip;
+    ui::OverlayKey key;
+    std::function<Array()> map;  // [rows, cols] on the patch grid
+};
+
+AttentionMap AttentionMapAt(const VitTrace& t, const UiState& ui, std::size_t block, std::size_t i) {
+    const std::size_t heads = t.config.heads, query = ui.vit_query;
+    const std::uint64_t gen = ui.vit_generation;
+    const Array& attn = t.blocks[block].attn();  // [1, h, N, N]
+    const PatchGrid& grid = t.grid;
+    AttentionMap m;
+    if (i < heads) {
+        m.title = tr("head ") + std::to_string(i);
+        m.key = ui::OverlayKey::head(gen, block, i, query);
+        m.map = [&attn, &grid, i, query] { return token_map(head_attention(attn, 0, i), query, grid); };
+        m.tip = "attn[0, " + std::to_string(i) + ", " + std::to_string(query) + tr(", 1:] on the patch grid");
+    } else if (i == heads) {
+        m.title = tr("mean of heads");
+        m.key = ui::OverlayKey::head_mean(gen, block, query);
+        m.map = [&attn, &grid, query] { return token_map(fuse_heads(attn, 0, HeadFusion::mean), query, grid); };
+        m.tip = "attn[0, :, " + std::to_string(query) + tr(", 1:].mean(heads) on the patch grid");
+    } else {
+        m.title = std::string(tr("rollout (")) + head_fusion_name(ui.vit_fusion) + ")";
+        m.key = ui::OverlayKey::rollout(gen, query, ui.vit_fusion);
+        const HeadFusion fusion = ui.vit_fusion;
+        m.map = [&t, &grid, query, fusion] {
+            std::vector<const Array*> attns;
+            for (const VitBlockTrace& b : t.blocks) attns.push_back(&b.attn());
+            return token_map(attention_rollout(attns, 0, fusion), query, grid);
+        };
+        m.tip = tr("attention rollout over all ") + std::to_string(t.blocks.size()) +
+                tr(" blocks: how much each patch reaches the query through the residual stream");
+    }
+    return m;
+}
+
+// The picture and the selected map large, side by side, so single patches show even on a 14 x 14
+// grid (the patch under the mouse is named under them); the prediction beside them; under them
+// every map small (heads, their mean, the rollout): a click on one enlarges it.
 void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     const VitSnapshot* vit = &snapshot;
     const VitTrace& t = vit->trace;
     const PatchGrid& grid = t.grid;
-    const std::size_t heads = t.config.heads;
-    // Sizes: the overlay row at the bottom, the picture and the prediction above it.
+    const std::size_t n_maps = t.config.heads + 2;  // heads, their mean, the rollout
+    ui.vit_map = std::min(ui.vit_map, n_maps - 1);
     const ImGuiStyle& style = ImGui::GetStyle();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const std::size_t n_overlays = heads + 2;  // heads, their mean, the rollout
-    const float caption = ImGui::GetTextLineHeightWithSpacing();
-    const float tile = std::clamp((avail.x - style.ItemSpacing.x * static_cast<float>(n_overlays - 1)) /
-                                      static_cast<float>(n_overlays),
-                                  40.0f, 120.0f);
-    const float side = std::max(64.0f, std::min(avail.y - tile - 2.0f * caption - 3.0f * style.ItemSpacing.y,
-                                                 avail.x * 0.45f));
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const float right = ImGui::GetFontSize() * 13.0f;
+    const ui::AttentionTabSizes size =
+        ui::attention_tab_sizes(avail.x, avail.y, line, style.ItemSpacing.x, right + style.ItemSpacing.x, n_maps);
 
     gfx::RgbTextures* pics = ui.pictures;
-    const std::uint64_t gen = ui.vit_generation;
     auto texture = [&](const ui::OverlayKey& key, const char* slot, const std::function<RgbImage()>& make) {
         return pics ? pics->texture(slot, key.str(), make) : std::uintptr_t{0};
     };
-    const std::uintptr_t picture = texture(ui::OverlayKey::picture(gen), "vit/picture", [&] { return vit->input; });
-    ClickablePicture("##picture", picture, side, grid, true, ui);
+    auto overlay = [&](const AttentionMap& m, const std::string& slot) {
+        return texture(m.key, slot.c_str(), [&] { return heat_overlay(ui::overlay_backdrop(vit->input), m.map()); });
+    };
+    std::optional<ui::PatchPick> hovered;
+
+    // The picture and the selected map, each under its title.
+    const std::uintptr_t picture =
+        texture(ui::OverlayKey::picture(ui.vit_generation), "vit/picture", [&] { return vit->input; });
+    ImGui::BeginGroup();
+    ImGui::TextDisabled("%s", tr("picture"));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("click a patch: where it looks; right-click: the class token"));
+    ClickablePicture("##picture", picture, size.side, grid, ui, &hovered);
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    const AttentionMap large = AttentionMapAt(t, ui, block, ui.vit_map);
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(large.title.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", large.tip.c_str());
+    ClickablePicture("##large", overlay(large, "vit/large"), size.side, grid, ui, &hovered);
+    ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
-    const float right = std::max(80.0f, ImGui::GetContentRegionAvail().x);
-    Prediction(*vit, right);
-    PatchSlider(*vit, ui, right);
+    const float column = std::max(80.0f, ImGui::GetContentRegionAvail().x);
+    Prediction(*vit, column);
+    PatchSlider(*vit, ui, column);
     ImGui::EndGroup();
 
-    // Overlays: where the query looks, per head and their mean in this block, and the rollout.
-    const std::size_t query = ui.vit_query;
-    ImGui::TextDisabled(tr("where the %s looks in block %zu (yellow = most)"), ui::query_name(query, grid).c_str(), block);
-    if (ImGui::IsItemHovered())
+    // The patch under the mouse, else what the maps show.
+    if (hovered)
+        ImGui::Text(tr("patch row %zu, column %zu = token %zu (pixels [%zu, %zu) x [%zu, %zu))"),
+                    hovered->row, hovered->col, grid.token(hovered->row, hovered->col), hovered->row * grid.patch,
+                    (hovered->row + 1) * grid.patch, hovered->col * grid.patch, (hovered->col + 1) * grid.patch);
+    else
+        ImGui::TextDisabled(tr("where the %s looks in block %zu (yellow = most)"), ui::query_name(ui.vit_query, grid).c_str(),
+                            block);
+    if (!hovered && ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("each map is the query's row of attn over the patches, scaled to its own max;\n"
-                          "click a patch (here or on the picture) to make it the query, right-click for the class token.\n"
-                          "File > Back to the demo / config leaves the ViT."));
-    const Array& attn = t.blocks[block].attn();
+                             "click a small map to show it large, a patch to make it the query, right-click for the "
+                             "class token.\nFile > Back to the demo / config leaves the ViT."));
+
+    // Every map small; the enlarged one outlined.
     ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
-    const float x0 = ImGui::GetCursorPosX();
-    for (std::size_t i = 0; i < n_overlays; ++i) {
-        std::string title, slot = "vit/overlay" + std::to_string(i), tip;
-        ui::OverlayKey key;
-        std::function<Array()> map;
-        if (i < heads) {
-            title = tr("head ") + std::to_string(i);
-            key = ui::OverlayKey::head(gen, block, i, query);
-            map = [&, i] { return token_map(head_attention(attn, 0, i), query, grid); };
-            tip = "attn[0, " + std::to_string(i) + ", " + std::to_string(query) + tr(", 1:] on the patch grid");
-        } else if (i == heads) {
-            title = tr("mean of heads");
-            key = ui::OverlayKey::head_mean(gen, block, query);
-            map = [&] { return token_map(fuse_heads(attn, 0, HeadFusion::mean), query, grid); };
-            tip = "attn[0, :, " + std::to_string(query) + tr(", 1:].mean(heads) on the patch grid");
-        } else {
-            title = std::string(tr("rollout (")) + head_fusion_name(ui.vit_fusion) + ")";
-            key = ui::OverlayKey::rollout(gen, query, ui.vit_fusion);
-            map = [&] {
-                std::vector<const Array*> attns;
-                for (const VitBlockTrace& b : t.blocks) attns.push_back(&b.attn());
-                return token_map(attention_rollout(attns, 0, ui.vit_fusion), query, grid);
-            };
-            tip = tr("attention rollout over all ") + std::to_string(t.blocks.size()) +
-                  tr(" blocks: how much each patch reaches the query through the residual stream");
-        }
-        const std::uintptr_t tex =
-            texture(key, slot.c_str(), [&] { return heat_overlay(ui::overlay_backdrop(vit->input), map()); });
-        if (i > 0) {
-            if (ImGui::GetCursorPosX() + tile > x0 + avail.x + 1.0f) ImGui::NewLine();
-        }
+    for (std::size_t i = 0; i < n_maps; ++i) {
+        const AttentionMap m = AttentionMapAt(t, ui, block, i);
+        const std::uintptr_t tex = overlay(m, "vit/overlay" + std::to_string(i));
+        // The title clipped to the tile's width (the tooltip has it whole), so the strip keeps its columns.
         ImGui::BeginGroup();
-        ImGui::TextUnformatted(title.c_str());
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        const ImVec2 t0 = ImGui::GetCursorScreenPos();
+        const ImVec4 clip(t0.x, t0.y, t0.x + size.tile, t0.y + line);
+        const std::string title = ImGui::CalcTextSize(m.title.c_str()).x <= size.tile ? m.title
+                                  : i < t.config.heads                               ? std::to_string(i)
+                                  : i == t.config.heads                              ? tr("mean")
+                                                                                     : tr("rollout");
+        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), t0, ImGui::GetColorU32(ImGuiCol_Text), title.c_str(), nullptr,
+                    0.0f, &clip);
+        const ImVec2 p0(t0.x, t0.y + ImGui::GetTextLineHeight());
         ImGui::PushID(static_cast<int>(i));
-        ClickablePicture("##overlay", tex, tile, grid, false, ui);
+        ImGui::SetCursorScreenPos(p0);
+        if (ImGui::InvisibleButton("##small", ImVec2(size.tile, size.tile))) ui.vit_map = i;
         ImGui::PopID();
+        const ImVec2 p1 = Add(p0, ImVec2(size.tile, size.tile));
+        if (tex) dl->AddImage(Tex(tex), p0, p1);
+        dl->AddRect(p0, p1, i == ui.vit_map ? IM_COL32(255, 255, 255, 255) : IM_COL32(255, 255, 255, 60), 0.0f, 0,
+                    i == ui.vit_map ? 2.0f : 1.0f);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
         ImGui::EndGroup();
-        if (i + 1 < n_overlays) ImGui::SameLine();
+        if (i + 1 < n_maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
     }
     ImGui::PopFont();
 }
