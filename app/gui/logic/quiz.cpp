@@ -2,12 +2,22 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdint>
 #include <vector>
+
+#include "logic/i18n.hpp"
 
 namespace attnscope::ui {
 
 namespace {
+
+// A translated message with its one argument: with(tr("'%s' is too large"), term).
+std::string with(const char* format, const std::string& arg) {
+    char text[512];
+    std::snprintf(text, sizeof text, format, arg.c_str());
+    return text;
+}
 
 // The value of a symbol of the config, or nullopt.
 std::optional<std::uint64_t> symbol_value(const std::string& s, const AttentionConfig& c) {
@@ -35,27 +45,27 @@ std::optional<std::uint64_t> eval_axis(const std::string& text, const AttentionC
         } else if (std::isalpha(static_cast<unsigned char>(text[i]))) {
             while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_' || text[i] == '\'')) term += text[i++];
         } else {
-            return fail("'" + std::string(1, text[i]) + "' is not a number, a symbol (B, N, C, h, c) or * /");
+            return fail(with(tr("'%s' is not a number, a symbol (B, N, C, h, c) or * /"), std::string(1, text[i])));
         }
         std::uint64_t v = 0;
         if (std::isdigit(static_cast<unsigned char>(term[0]))) {
-            if (term.size() > 12) return fail("'" + term + "' is too large");
+            if (term.size() > 12) return fail(with(tr("'%s' is too large"), term));
             v = std::stoull(term);
         } else if (auto s = symbol_value(term, config)) {
             v = *s;
         } else {
-            return fail("unknown symbol '" + term + "' (use B, N, C, h, c or numbers)");
+            return fail(with(tr("unknown symbol '%s' (use B, N, C, h, c or numbers)"), term));
         }
         if (op == 0) value = v;
         else if (op == '*') value *= v;
-        else if (v == 0 || value % v != 0) return fail("'" + text + "' does not divide evenly");
+        else if (v == 0 || value % v != 0) return fail(with(tr("'%s' does not divide evenly"), text));
         else value /= v;
         if (i == text.size()) return value;
         op = text[i];
-        if (op != '*' && op != '/') return fail("'" + std::string(1, op) + "' between terms: use * or /");
-        if (++i == text.size()) return fail("'" + text + "' ends with an operator");
+        if (op != '*' && op != '/') return fail(with(tr("'%s' between terms: use * or /"), std::string(1, op)));
+        if (++i == text.size()) return fail(with(tr("'%s' ends with an operator"), text));
     }
-    return fail("an empty axis");
+    return fail(tr("an empty axis"));
 }
 
 }  // namespace
@@ -93,7 +103,7 @@ std::optional<Shape> parse_shape_answer(const std::string& raw, const AttentionC
     }
     flush();
     if (axes.empty()) {
-        *error = "type a shape: numbers, or the symbols B, N, C, h, c";
+        *error = tr("type a shape: numbers, or the symbols B, N, C, h, c");
         return std::nullopt;
     }
     Shape shape;
