@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "logic/core_text.hpp"
 #include "logic/i18n.hpp"
 #include "logic/narrative.hpp"
 
@@ -50,6 +51,7 @@ void build_cjk_ranges(bool chinese) {
     b.AddText("\u4e2d\u6587\uff08\u7b80\u4f53\uff09");  // the Language menu's label, always
     if (chinese) {
         for (const std::string& t : ui::chinese_texts()) b.AddText(t.c_str());
+        for (const ui::CoreMessage& m : ui::core_catalogue()) b.AddText(m.chinese);
         for (const std::string& step : ui::narrated_steps())
             for (Reference reference : {Reference::vit, Reference::mha, Reference::hf}) {
                 const ui::StepNarrative n = ui::step_narrative(step, ui::Language::Chinese, reference);

@@ -8,6 +8,7 @@
 
 #include "fonts.hpp"
 #include "logic/axes.hpp"
+#include "logic/wrap.hpp"
 
 namespace attnscope {
 
@@ -89,6 +90,18 @@ void EmptyState(const char* title, const char* detail) {
     dl->AddText(nullptr, 0.0f, ImVec2(p.x + (avail.x - std::min(ds.x, wrap)) / 2, y),
                 ImGui::GetColorU32(ImGuiCol_TextDisabled), detail, nullptr, wrap);
     ImGui::Dummy(ImVec2(avail.x, h));
+}
+
+void WrappedText(const char* text) {
+    const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4.0f);
+    const auto measure = [](std::string_view s) { return ImGui::CalcTextSize(s.data(), s.data() + s.size()).x; };
+    for (std::string_view line : ui::wrap_lines(text, width, measure)) ImGui::TextUnformatted(line.data(), line.data() + line.size());
+}
+
+void WrappedText(const ImVec4& color, const char* text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
+    WrappedText(text);
+    ImGui::PopStyleColor();
 }
 
 void HelpMarker(const char* text) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "logic/colormap.hpp"
+#include "logic/core_text.hpp"
 #include "logic/i18n.hpp"
 #include "logic/slice.hpp"
 #include "tensor.hpp"
@@ -31,6 +32,11 @@ void DrawAxisBox(ImDrawList* dl, ImVec2 pos, const std::string& label, std::size
 
 // A drawn empty state: a framed, centred message in the remaining space (never a blank panel).
 void EmptyState(const char* title, const char* detail);
+
+// Text wrapped at the right edge of the content region with logic/wrap's line breaks: code, shapes
+// and numbers stay whole, Chinese breaks between characters (ImGui's wrapping splits "attn @ v").
+void WrappedText(const char* text);
+void WrappedText(const ImVec4& color, const char* text);
 
 // A small (?) that shows text on hover.
 void HelpMarker(const char* text);

@@ -3,6 +3,8 @@
 // the step narratives (every step, both languages) and the saved language.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +14,11 @@
 #include <vector>
 
 #include "config.hpp"
+#include "diagnose.hpp"
+#include "bug_zoo.hpp"
+#include "logic/core_text.hpp"
 #include "logic/i18n.hpp"
+#include "logic/wrap.hpp"
 #include "logic/narrative.hpp"
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
@@ -393,4 +399,176 @@ TEST_CASE("settings: the reference code is saved; an unknown one reads as ViTAtt
     back = settings_from_json(R"({"config": {"reference": "gpt"}})", &error);
     REQUIRE(back.has_value());
     CHECK(back->config.reference == Reference::vit);
+}
+
+// ---- core's texts in Chinese -----------------------------------------------------------------
+
+namespace {
+
+// The {} / {0} placeholders of a catalogue entry, as indices in the order they are filled.
+std::vector<int> placeholders(const std::string& s) {
+    std::vector<int> v;
+    int next = 0;
+    for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+        if (s[i] != '{') continue;
+        if (s[i + 1] == '}') v.push_back(next++);
+        else if (i + 2 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])) && s[i + 2] == '}')
+            v.push_back(s[i + 1] - '0');
+    }
+    return v;
+}
+
+// Every text core writes for the user (the Shape view's notes, formulas' remarks and code comments,
+// the checks' explanations, the bug zoo's texts, diagnoses, class labels) over the default demo and
+// its variants, every beyond-the-textbook path, every bug of the zoo and the demo ViT: {where, text}.
+std::vector<std::pair<std::string, std::string>> core_texts() {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto add = [&out](const std::string& where, const std::string& text) {
+        if (!text.empty()) out.emplace_back(where, text);
+    };
+    auto add_steps = [&](const std::string& run, const Steps& steps) {
+        for (const Step& s : steps) {
+            add(run + " " + s.name + " note", s.note);
+            if (const auto gap = s.formula.find("  "); gap != std::string::npos) add(run + " " + s.name + " formula", s.formula.substr(gap + 2));
+            if (const auto hash = s.code.find("# "); hash != std::string::npos) add(run + " " + s.name + " code", s.code.substr(hash + 2));
+        }
+    };
+    auto add_trace = [&](const std::string& run, const Trace& t) {
+        add_steps(run, t.steps);
+        for (const RowSumCheck& r : t.checks.row_sums) add(run + " row sums", r.explanation);
+        add(run + " non-finite", t.checks.nonfinite.message);
+        for (const StepDifference& d : t.differences) add(run + " " + d.step + " diagnosis", d.diagnosis);
+    };
+
+    std::vector<std::pair<std::string, AttentionConfig>> runs(10);
+    runs[0].first = "demo";
+    runs[1].first = "no-scale", runs[1].second.scaled = false;
+    runs[2].first = "dropout", runs[2].second.training = true, runs[2].second.attn_drop = runs[2].second.proj_drop = 0.1f;
+    runs[3].first = "mha", runs[3].second.reference = Reference::mha, runs[3].second.qkv_bias = true;
+    runs[4].first = "hf", runs[4].second.reference = Reference::hf, runs[4].second.qkv_bias = true;
+    runs[5].first = "causal", runs[5].second.causal = true;
+    runs[6].first = "padding", runs[6].second.valid_tokens = {12, 16};
+    runs[7].first = "flash", runs[7].second.path = AttentionPath::flash;
+    runs[8].first = "kv-cache", runs[8].second.path = AttentionPath::kv_cache;
+    runs[9].first = "windows", runs[9].second.path = AttentionPath::windowed, runs[9].second.window = 2,
+    runs[9].second.shift = true, runs[9].second.patch_merge = true;
+    for (const auto& [name, config] : runs) add_trace(name, run_attention(config));
+
+    for (const BugInfo& b : bug_infos()) {
+        add(std::string(b.key) + " title", b.title);
+        add(std::string(b.key) + " symptom", b.symptom);
+        add(std::string(b.key) + " caught by", caught_by_name(b.caught_by));
+        if (b.bug == Bug::None) continue;
+        const ZooRun z = run_zoo(AttentionConfig{}, b.bug);
+        add_trace(b.key, z.buggy);
+        add(std::string(b.key) + " failure", z.failure);
+        add(std::string(b.key) + " shape problem", z.shape_problem);
+        add(std::string(b.key) + " caught text", z.caught_text);
+        for (const StepComparison& c : z.comparison.steps) {
+            add(std::string(b.key) + " " + c.step + " diagnosis", c.diagnosis);
+            add(std::string(b.key) + " finding", finding_name(c.finding));
+        }
+    }
+
+    const VitModel model = load_vit_model(std::string(ATTNSCOPE_SOURCE_DIR) + "/assets/models/demo_vit.safetensors",
+                                          std::nullopt, default_memory_budget());
+    for (const std::string& label : model.labels) add("demo ViT label", label);
+    const std::size_t side = model.config.image_size;
+    const VitTrace vit = run_vit(model, Tensor{Array(std::vector<std::size_t>{1, 3, side, side}, 0.0f), {"B", "3", "H", "W"}});
+    add_steps("ViT embed", vit.embed);
+    add_steps("ViT block", vit.blocks.front().steps);
+    add_trace("ViT attention", vit.blocks.front().attention);
+    add_steps("ViT head", vit.head);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("i18n: every entry of core's catalogue has a Chinese with the same placeholders") {
+    REQUIRE(core_catalogue().size() > 50);
+    for (const CoreMessage& m : core_catalogue()) {
+        const std::string en = m.english, zh = m.chinese;
+        CAPTURE(en);
+        CAPTURE(zh);
+        CHECK((has_cjk(m.chinese) || std::string(m.chinese) == m.english));  // code stays code
+        std::vector<int> english = placeholders(m.english), chinese = placeholders(m.chinese);
+        std::sort(chinese.begin(), chinese.end());
+        CHECK(english == chinese);  // every argument used once
+    }
+}
+
+TEST_CASE("i18n: every text core writes for the user has a Chinese") {
+    const auto texts = core_texts();
+    CHECK(texts.size() > 300);
+    std::vector<std::string> missing;
+    for (const auto& [where, text] : texts)
+        if (!has_core_translation(text)) missing.push_back(where + ": \"" + text + "\"");
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    std::string list;
+    for (const std::string& m : missing) list += "\n  " + m;
+    INFO("add these to app/gui/logic/i18n_core_zh.inc as {\"English with {} for each argument\", \"中文\"}:" << list);
+    CHECK(missing.empty());
+}
+
+TEST_CASE("i18n: core texts are matched by template, arguments and all") {
+    set_language(Language::Chinese);
+    CHECK(std::string(tr_core("caught by the shape check: scores has shape [2, 8, 16, 96], expected [B, h, N, N] = [2, 8, 16, 16]"))
+              .find("[2, 8, 16, 96]") != std::string::npos);
+    CHECK(has_cjk(tr_formula("b h n m -> b h n m  (softmax over m)")));
+    CHECK(tr_formula("b h n m -> b h n m  (softmax over m)").rfind("b h n m -> b h n m  ", 0) == 0);
+    CHECK(has_cjk(tr_code("attn.softmax(dim=-2)   # BUG: over the queries")));
+    CHECK(tr_code("attn.softmax(dim=-2)   # BUG: over the queries").rfind("attn.softmax(dim=-2)   # ", 0) == 0);
+    set_language(Language::English);
+    CHECK(std::string(tr_core("new contiguous tensor")) == "new contiguous tensor");
+    CHECK(tr_formula("b h n m -> b h n m  (softmax over m)") == "b h n m -> b h n m  (softmax over m)");
+}
+
+// ---- wrapping ----------------------------------------------------------------------------------
+
+namespace {
+
+float glyphs(std::string_view s) {  // one unit per character
+    float n = 0;
+    for (unsigned char ch : s) n += (ch & 0xC0) != 0x80 ? 1.0f : 0.0f;
+    return n;
+}
+
+std::vector<std::string> wrapped(const std::string& text, float width) {
+    std::vector<std::string> lines;
+    for (std::string_view line : wrap_lines(text, width, glyphs)) lines.emplace_back(line);
+    return lines;
+}
+
+}  // namespace
+
+TEST_CASE("wrap: code, shapes and numbers stay whole; Chinese breaks between characters") {
+    for (float width : {10.0f, 12.0f, 14.0f, 16.0f, 20.0f}) {
+        CAPTURE(width);
+        const std::string zh = "每个输出行都是 attn @ v 的一行，形状为 [B, N, 3, h, c]，误差 1.19e-07。然后 (attn @ v).reshape(B, N, C) 合并。";
+        std::string joined;
+        for (const std::string& line : wrapped(zh, width)) {
+            CAPTURE(line);
+            CHECK(glyphs(line) <= std::max(width, 27.0f));  // only the code run longer than the line overflows ...
+            CHECK(line.rfind("，", 0) != 0);                 // no line starts with closing punctuation
+            CHECK(line.rfind("。", 0) != 0);
+            joined += line + "|";
+        }
+        CHECK(joined.find("attn @ v") != std::string::npos);
+        CHECK(joined.find("1.19e-07") != std::string::npos);
+        if (width >= 16.0f) CHECK(joined.find("[B, N, 3, h, c]") != std::string::npos);
+    }
+    // ... and is cut at its blanks when it is wider than a whole line.
+    for (const std::string& line : wrapped("然后 (attn @ v).reshape(B, N, C) 合并。", 12.0f)) CHECK(glyphs(line) <= 12.0f);
+    // A run of Chinese after code fills the line instead of leaving the code alone on it.
+    const auto lines = wrapped("permute(2, 0, 3, 1, 4) 把 q/k/v 轴放到最前面，并把头轴放在 token 轴之前。", 36.0f);
+    REQUIRE(lines.size() == 2);
+    CHECK(glyphs(lines[0]) >= 30.0f);
+    // English: blanks break, not '.' inside a number nor the blanks of a shape; '\n' always breaks.
+    const auto en = wrapped("max |sum - 1| = 1.19e-07 and the shape [B, N, 3, h, c] is right\nnext", 20.0f);
+    std::string all;
+    for (const std::string& line : en) all += line + "|";
+    CHECK(all.find("1.19e-07") != std::string::npos);
+    CHECK(all.find("[B, N, 3, h, c]") != std::string::npos);
+    CHECK(en.back() == "next");
 }

@@ -94,7 +94,7 @@ void Prediction(const VitSnapshot& vit, float width) {
     else ImGui::TextDisabled(tr("prediction"));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("probs = softmax(head(norm(x)[:, 0])): the class token decides"));
     float label_w = 0.0f;
-    for (const ClassProb& c : top) label_w = std::max(label_w, ImGui::CalcTextSize(c.label.c_str()).x);
+    for (const ClassProb& c : top) label_w = std::max(label_w, ImGui::CalcTextSize(ui::tr_core(c.label)).x);
     label_w += ImGui::GetStyle().ItemSpacing.x;
     for (std::size_t i = 0; i < top.size(); ++i) {
         const ClassProb& c = top[i];
@@ -102,8 +102,8 @@ void Prediction(const VitSnapshot& vit, float width) {
         std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * c.prob);
         const bool best = i == 0 && !vit.fresh_patch;
         ImGui::AlignTextToFramePadding();
-        if (best) ImGui::TextColored(OkColor(), "%s", c.label.c_str());
-        else ImGui::TextUnformatted(c.label.c_str());
+        if (best) ImGui::TextColored(OkColor(), "%s", ui::tr_core(c.label));
+        else ImGui::TextUnformatted(ui::tr_core(c.label));
         ImGui::SameLine(label_w);  // drawn inside a group: the offset counts from the group's left edge
         if (best) ImGui::PushStyleColor(ImGuiCol_PlotHistogram, ImVec4(0.25f, 0.65f, 0.35f, 1.0f));
         ImGui::ProgressBar(c.prob, ImVec2(std::max(40.0f, width - label_w), 0), pct);
@@ -499,12 +499,12 @@ void PositionsTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
         ImGui::TextDisabled(vit.positions.pos_embed ? tr("prediction (with position embeddings)")
                                                     : tr("prediction (without position embeddings)"));
         const ClassProb as_is = ranked_classes(t.probs(), 0, 1, vit.labels).front();
-        ImGui::Text(tr("as is: %s  %.4f"), as_is.label.c_str(), static_cast<double>(as_is.prob));
+        ImGui::Text(tr("as is: %s  %.4f"), ui::tr_core(as_is.label), static_cast<double>(as_is.prob));
         if (e) {
             const ClassProb shuffled = ranked_classes(e->shuffled.probs(), 0, 1, vit.labels).front();
             const ui::PredictionChange change = ui::prediction_change(t.probs(), e->shuffled.probs());
             char shuffled_text[128];
-            std::snprintf(shuffled_text, sizeof shuffled_text, tr("shuffled: %s  %.4f"), shuffled.label.c_str(),
+            std::snprintf(shuffled_text, sizeof shuffled_text, tr("shuffled: %s  %.4f"), ui::tr_core(shuffled.label),
                           static_cast<double>(shuffled.prob));
             SameLineIfFits(ImGui::CalcTextSize(shuffled_text).x, 2.0f * style.ItemSpacing.x);
             ImGui::TextColored(change.changed() ? WarnColor() : OkColor(), "%s", shuffled_text);

@@ -105,10 +105,8 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         ImGui::TextColored(diff->ok ? OkColor() : BadColor(), tr("max error %s  tol %s"),
                            ui::format_value(diff->max_error).c_str(), ui::format_value(diff->tolerance).c_str());
         ImGui::PopFont();
-        ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextColored(diff->ok ? OkColor() : BadColor(), "%s %s", diff->ok ? "\u2713" : "\u2717",
-                           diff->diagnosis.c_str());
-        ImGui::PopTextWrapPos();
+        WrappedText(diff->ok ? OkColor() : BadColor(),
+                    ((diff->ok ? "\u2713 " : "\u2717 ") + std::string(ui::tr_core(diff->diagnosis))).c_str());
     }
     const bool show_diff = diff && diff->difference && ui.show_difference;
     const Array& values = show_diff ? diff->difference->values : step->tensor().values;

@@ -142,7 +142,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::SameLine();
         ImGui::TextUnformatted(s->name.c_str());
         ImGui::SameLine();
-        ImGui::TextDisabled("%s", s->code.c_str());
+        ImGui::TextDisabled("%s", ui::tr_code(s->code).c_str());
     }
     if (!ui.status.empty() && ui.now - ui.status_time < 8.0) {
         const float w = ImGui::CalcTextSize(ui.status.c_str()).x;

@@ -26,21 +26,21 @@ void StatusCell(const Trace& trace, const Step& step) {
     const StepDifference* diff = trace.difference(step.name);
     std::string tip;
     if (diff && !diff->ok) {  // the user's tensor differs from the reference: what the bug is
-        ImGui::TextColored(BadColor(), tr("\u2717 %s"), diff->finding.c_str());
-        tip = diff->diagnosis + tr("\nmax |yours - reference| = ") + ui::format_value(diff->max_error) +
+        ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui::tr_core(diff->finding));
+        tip = std::string(ui::tr_core(diff->diagnosis)) + tr("\nmax |yours - reference| = ") + ui::format_value(diff->max_error) +
               tr(" (tolerance ") + ui::format_value(diff->tolerance) + ")";
     } else if (sc && !sc->ok) {
         ImGui::TextColored(BadColor(), tr("\u2717 shape"));
         tip = tr("expected ") + sc->formula + " = " + format_shape(sc->expected) + tr(", got ") + format_shape(sc->actual);
     } else if (nonfinite_here) {
         ImGui::TextColored(BadColor(), tr("\u2717 NaN/Inf"));
-        tip = trace.checks.nonfinite.message;
+        tip = ui::tr_core(trace.checks.nonfinite.message);
     } else if (rs && rs->failing_rows > 0 && !rs->deviation_expected) {
         ImGui::TextColored(BadColor(), tr("\u2717 rows"));
         tip = std::to_string(rs->failing_rows) + tr(" rows do not sum to 1");
     } else if (rs && rs->failing_rows > 0) {
         ImGui::TextColored(WarnColor(), tr("\u26A0 rows"));
-        tip = rs->explanation;
+        tip = ui::tr_core(rs->explanation);
     } else if (diff) {
         ImGui::TextColored(OkColor(), tr("\u2713 ref"));
         tip = tr("equals the reference's ") + step.name + tr(" (max |yours - reference| = ") + ui::format_value(diff->max_error) +
@@ -102,13 +102,15 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     const StepDifference* first = FirstDivergence(trace);
     if (from_file) {
         if (first) {
-            ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextColored(BadColor(), tr("first divergence: %s \u2014 %s"), first->step.c_str(), first->finding.c_str());
-            ImGui::PopTextWrapPos();
+            char text[1024];
+            std::snprintf(text, sizeof text, tr("first divergence: %s \u2014 %s"), first->step.c_str(), ui::tr_core(first->finding));
+            ImGui::BeginGroup();
+            WrappedText(BadColor(), text);
+            ImGui::EndGroup();
             if (ImGui::IsItemHovered()) {
                 ImGui::BeginTooltip();
                 ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-                ImGui::TextUnformatted(first->diagnosis.c_str());
+                ImGui::TextUnformatted(ui::tr_core(first->diagnosis));
                 ImGui::PopTextWrapPos();
                 ImGui::EndTooltip();
             }
@@ -155,10 +157,10 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             }
             if (ImGui::IsItemHovered()) {
                 ImGui::BeginTooltip();
-                ImGui::Text("%s: %s", op_name(step.op), step.code.c_str());
-                ImGui::TextDisabled("%s", step.formula.c_str());
+                ImGui::Text("%s: %s", op_name(step.op), ui::tr_code(step.code).c_str());
+                ImGui::TextDisabled("%s", ui::tr_formula(step.formula).c_str());
                 if (loaded)
-                    ImGui::TextColored(LoadedColor(), "%s", (tr("your tensor: ") + step.origin_detail).c_str());
+                    ImGui::TextColored(LoadedColor(), "%s", (tr("your tensor: ") + std::string(ui::tr_core(step.origin_detail))).c_str());
                 else if (from_file)
                     ImGui::TextDisabled("%s", tr("not in the file: computed by the reference from the file's "
                                                  "input and weights"));

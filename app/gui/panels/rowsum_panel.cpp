@@ -114,13 +114,11 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     const ui::RowSumSummary sum = ui::summarize(*check);
     const bool fail = check->failing_rows > 0 && !check->deviation_expected;
     const ImVec4 col = check->failing_rows == 0 ? OkColor() : (fail ? BadColor() : WarnColor());
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(col, "%s %s", check->failing_rows == 0 ? "\u2713" : (fail ? "\u2717" : "\u26A0"), sum.headline.c_str());
+    WrappedText(col, (std::string(check->failing_rows == 0 ? "\u2713 " : (fail ? "\u2717 " : "\u26A0 ")) + sum.headline).c_str());
     if (!check->explanation.empty() && (check->deviation_expected || check->failing_rows > 0))
-        ImGui::TextUnformatted(check->explanation.c_str());
+        WrappedText(ui::tr_core(check->explanation));
     else if (trace.config.training && check->step == "attn")
-        ImGui::TextDisabled(tr("Training mode: attn itself still sums to 1; dropout acts on attn_drop."));
-    ImGui::PopTextWrapPos();
+        WrappedText(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], tr("Training mode: attn itself still sums to 1; dropout acts on attn_drop."));
 
     // The (batch, head) the inspector shows.
     InspectorView& view = ViewFor(ui, *step);

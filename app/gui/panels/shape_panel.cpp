@@ -405,13 +405,11 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
 
     // What the step does in plain words (presentation mode tells all of it), and where to begin.
     const ui::StepNarrative story = ui::step_narrative(step->name, ui::language(), trace.config.reference);
-    ImGui::PushTextWrapPos(0.0f);
     // A zoo bug's rewritten line does something else than the story tells: the Bug zoo explains it.
     const bool buggy_line = step->code.find("# BUG") != std::string::npos;
-    if (!story.text.empty() && !buggy_line) ImGui::TextUnformatted(ui::narrative_lead(story.text).c_str());
+    if (!story.text.empty() && !buggy_line) WrappedText(ui::narrative_lead(story.text).c_str());
     if (ui.start_hint)
-        ImGui::TextColored(OkColor(), "%s", tr("Start here: press Play (in the pipeline list) or \u2192 to go through the layer one step at a time."));
-    ImGui::PopTextWrapPos();
+        WrappedText(OkColor(), tr("Start here: press Play (in the pipeline list) or \u2192 to go through the layer one step at a time."));
 
     DrawAxisRows(trace, *step, ui);
 
@@ -419,7 +417,7 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     ImGui::TextDisabled("einops");
     ImGui::SameLine();
     ImGui::PushFont(fonts().mono);
-    ImGui::TextUnformatted(step->formula.c_str());
+    ImGui::TextUnformatted(ui::tr_formula(step->formula).c_str());
     ImGui::PopFont();
     ImGui::TextDisabled(tr("strides"));
     ImGui::SameLine();
@@ -429,11 +427,7 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     ImGui::SameLine();
     HelpMarker(tr("The strides PyTorch's tensor has at this point (elements to skip per index step on each axis). "
                   "A view only changes shape and strides; the numbers stay where they are in memory."));
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled(tr("note"));
-    ImGui::SameLine();
-    ImGui::TextUnformatted(step->note.c_str());
-    ImGui::PopTextWrapPos();
+    WrappedText((std::string(tr("note: ")) + ui::tr_core(step->note)).c_str());
     ImGui::Separator();
     DrawForwardListing(trace, *step);
     ImGui::End();

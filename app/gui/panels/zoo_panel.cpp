@@ -56,9 +56,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
     ImGui::TextColored(BadColor(), "- %s", info.wrong_line);
     ImGui::TextColored(OkColor(), "+ %s", info.right_line);
     ImGui::PopFont();
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(tr(info.symptom));
-    ImGui::PopTextWrapPos();
+    WrappedText(ui::tr_core(info.symptom));
     ImGui::Separator();
 
     // What catches it: the three checks, measured on this run.
@@ -77,9 +75,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
     if (rows) check(tr("row-sum check (attn)"), rows_fail, z.caught_by == CaughtBy::RowSumCheck);
     else ImGui::TextDisabled("- %s", tr("row-sum check (attn): not reached, the run stopped before attn"));
     check(tr("difference from the correct pipeline"), differs, z.caught_by == CaughtBy::Difference);
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(WarnColor(), "%s", z.caught_text.c_str());
-    ImGui::PopTextWrapPos();
+    WrappedText(WarnColor(), ui::tr_core(z.caught_text));
     if (!z.first_step.empty()) {
         ImGui::TextUnformatted(tr("first shows at"));
         ImGui::SameLine();
@@ -93,9 +89,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
         ImGui::Separator();
         ImGui::TextColored(BadColor(), "%s", tr("ShapeError: the run stops here; the trace holds the steps before it"));
         ImGui::PushFont(fonts().mono);
-        ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextUnformatted(z.failure.c_str());
-        ImGui::PopTextWrapPos();
+        WrappedText(ui::tr_core(z.failure));
         ImGui::PopFont();
     }
     ImGui::Separator();
@@ -106,7 +100,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
             ImGui::TableNextColumn();
             if (ImGui::Selectable(c.step.c_str(), c.step == ui.selected_step, ImGuiSelectableFlags_SpanAllColumns))
                 SelectStep(trace, ui, c.step);
-            if (!c.ok() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", c.diagnosis.c_str());
+            if (!c.ok() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui::tr_core(c.diagnosis));
             ImGui::TableNextColumn();
             ImGui::TextColored(c.ok() ? OkColor() : BadColor(), "%s", c.ok() ? tr("same") : tr(finding_name(c.finding)));
             ImGui::TableNextColumn();
