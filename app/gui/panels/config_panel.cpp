@@ -71,7 +71,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         }
         for (const std::string& note : ui.file_notes) {
             ImGui::Bullet();
-            ImGui::TextUnformatted(note.c_str());
+            ImGui::TextUnformatted(ui::tr_core(note));
         }
         ImGui::PopTextWrapPos();
         ImGui::Separator();

@@ -220,13 +220,11 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ImGui::TextColored(BadColor(), "%s", ui.zoo->first_step.c_str());
             ImGui::TableNextColumn();
             const std::string& failure = ui.zoo->failure;
-            ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextColored(BadColor(), "%s", failure.substr(0, failure.find('\n')).c_str());
-            ImGui::PopTextWrapPos();
+            ImGui::TextColored(BadColor(), "%s", ui::tr_core(failure.substr(0, failure.find('\n'))));
             if (ImGui::IsItemHovered()) {
                 ImGui::BeginTooltip();
                 ImGui::PushFont(fonts().mono);
-                ImGui::TextUnformatted(failure.c_str());
+                ImGui::TextUnformatted(ui::tr_core(failure));
                 ImGui::PopFont();
                 ImGui::EndTooltip();
             }
