@@ -192,7 +192,7 @@ struct Layout {
 
 std::vector<std::string_view> wrap_lines(std::string_view text, float width,
                                          const std::function<float(std::string_view)>& measure) {
-    Layout layout{text, width, measure, measure(" ")};
+    Layout layout{text, width, measure, measure(" "), {}};
     for (std::size_t from = 0;;) {
         const std::size_t nl = text.find('\n', from);
         const std::size_t to = nl == std::string_view::npos ? text.size() : nl;
