@@ -70,10 +70,9 @@ RowSumCheck check_row_sums(std::string step, Tensor sums, bool deviation_expecte
         std::snprintf(text, sizeof text, "All %zu rows sum to 1 (max |sum - 1| = %.3g <= %.0e).", r.rows, r.max_error,
                       tolerance);
     } else {
-        std::snprintf(text, sizeof text,
-                      "%zu of %zu rows do not sum to 1 (max |sum - 1| = %.3g > %.0e): softmax was not taken over "
-                      "the last axis, or the values were changed after it.",
-                      r.failing_rows, r.rows, r.max_error, tolerance);
+        r.cause = "softmax was not taken over the last axis, or the values were changed after it.";
+        std::snprintf(text, sizeof text, "%zu of %zu rows do not sum to 1 (max |sum - 1| = %.3g > %.0e): %s",
+                      r.failing_rows, r.rows, r.max_error, tolerance, r.cause.c_str());
     }
     r.explanation = text;
     return r;

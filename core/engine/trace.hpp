@@ -103,6 +103,7 @@ struct RowSumCheck {
     std::vector<std::size_t> head_failing;    // [B * h]
     bool deviation_expected = false;  // training-mode dropout rescales rows: not a bug
     std::string explanation;          // one or two sentences for the user
+    std::string cause;                // when rows fail: why, without the counts (a headline states them)
     bool ok() const { return failing_rows == 0 || deviation_expected; }
 };
 

@@ -435,7 +435,10 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     };
     auto add_trace = [&](const std::string& run, const Trace& t) {
         add_steps(run, t.steps);
-        for (const RowSumCheck& r : t.checks.row_sums) add(run + " row sums", r.explanation);
+        for (const RowSumCheck& r : t.checks.row_sums) {
+            add(run + " row sums", r.explanation);
+            add(run + " row-sum cause", r.cause);
+        }
         add(run + " non-finite", t.checks.nonfinite.message);
         for (const StepDifference& d : t.differences) add(run + " " + d.step + " diagnosis", d.diagnosis);
     };

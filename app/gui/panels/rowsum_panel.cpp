@@ -115,8 +115,11 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     const bool fail = check->failing_rows > 0 && !check->deviation_expected;
     const ImVec4 col = check->failing_rows == 0 ? OkColor() : (fail ? BadColor() : WarnColor());
     WrappedText(col, (std::string(check->failing_rows == 0 ? "\u2713 " : (fail ? "\u2717 " : "\u26A0 ")) + sum.headline).c_str());
-    if (!check->explanation.empty() && (check->deviation_expected || check->failing_rows > 0))
+    // The headline has the counts; under it, why (failing rows) or why it is expected (dropout).
+    if (check->deviation_expected)
         WrappedText(ui::tr_core(check->explanation));
+    else if (check->failing_rows > 0)
+        WrappedText(ui::tr_core(check->cause));
     else if (trace.config.training && check->step == "attn")
         WrappedText(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], tr("Training mode: attn itself still sums to 1; dropout acts on attn_drop."));
 
