@@ -47,14 +47,13 @@ void DrawFileBrowser(UiState& ui) {
         if (ui.browser_listing.error.empty()) ui.browser_folder = ui.browser_listing.folder;
         std::snprintf(ui.browser_edit, sizeof ui.browser_edit, "%s", ui.browser_folder.c_str());
     }
+    // A modal: while it is open the panels behind it take no clicks and show no tooltips over it.
+    const std::string title = ui::window_title(tr("Open activations, a dump or a checkpoint"), "Open");
+    if (!ImGui::IsPopupOpen(title.c_str())) ImGui::OpenPopup(title.c_str());
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.45f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(d.x * 0.9f, 760.0f), std::min(d.y * 0.8f, 560.0f)), ImGuiCond_Appearing);
-    if (!ImGui::Begin(ui::window_title(tr("Open activations, a dump or a checkpoint"), "Open").c_str(), &ui.browser_open,
-                      ImGuiWindowFlags_NoCollapse)) {
-        ImGui::End();
-        return;
-    }
+    if (!ImGui::BeginPopupModal(title.c_str(), &ui.browser_open, ImGuiWindowFlags_NoCollapse)) return;
     const ui::FolderListing& listing = ui.browser_listing;
     // Path row: parent, editable folder (Enter lists it).
     if (ImGui::ArrowButton("##up", ImGuiDir_Up)) GoTo(ui, ui::parent_folder(ui.browser_folder));
@@ -119,8 +118,11 @@ void DrawFileBrowser(UiState& ui) {
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(tr("A folder of .npy files, one per step (attn.npy, q.npy, input.npy ...), opens as one dump"));
     ImGui::SameLine();
-    if (ImGui::Button(tr("Cancel"), ImVec2(ImGui::GetFontSize() * 6, 0))) ui.browser_open = false;
-    ImGui::End();
+    if (ImGui::Button(tr("Cancel"), ImVec2(ImGui::GetFontSize() * 6, 0)) ||
+        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+        ui.browser_open = false;
+    if (!ui.browser_open) ImGui::CloseCurrentPopup();  // Open, Cancel, Esc or a double-click closed it
+    ImGui::EndPopup();
 }
 
 void DrawFileErrorModal(UiState& ui) {
