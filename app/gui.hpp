@@ -24,6 +24,7 @@ struct GuiOptions {
     std::optional<std::uint64_t> shuffle_seed;  // --shuffle-patches: also on the picture with its patches shuffled
     float drop_path = 0.0f;       // --drop-path: timm's stochastic depth in the ViT's blocks (--training, --seed)
     std::string screenshot_path;  // non-empty: render a few frames headless, write PNG, exit
+    std::string layout_json_path; // --layout-json: with --screenshot, where the last frame put each panel (JSON)
     std::string step;             // step selected at start ("" = the saved one, else attn)
     std::string bug;              // --bug: a bug of the zoo switched on at start (core/teach/bug_zoo keys)
     std::string follow_step;      // --follow STEP[i,j,...]: the element followed at start
@@ -36,6 +37,7 @@ struct GuiOptions {
     bool bench = false;           // --bench-gui: time frames headless, print JSON, exit
     int width = 1600;
     int height = 1000;
+    bool size_from_user = false;  // --size given: the window has that size (else the desktop's work area)
 };
 
 // Runs the window (or the headless screenshot) and returns the process exit status.

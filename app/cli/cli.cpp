@@ -357,6 +357,7 @@ struct GuiArgs {
     std::string size = "1600x1000";
     ClassroomOptions classroom;
     bool demo_vit = false;  // --demo-vit: the installed demo ViT (about.hpp: demo_model_path)
+    bool size_given = false;
 };
 
 int cmd_gui(GuiArgs& args, char** argv) {
@@ -370,6 +371,14 @@ int cmd_gui(GuiArgs& args, char** argv) {
     g.tile_from_user = o.beyond.tile->count() > 0;
     if (o.heads->count()) g.heads = o.config.heads;
     std::tie(g.width, g.height) = parse_size(args.size);
+    g.size_from_user = args.size_given;
+    if (!g.layout_json_path.empty()) {
+        if (g.screenshot_path.empty())
+            throw UsageError("--layout-json " + g.layout_json_path + ": goes with --screenshot OUT.png (the layout of its last frame)");
+        const std::filesystem::path folder = std::filesystem::path(g.layout_json_path).parent_path();
+        if (!folder.empty() && !std::filesystem::is_directory(folder))
+            throw UsageError("--layout-json " + g.layout_json_path + ": no folder " + folder.string());
+    }
     apply_teach_gui_options(g);
     const auto names = path_step_names(g.config);  // core/paths/beyond.hpp: the steps of the chosen path
     if (!g.step.empty() && std::find(names.begin(), names.end(), g.step) == names.end()) {
@@ -425,7 +434,16 @@ void add_gui_options(CLI::App& app, GuiArgs& args) {
         ->check(CLI::Range(0.0, 0.99));
     app.add_option("--screenshot", g.screenshot_path, "render the app headless for a few frames, write this PNG, exit");
     app.add_option("--step", g.step, "step selected at start (e.g. attn)");
-    app.add_option("--size", args.size, "window or screenshot size WIDTHxHEIGHT")->capture_default_str();
+    app.add_option("--layout-json", g.layout_json_path,
+                   "with --screenshot: also write where the last frame put each panel, and how much of it is in "
+                   "sight, as JSON");
+    app.add_option_function<std::string>(
+           "--size",
+           [&args](const std::string& size) {
+               args.size = size;
+               args.size_given = true;
+           },
+           "window or screenshot size WIDTHxHEIGHT (default: the screenshot 1600x1000, the window the desktop's work area)");
     add_teach_gui_options(app);
     app.add_flag("--gradients", g.show_gradients, "open the Gradients panel (backward pass, saturation demo)");
     app.add_flag("--bench-gui", g.bench, "time the app headless (first frame, step and head switches, idle frames), JSON");

@@ -10,6 +10,7 @@
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>  // the windows' rectangles and scroll ranges (--layout-json)
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
@@ -18,6 +19,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -38,6 +40,7 @@
 #include "memory_budget.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/i18n.hpp"
+#include "logic/layout.hpp"
 #include "logic/renderer.hpp"
 #include "logic/settings.hpp"
 #include "softgl/occlusion.hpp"
@@ -177,6 +180,7 @@ void HandleKeys(const Trace& trace, UiState& ui) {
         if (ImGui::IsKeyPressed(GLFW_KEY_0, false)) ui.ui_scale = 1.0f;
         if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) ui.quit_requested = true;
         if (ImGui::IsKeyPressed(GLFW_KEY_O, false)) OpenFileBrowser(ui);
+        if (ImGui::IsKeyPressed(GLFW_KEY_L, false)) ResetLayout(ui);
     }
 }
 
@@ -435,7 +439,9 @@ struct Gui {
 };
 
 // Fonts are rebuilt when the zoom, presentation mode (2x) or the language (CJK glyphs) change.
-float FontScale(const UiState& ui) { return ui.ui_scale * (ui.classroom.presentation ? 2.0f : 1.0f); }
+float FontScale(const UiState& ui) {
+    return ui.display_scale * ui.ui_scale * (ui.classroom.presentation ? 2.0f : 1.0f);
+}
 
 // The saved settings (never in --screenshot mode, so screenshots are reproducible), the command
 // line's panels, and the config of the first run.
@@ -611,12 +617,12 @@ bool OpenWindow(Gui& g) {
     glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "attnscope");
     if (g.shot) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
     int win_w = g.width, win_h = g.height;
-    if (!g.shot) {
+    if (!g.shot) {  // the desktop's work area unless --size, and never larger
         int wx = 0, wy = 0, ww = 0, wh = 0;
         if (GLFWmonitor* m = glfwGetPrimaryMonitor()) glfwGetMonitorWorkarea(m, &wx, &wy, &ww, &wh);
         if (ww > 0 && wh > 0) {
-            win_w = std::min(win_w, ww);
-            win_h = std::min(win_h, wh);
+            win_w = g.options.size_from_user ? std::min(win_w, ww) : ww;
+            win_h = g.options.size_from_user ? std::min(win_h, wh) : wh;
         }
     }
     g.window = glfwCreateWindow(win_w, win_h, "attnscope", nullptr, nullptr);
@@ -661,6 +667,24 @@ void SetupImGui(Gui& g) {
     if (!g.shot) g.pacer.install(g.window);  // before ImGui's backend, which chains to these callbacks
     ImGui_ImplGlfw_InitForOpenGL(g.window, true);
     glfwSetDropCallback(g.window, OnDrop);  // the ImGui backend does not install one
+}
+
+// The UI's scale before any zoom: the one the display asks for (logic/layout.hpp), from its size and
+// the desktop's own scale. A desktop that already scales windows (the framebuffer larger than the
+// window, e.g. Wayland) has applied its scale. --screenshot: from --size only, so screenshots are
+// the same on every machine.
+void ChooseDisplayScale(Gui& g) {
+    int w = g.width, h = g.height;
+    float content = 1.0f;
+    if (!g.shot) {
+        glfwGetWindowSize(g.window, &w, &h);
+        int fb_w = 0, fb_h = 0;
+        float sx = 1.0f, sy = 1.0f;
+        glfwGetFramebufferSize(g.window, &fb_w, &fb_h);
+        glfwGetWindowContentScale(g.window, &sx, &sy);
+        content = fb_w > 0 ? sx * static_cast<float>(w) / static_cast<float>(fb_w) : sx;
+    }
+    g.ui.display_scale = ui::default_ui_scale(static_cast<float>(w), static_cast<float>(h), content);
 }
 
 // The language and the classroom options, then the fonts and the style at the UI's scale. Chinese
@@ -991,6 +1015,47 @@ bool WriteScreenshot(const Gui& g) {
     return false;
 }
 
+// Where the frame put each panel (--layout-json): ImGui's plain top-level windows, back to front, each
+// with the share of it that the windows in front leave in sight; the main menu bar as its height.
+std::string LayoutReport() {
+    const ImGuiContext& ctx = *GImGui;
+    constexpr ImGuiWindowFlags kOverlay = ImGuiWindowFlags_ChildWindow | ImGuiWindowFlags_Tooltip |
+                                          ImGuiWindowFlags_Popup | ImGuiWindowFlags_Modal | ImGuiWindowFlags_ChildMenu;
+    float menu_h = 0.0f;
+    std::vector<const ImGuiWindow*> panels;
+    for (const ImGuiWindow* w : ctx.Windows) {
+        if (!w->Active || w->Hidden || w->ParentWindow || (w->Flags & kOverlay)) continue;
+        if (std::strcmp(w->Name, "##MainMenuBar") == 0) menu_h = w->Size.y;
+        else panels.push_back(w);
+    }
+    auto rect = [](const ImGuiWindow* w) { return ui::Rect{w->Pos.x, w->Pos.y, w->Size.x, w->Size.y}; };
+    std::vector<ui::PanelReport> report;
+    for (std::size_t i = 0; i < panels.size(); ++i) {
+        const ImGuiWindow* w = panels[i];
+        const char* id = std::strstr(w->Name, "###");  // the English ID whatever the language
+        std::vector<ui::Rect> above;
+        for (std::size_t j = i + 1; j < panels.size(); ++j) above.push_back(rect(panels[j]));
+        ui::PanelReport p{id ? id + 3 : w->Name, rect(w), ui::visible_fraction(rect(w), above)};
+        for (const ImGuiWindow* c : ctx.Windows)  // the window and its child regions (a table's rows)
+            if (c->Active && c->RootWindow == w && c->ScrollMax.y > 0.5f) p.scrolls = true;
+        report.push_back(p);
+    }
+    return ui::layout_report_json(ctx.IO.DisplaySize.x, ctx.IO.DisplaySize.y, menu_h, report);
+}
+
+// --layout-json: LayoutReport() of the last frame, written atomically. False, after one line on
+// stderr, when it cannot be written.
+bool WriteLayoutReport(const Gui& g) {
+    if (g.options.layout_json_path.empty()) return true;
+    try {
+        write_file_atomic(g.options.layout_json_path, LayoutReport());
+        return true;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: --layout-json %s: %s\n", g.options.layout_json_path.c_str(), e.what());
+        return false;
+    }
+}
+
 // Frees what the frame did not draw, shows the frame, and tells the pacer what it left moving.
 void PresentFrame(Gui& g) {
     g.heatmaps.collect();
@@ -1049,6 +1114,7 @@ int run_gui(const GuiOptions& options) {
     SetupImGui(gui);
     if (!gui.shot) StartOpening(gui);  // the demo stays on screen meanwhile; errors go to the modal
     ImGui_ImplOpenGL3_Init("#version 330 core");
+    ChooseDisplayScale(gui);
     SetupFonts(gui);
     SetupRenderers(gui);
     if (!gui.settings_message.empty()) gui.ui.set_status(gui.settings_message);  // over the font's message
@@ -1071,7 +1137,7 @@ int run_gui(const GuiOptions& options) {
         if (gui.bench) {
             if (!BenchFrame(gui)) break;
         } else if (gui.shot && ++frame >= kScreenshotFrames) {
-            if (!WriteScreenshot(gui)) exit_status = 2;
+            if (!WriteScreenshot(gui) || !WriteLayoutReport(gui)) exit_status = 2;
             break;
         }
         PresentFrame(gui);

@@ -3,6 +3,7 @@
 // frame loop (app.cpp) acts on them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "logic/drop_path_view.hpp"
 #include "logic/flash_map.hpp"
 #include "logic/follow.hpp"
+#include "logic/layout.hpp"
 #include "logic/position_view.hpp"
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
@@ -174,7 +176,12 @@ struct UiState {
     ui::ClassroomState classroom;
 
     // ---- look
-    float ui_scale = 1.0f;              // Ctrl+= / Ctrl+- (fonts are rebuilt by the frame loop)
+    float display_scale = 1.0f;         // the scale the display asks for (ui::default_ui_scale), chosen at start
+    float ui_scale = 1.0f;              // the zoom on top of it: Ctrl+= / Ctrl+- (fonts are rebuilt by the frame loop)
+    // View > Reset layout bumps the generation; each panel is placed at its default rectangle once
+    // per generation (panels/common.cpp: PlaceWindow), the first time when it is first shown.
+    std::uint64_t layout_generation = 0;
+    std::array<std::uint64_t, std::size(ui::kAllPanels)> layout_placed{};
     std::uint64_t trace_generation = 0; // bumps when a new trace is swapped in (texture keys)
 
     gfx::HeatmapRenderer* heatmaps = nullptr;  // owned by the frame loop

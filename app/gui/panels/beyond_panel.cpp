@@ -537,7 +537,7 @@ void DrawBeyondPanel(const Trace& trace, UiState& ui) {
     }
     // One window per path (each remembers its place); on flash the Attention map panel takes the
     // Row sums panel's place (there is no softmax output to check).
-    PlaceWindow(1130, 22, 470, 548);
+    PlaceWindow(ui, ui::Panel::Beyond);
     char title[128];
     const char* path = trace.beyond ? path_name(trace.beyond->path) : "mask";
     std::snprintf(title, sizeof title, "%s: %s###Beyond_%s", tr("Beyond the textbook"), trace.beyond ? path : tr("mask"),

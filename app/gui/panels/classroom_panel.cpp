@@ -348,18 +348,23 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
 
 }  // namespace
 
-// The Quiz window (presentation mode draws the quiz inside its narrative column instead).
+// The Quiz window (presentation mode draws the quiz inside its narrative column instead), in the
+// bottom-right corner over Row sums: the pipeline, the Shape view's boxes and the inspector, which
+// the answer needs, stay in sight. Its text wraps at Row sums' width (within 18 to 30 lines of text
+// wide), so it grows upwards rather than over the inspector.
 void DrawQuizWindow(const Trace& trace, UiState& ui) {
     ui::ClassroomState& c = ui.classroom;
     if (!c.quiz || c.presentation) return;
-    const ImGuiIO& io = ImGui::GetIO();
-    ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.3f), ImGuiCond_Appearing,
-                            ImVec2(0.5f, 0.5f));
+    const ui::Rect place = DefaultRect(ui, ui::Panel::Quiz);
+    const float em = ImGui::GetFontSize();
+    const float wrap = std::clamp(place.w - 2.0f * ImGui::GetStyle().WindowPadding.x, 18.0f * em, 30.0f * em);
+    ImGui::SetNextWindowPos(ImVec2(place.right(), place.bottom()),
+                            TakeLayoutReset(ui, ui::Panel::Quiz) ? ImGuiCond_Always : ImGuiCond_Appearing, ImVec2(1.0f, 1.0f));
     if (c.asking >= 0) ImGui::SetNextWindowFocus();
     bool open = true;
     const bool shown = ImGui::Begin(ui::window_title(tr("Quiz: predict the next shape"), "Quiz").c_str(), &open,
                                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
-    if (shown) DrawQuizBody(trace, ui, ImGui::GetFontSize() * 30.0f);
+    if (shown) DrawQuizBody(trace, ui, wrap);
     ImGui::End();
     if (!open) c.quiz = false;
 }

@@ -33,15 +33,32 @@ InspectorView& ViewFor(UiState& ui, const Step& step) {
     return v;
 }
 
-void PlaceWindow(float x, float y, float w, float h) {
-    const ImVec2 d = ImGui::GetIO().DisplaySize;
-    // The design's rows start under its 22 px menu bar; they are mapped under the real one, whose
-    // height follows the font (and the UI scale), so no title bar covers the menu's text.
-    constexpr float kDesignMenu = 22.0f;
-    const float menu = ImGui::GetFrameHeight();
-    const float sx = d.x / 1600.0f, sy = (d.y - menu) / (1000.0f - kDesignMenu);
-    ImGui::SetNextWindowPos(ImVec2(x * sx, menu + (y - kDesignMenu) * sy), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowSize(ImVec2(w * sx, h * sy), ImGuiCond_FirstUseEver);
+ui::Rect DefaultRect(const UiState& ui, ui::Panel p) {
+    ui::LayoutInput in;
+    in.display_w = ImGui::GetIO().DisplaySize.x;
+    in.display_h = ImGui::GetIO().DisplaySize.y;
+    in.menu_h = ImGui::GetFrameHeight();  // the main menu bar's height follows the font, so the UI scale
+    in.scale = ui.display_scale * ui.ui_scale;
+    return ui::default_rect(p, in);
+}
+
+bool TakeLayoutReset(UiState& ui, ui::Panel p) {
+    std::uint64_t& placed = ui.layout_placed[static_cast<std::size_t>(p)];
+    if (placed == ui.layout_generation) return false;
+    placed = ui.layout_generation;
+    return true;
+}
+
+void ResetLayout(UiState& ui) {
+    ++ui.layout_generation;
+    ui.set_status(tr("layout reset: every panel is back in its place"));
+}
+
+void PlaceWindow(UiState& ui, ui::Panel p) {
+    const ImGuiCond cond = TakeLayoutReset(ui, p) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+    const ui::Rect r = DefaultRect(ui, p);
+    ImGui::SetNextWindowPos(ImVec2(r.x, r.y), cond);
+    ImGui::SetNextWindowSize(ImVec2(r.w, r.h), cond);
 }
 
 const StepDifference* FirstDivergence(const Trace& trace) {

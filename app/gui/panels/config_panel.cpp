@@ -36,7 +36,7 @@ bool SizeInput(const char* label, std::size_t* value, const char* help) {
 
 void DrawConfigPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.config) return;
-    PlaceWindow(0, 570, 530, 430);
+    PlaceWindow(ui, ui::Panel::Config);
     if (!ImGui::Begin(ui::window_title(tr("Config"), "Config").c_str(), &ui.panels.config)) {
         ImGui::End();
         return;

@@ -37,8 +37,8 @@ void RightCell(const std::string& text) {
 
 void DrawCostPanel(const Trace& trace, UiState& ui) {
     if (!ui.show_cost) return;
-    PlaceWindow(180, 40, 1240, 800);
-    if (!ImGui::Begin(tr("Cost"), &ui.show_cost)) {
+    PlaceWindow(ui, ui::Panel::Cost);
+    if (!ImGui::Begin(ui::window_title(tr("Cost"), "Cost").c_str(), &ui.show_cost)) {
         ImGui::End();
         return;
     }

@@ -52,7 +52,7 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         // overview in the corner.
         if (ui.screenshot && N > ui::kExactMaxSide) v.zoom = static_cast<float>(N) / 128.0f;
     }
-    PlaceWindow(1130, 570, 470, 430);
+    PlaceWindow(ui, ui::Panel::AttentionMap);
     if (!ImGui::Begin(ui::window_title(tr("Attention map (flash)"), "Attention map").c_str(), &v.visible)) {
         ImGui::End();
         return;

@@ -160,8 +160,8 @@ void FollowedLine(UiState& ui) {
 void DrawFollowPanel(const Trace& trace, UiState& ui) {
     const Step* followed = ui.follow.shows_panel() ? trace.find(ui.follow.step) : nullptr;
     if (!ui.show_follow || !followed) return;
-    PlaceWindow(1130, 22, 470, 548);
-    if (!ImGui::Begin(tr("Follow an element"), &ui.show_follow)) {
+    PlaceWindow(ui, ui::Panel::Follow);
+    if (!ImGui::Begin(ui::window_title(tr("Follow an element"), "Follow").c_str(), &ui.show_follow)) {
         ImGui::End();
         return;
     }

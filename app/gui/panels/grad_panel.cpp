@@ -222,7 +222,7 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
 
 void DrawGradientsPanel(const Trace& trace, UiState& ui) {
     if (!ui.show_gradients) return;
-    PlaceWindow(1130, 22, 470, 978);
+    PlaceWindow(ui, ui::Panel::Gradients);
     const std::string title = std::string(tr("Gradients")) + "###gradients";
     if (!ImGui::Begin(title.c_str(), &ui.show_gradients)) {
         ImGui::End();

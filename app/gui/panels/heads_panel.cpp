@@ -18,7 +18,7 @@ namespace attnscope {
 
 void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.heads) return;
-    PlaceWindow(1130, 22, 470, 548);
+    PlaceWindow(ui, ui::Panel::Heads);
     // Collapsed, or behind Follow (they share a place, like tabs): no slices, no texture uploads.
     if (!ImGui::Begin(ui::window_title(tr("Heads"), "Heads").c_str(), &ui.panels.heads) || SkipCoveredWindow()) {
         ImGui::End();

@@ -652,7 +652,7 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     if (!ui.vit_on_screen && !ui.vit_loading) return;
     if (!ui.show_image) return;
-    PlaceWindow(0, 570, 530, 430);
+    PlaceWindow(ui, ui::Panel::Image);
     const std::string title = vit ? tr("Image: ") + ui::display_name(vit->model_path) + tr(" on ") +
                                         ui::display_name(vit->image_path) + "###Image"
                                   : std::string(tr("Image")) + "###Image";

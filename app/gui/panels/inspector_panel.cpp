@@ -47,7 +47,7 @@ bool AxisCombo(const char* label, int* axis, const Step& step) {
 
 void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.inspector) return;
-    PlaceWindow(530, 522, 600, 478);
+    PlaceWindow(ui, ui::Panel::Inspector);
     if (!ImGui::Begin(ui::window_title(tr("Tensor inspector"), "Tensor inspector").c_str(), &ui.panels.inspector)) {
         ImGui::End();
         return;

@@ -75,6 +75,9 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         if (ImGui::MenuItem(tr("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
         if (ImGui::MenuItem(tr("Zoom out"), "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
         if (ImGui::MenuItem(tr("Reset zoom"), "Ctrl+0")) ui.ui_scale = 1.0f;
+        if (ImGui::MenuItem(tr("Reset layout"), "Ctrl+L")) ResetLayout(ui);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(tr("Every panel back to its place and size for this window and zoom"));
         ImGui::Separator();
         ImGui::MenuItem(tr("Presentation mode"), "F5", &ui.classroom.presentation);
         ImGui::MenuItem(tr("Quiz: predict the next shape"), nullptr, &ui.classroom.quiz);
@@ -162,6 +165,7 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
                 {"Home / End", tr("first / last step")},
                 {"Space", tr("play / pause through the steps (pace: slider in the pipeline panel)")},
                 {"Ctrl+= / Ctrl+-", tr("zoom the whole UI (Ctrl+0 resets)")},
+                {"Ctrl+L", tr("every panel back to its place (View > Reset layout)")},
                 {tr("mouse wheel"), tr("zoom the heatmap around the cursor (double-click: fit)")},
                 {tr("drag"), tr("pan a zoomed heatmap")},
                 {tr("click a head"), tr("open that head large in the inspector")},

@@ -78,9 +78,16 @@ const Step* SelectedStep(const Trace& trace, const UiState& ui);
 void SelectStep(const Trace& trace, UiState& ui, const std::string& name);
 // The inspector's view of a step, created and normalized for its shape.
 InspectorView& ViewFor(UiState& ui, const Step& step);
-// Initial window placement for a 1600 x 1000 layout (menu bar 22 px), scaled to the display below
-// the real menu bar.
-void PlaceWindow(float x, float y, float w, float h);
+// The default arrangement's rectangle of a panel for this display, menu bar and UI scale
+// (logic/layout.hpp).
+ui::Rect DefaultRect(const UiState& ui, ui::Panel p);
+// True once per View > Reset layout for each panel (also for the panels shown later): it is placed
+// again whatever the user did to it.
+bool TakeLayoutReset(UiState& ui, ui::Panel p);
+// Places the next window at its default rectangle: when it is first shown, and after Reset layout.
+void PlaceWindow(UiState& ui, ui::Panel p);
+// View > Reset layout (Ctrl+L): every panel placed again, and a status line saying so.
+void ResetLayout(UiState& ui);
 // The compared step's first divergence from the reference (nullptr when none or not a file).
 const StepDifference* FirstDivergence(const Trace& trace);
 

@@ -67,7 +67,7 @@ void StatusCell(const Trace& trace, const Step& step) {
 
 void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.pipeline) return;
-    PlaceWindow(0, 22, 530, 548);
+    PlaceWindow(ui, ui::Panel::Pipeline);
     if (!ImGui::Begin(ui::window_title(tr("Pipeline"), "Pipeline").c_str(), &ui.panels.pipeline)) {
         ImGui::End();
         return;

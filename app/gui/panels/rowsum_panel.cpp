@@ -92,7 +92,7 @@ void PlotRowSums(const std::vector<float>& sums, double tolerance, ImVec2 size, 
 
 void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.row_sums) return;
-    PlaceWindow(1130, 570, 470, 430);
+    PlaceWindow(ui, ui::Panel::RowSums);
     if (!ImGui::Begin(ui::window_title(tr("Row sums"), "Row sums").c_str(), &ui.panels.row_sums)) {
         ImGui::End();
         return;

@@ -383,7 +383,7 @@ void DrawForwardListing(const Trace& trace, const Step& step) {
 
 void DrawShapePanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.shape) return;
-    PlaceWindow(530, 22, 600, 500);
+    PlaceWindow(ui, ui::Panel::Shape);
     if (!ImGui::Begin(ui::window_title(tr("Shape view"), "Shape view").c_str(), &ui.panels.shape)) {
         ImGui::End();
         return;

@@ -43,7 +43,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
     static Bug shown = Bug::None;  // bring the panel to the front when another bug is switched on
     if (shown != z.bug) ImGui::SetNextWindowFocus();
     shown = z.bug;
-    PlaceWindow(0, 570, 530, 430);
+    PlaceWindow(ui, ui::Panel::Zoo);
     bool open = true;
     if (!ImGui::Begin(tr("Bug zoo###zoo"), &open)) {
         ImGui::End();

@@ -1,0 +1,138 @@
+#include "logic/layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace attnscope::ui {
+
+const char* panel_id(Panel p) {
+    switch (p) {
+        case Panel::Pipeline: return "Pipeline";
+        case Panel::Config: return "Config";
+        case Panel::Image: return "Image";
+        case Panel::Zoo: return "zoo";
+        case Panel::Shape: return "Shape view";
+        case Panel::Inspector: return "Tensor inspector";
+        case Panel::Heads: return "Heads";
+        case Panel::Follow: return "Follow";
+        case Panel::Beyond: return "Beyond";
+        case Panel::Gradients: return "gradients";
+        case Panel::RowSums: return "Row sums";
+        case Panel::AttentionMap: return "Attention map";
+        case Panel::Cost: return "Cost";
+        case Panel::Quiz: return "Quiz";
+    }
+    return "?";
+}
+
+namespace {
+
+// The grid's edges, in pixels (whole ones: neighbouring panels share an edge, no gap, no overlap).
+struct Grid {
+    float x0, x1, x2, x3;  // left column [x0, x1), middle [x1, x2), right [x2, x3)
+    float y0, y_side, y_mid, y1;  // the side columns split at y_side, the middle one at y_mid
+};
+
+Grid grid(const LayoutInput& in) {
+    const float em = 16.0f * in.scale;
+    const float w = std::max(in.display_w, 1.0f);
+    const float top = std::clamp(in.menu_h, 0.0f, in.display_h - 1.0f);
+    const float h = std::max(in.display_h - top, 1.0f);
+    Grid g{};
+    g.x0 = 0.0f;
+    g.x3 = std::round(w);
+    // Text: a third of the width, at most what the longest pipeline line needs at this font size.
+    g.x1 = std::round(std::min(w * 0.33f, 34.0f * em));
+    // Heatmaps: the rest, the middle column (the inspector's one large map) a little wider.
+    g.x2 = std::round(g.x1 + (w - g.x1) * 0.56f);
+    g.y0 = std::round(top);
+    g.y1 = std::round(in.display_h);
+    // The pipeline's 17 rows, its controls and title bar: about 27 lines of text; more than half the
+    // height only when the screen is short for the font (1280 x 720 and below). The bottom panels
+    // keep at least 9 lines (a config's fields, the row-sum plot).
+    const float pipeline = 27.0f * em * 1.05f;
+    const float side = std::clamp(std::max(h * 0.54f, pipeline), h * 0.3f, std::max(h - 9.0f * em * 1.05f, h * 0.3f));
+    g.y_side = std::round(top + side);
+    g.y_mid = std::round(top + h * 0.49f);
+    return g;
+}
+
+Rect span(float x0, float y0, float x1, float y1) { return {x0, y0, x1 - x0, y1 - y0}; }
+
+}  // namespace
+
+Rect default_rect(Panel p, const LayoutInput& in) {
+    const Grid g = grid(in);
+    switch (p) {
+        case Panel::Pipeline: return span(g.x0, g.y0, g.x1, g.y_side);
+        case Panel::Config:
+        case Panel::Image:
+        case Panel::Zoo: return span(g.x0, g.y_side, g.x1, g.y1);
+        case Panel::Shape: return span(g.x1, g.y0, g.x2, g.y_mid);
+        case Panel::Inspector: return span(g.x1, g.y_mid, g.x2, g.y1);
+        case Panel::Heads:
+        case Panel::Follow:
+        case Panel::Beyond: return span(g.x2, g.y0, g.x3, g.y_side);
+        case Panel::Gradients: return span(g.x2, g.y0, g.x3, g.y1);
+        case Panel::RowSums:
+        case Panel::AttentionMap:
+        case Panel::Quiz: return span(g.x2, g.y_side, g.x3, g.y1);
+        case Panel::Cost: {  // over the others, centred, leaving their edges in sight
+            const float w = g.x3 - g.x0, h = g.y1 - g.y0;
+            return span(std::round(w * 0.11f), std::round(g.y0 + h * 0.02f), std::round(w * 0.89f),
+                        std::round(g.y0 + h * 0.84f));
+        }
+    }
+    return span(g.x0, g.y0, g.x3, g.y1);
+}
+
+float default_ui_scale(float display_w, float display_h, float content_scale) {
+    const float by_size = std::min(display_w / 1600.0f, display_h / 1000.0f);
+    return std::clamp(std::max(by_size, content_scale), 1.0f, 3.0f);
+}
+
+float visible_fraction(const Rect& r, const std::vector<Rect>& above) {
+    const double area = static_cast<double>(r.w) * r.h;
+    if (area <= 0.0) return 0.0f;
+    // The covered area is a union of rectangles: cut r along every edge inside it into cells and add
+    // up the cells that some rectangle covers (a handful of windows: a few hundred cells).
+    std::vector<float> xs{r.x, r.right()}, ys{r.y, r.bottom()};
+    for (const Rect& a : above) {
+        for (float x : {a.x, a.right()})
+            if (x > r.x && x < r.right()) xs.push_back(x);
+        for (float y : {a.y, a.bottom()})
+            if (y > r.y && y < r.bottom()) ys.push_back(y);
+    }
+    std::sort(xs.begin(), xs.end());
+    std::sort(ys.begin(), ys.end());
+    double covered = 0.0;
+    for (std::size_t i = 0; i + 1 < xs.size(); ++i)
+        for (std::size_t j = 0; j + 1 < ys.size(); ++j) {
+            const float cx = (xs[i] + xs[i + 1]) * 0.5f, cy = (ys[j] + ys[j + 1]) * 0.5f;
+            const bool hit = std::any_of(above.begin(), above.end(), [&](const Rect& a) {
+                return cx > a.x && cx < a.right() && cy > a.y && cy < a.bottom();
+            });
+            if (hit) covered += static_cast<double>(xs[i + 1] - xs[i]) * (ys[j + 1] - ys[j]);
+        }
+    return static_cast<float>(std::clamp(1.0 - covered / area, 0.0, 1.0));
+}
+
+std::string layout_report_json(float display_w, float display_h, float menu_h, const std::vector<PanelReport>& panels) {
+    nlohmann::json j;
+    j["display"] = {display_w, display_h};
+    j["menu_bar_height"] = menu_h;
+    j["panels"] = nlohmann::json::array();
+    for (const PanelReport& p : panels)
+        j["panels"].push_back({{"title", p.title},
+                               {"x", p.rect.x},
+                               {"y", p.rect.y},
+                               {"w", p.rect.w},
+                               {"h", p.rect.h},
+                               {"visible_fraction", p.visible_fraction},
+                               {"scrolls", p.scrolls}});
+    return j.dump(2) + "\n";
+}
+
+}  // namespace attnscope::ui

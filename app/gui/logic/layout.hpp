@@ -1,0 +1,87 @@
+// The default arrangement of the panels: for a display size, the height of the menu bar and the UI
+// scale, the rectangle of each panel. Window-free (tests/gui/test_layout.cpp checks it at common
+// screen sizes); panels/common.cpp's PlaceWindow hands these rectangles to ImGui.
+//
+//   ┌ menu bar ──────────────────────────────────────────────────────┐
+//   │ Pipeline        │ Shape view            │ Heads / Follow /     │
+//   │ (17 rows)       │                       │ Beyond  (Gradients:  │
+//   ├─────────────────┤───────────────────────┤ the whole column)    │
+//   │ Config / Image  │ Tensor inspector      ├──────────────────────┤
+//   │ / Bug zoo       │                       │ Row sums / Attention │
+//   │                 │                       │ map / Quiz           │
+//   └─────────────────┴───────────────────────┴──────────────────────┘
+//
+// The left column holds text (one pipeline line per step, the config's fields): it grows with the
+// font, not with the screen. The middle and right columns hold the heatmaps: they take the rest,
+// so a larger screen gives larger heatmaps.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnscope::ui {
+
+struct Rect {
+    float x = 0.0f, y = 0.0f, w = 0.0f, h = 0.0f;  // top-left corner and size, in pixels
+    float right() const { return x + w; }
+    float bottom() const { return y + h; }
+};
+
+// Every panel the arrangement places. Panels that share a place (Heads, Follow and Beyond; Config,
+// Image and Bug zoo; Row sums and Attention map) are shown one at a time, like tabs.
+enum class Panel {
+    Pipeline,
+    Config,
+    Image,
+    Zoo,
+    Shape,
+    Inspector,
+    Heads,
+    Follow,
+    Beyond,
+    Gradients,
+    RowSums,
+    AttentionMap,
+    Cost,
+    Quiz,
+};
+inline constexpr Panel kAllPanels[] = {Panel::Pipeline, Panel::Config,  Panel::Image,     Panel::Zoo,
+                                       Panel::Shape,    Panel::Inspector, Panel::Heads,   Panel::Follow,
+                                       Panel::Beyond,   Panel::Gradients, Panel::RowSums, Panel::AttentionMap,
+                                       Panel::Cost,     Panel::Quiz};
+
+// The panel's window ID, in English whatever the language ("Heads" in "注意力头###Heads"); also its
+// title in the --layout-json report.
+const char* panel_id(Panel p);
+
+struct LayoutInput {
+    float display_w = 1600.0f, display_h = 1000.0f;
+    float menu_h = 22.0f;  // the main menu bar's height: no panel starts above it
+    float scale = 1.0f;    // the UI scale: fonts are 16 px times this
+};
+
+// The default rectangle of a panel: inside the display, under the menu bar.
+Rect default_rect(Panel p, const LayoutInput& in);
+
+// The UI scale the app starts with on a display of this size (in pixels, as ImGui sees it):
+// 1 up to 1600 x 1000 (text must stay readable on a 1024 x 768 projector, and smaller would be
+// unreadable), growing with the screen beyond it (2560 x 1440: 1.44), and at least the desktop's own
+// scale (content_scale: 2 for a desktop set to 200% whose windows are not already scaled).
+float default_ui_scale(float display_w, float display_h, float content_scale);
+
+// The share of r's area that no rectangle of `above` covers (1: fully visible, 0: hidden).
+float visible_fraction(const Rect& r, const std::vector<Rect>& above);
+
+// What --layout-json writes: the display, the menu bar's height and the panels, back to front:
+// {"display": [w, h], "menu_bar_height": px, "panels": [{"title", "x", "y", "w", "h",
+// "visible_fraction", "scrolls"}]}.
+struct PanelReport {
+    std::string title;  // the window's ID (English)
+    Rect rect;
+    float visible_fraction = 1.0f;
+    bool scrolls = false;  // the panel, or a region of it, has more than it shows (a vertical scrollbar)
+};
+std::string layout_report_json(float display_w, float display_h, float menu_h, const std::vector<PanelReport>& panels);
+
+}  // namespace attnscope::ui
