@@ -174,7 +174,7 @@ void HandleKeys(const Trace& trace, UiState& ui) {
     HandleClassroomKeys(ui);  // F5, Esc
     if (io.KeyCtrl) {
         if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
-            ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
+            ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
         if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
             ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
         if (ImGui::IsKeyPressed(GLFW_KEY_0, false)) ui.ui_scale = 1.0f;
@@ -438,9 +438,11 @@ struct Gui {
     double t0 = 0.0;  // the clock of ui.now starts with the frame loop
 };
 
-// Fonts are rebuilt when the zoom, presentation mode (2x) or the language (CJK glyphs) change.
+// Fonts are rebuilt when the zoom, presentation mode (2x) or the language (CJK glyphs) change. The
+// display's scale times the zoom stays within 3 (a saved zoom on a larger screen): the font atlas,
+// with CJK glyphs, grows with the square of the scale.
 float FontScale(const UiState& ui) {
-    return ui.display_scale * ui.ui_scale * (ui.classroom.presentation ? 2.0f : 1.0f);
+    return std::min(ui.display_scale * ui.ui_scale, ui::kMaxUiScale) * (ui.classroom.presentation ? 2.0f : 1.0f);
 }
 
 // The saved settings (never in --screenshot mode, so screenshots are reproducible), the command

@@ -17,10 +17,12 @@ from Xlib.ext import xtest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from drop_test import launched  # noqa: E402
 
-# The pipeline panel's # column (panels' PlaceWindow(0, 22, 530, 548)), below its header row.
-HASH_COLUMN = (6, 110, 18, 380)
-# A cell in the middle of the inspector's heatmap (PlaceWindow(530, 522, 600, 478)), and a place
-# where the mouse hovers nothing that follows (the Shape view's empty lower part).
+# Places in the default arrangement at 1600 x 1000 (app/gui/logic/layout.hpp: the pipeline at
+# x 0..496, y 24..424; the Shape view x 496..1114, y 24..502; the inspector below it).
+# The pipeline panel's # column, below its header row: its 17 rows.
+HASH_COLUMN = (6, 110, 18, 280)
+# A cell in the middle of the inspector's heatmap, and a place where the mouse hovers nothing that
+# follows (the Shape view's empty lower part).
 CELL = (760, 800)
 AWAY = (1000, 470)
 

@@ -18,7 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from drop_test import launched  # noqa: E402
 from follow_hover_test import CELL, click, differing, key, move  # noqa: E402
 
-# The shared place of Heads and Follow (panels' PlaceWindow(1130, 22, 470, 548)): the grid's area.
+# The shared place of Heads and Follow (app/gui/logic/layout.hpp at 1600 x 1000: x 1114..1600,
+# y 24..561): the grid's area.
 GRID = (1140, 100, 270, 400)
 
 

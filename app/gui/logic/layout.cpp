@@ -29,33 +29,34 @@ const char* panel_id(Panel p) {
 
 namespace {
 
-// The grid's edges, in pixels (whole ones: neighbouring panels share an edge, no gap, no overlap).
+// The grid's edges, in whole pixels: neighbouring panels share an edge, no gap, no overlap.
 struct Grid {
-    float x0, x1, x2, x3;  // left column [x0, x1), middle [x1, x2), right [x2, x3)
-    float y0, y_side, y_mid, y1;  // the side columns split at y_side, the middle one at y_mid
+    float x0, x1, x2, x3;         // left column [x0, x1), middle [x1, x2), right [x2, x3)
+    float y0, y_left, y_mid, y_right, y1;  // each column's split between its top and bottom panel
 };
 
 Grid grid(const LayoutInput& in) {
-    const float em = 16.0f * in.scale;
+    const float em = 16.0f * in.scale;  // one line of text
     const float w = std::max(in.display_w, 1.0f);
-    const float top = std::clamp(in.menu_h, 0.0f, in.display_h - 1.0f);
+    const float top = std::clamp(std::ceil(in.menu_h), 0.0f, in.display_h - 1.0f);
     const float h = std::max(in.display_h - top, 1.0f);
+    // A top panel between 30% of the height and what leaves 12 lines to the one below.
+    auto split = [&](float want) { return std::round(top + std::clamp(want, h * 0.3f, std::max(h - 12.0f * em, h * 0.3f))); };
     Grid g{};
     g.x0 = 0.0f;
     g.x3 = std::round(w);
-    // Text: a third of the width, at most what the longest pipeline line needs at this font size.
-    g.x1 = std::round(std::min(w * 0.33f, 34.0f * em));
+    // Text: a third of the width, at most the 31 lines' width the longest pipeline line needs
+    // ("[2, 8, 16, 16] @ [2, 8, 16, 96] → [2, 8, 16, 96]" and the check column).
+    g.x1 = std::round(std::min(w * 0.33f, 31.0f * em));
     // Heatmaps: the rest, the middle column (the inspector's one large map) a little wider.
     g.x2 = std::round(g.x1 + (w - g.x1) * 0.56f);
-    g.y0 = std::round(top);
+    g.y0 = top;
     g.y1 = std::round(in.display_h);
-    // The pipeline's 17 rows, its controls and title bar: about 27 lines of text; more than half the
-    // height only when the screen is short for the font (1280 x 720 and below). The bottom panels
-    // keep at least 9 lines (a config's fields, the row-sum plot).
-    const float pipeline = 27.0f * em * 1.05f;
-    const float side = std::clamp(std::max(h * 0.54f, pipeline), h * 0.3f, std::max(h - 9.0f * em * 1.05f, h * 0.3f));
-    g.y_side = std::round(top + side);
-    g.y_mid = std::round(top + h * 0.49f);
+    // The pipeline as high as its 17 rows, its controls and title bar need (25 lines, a file's
+    // divergence line included); Config or the ViT's picture below take the rest.
+    g.y_left = split(25.0f * em);
+    g.y_mid = split(h * 0.49f);    // the Shape view's boxes above, the inspector's heatmap below
+    g.y_right = split(h * 0.55f);  // the heads grid above, the row sums below
     return g;
 }
 
@@ -66,19 +67,19 @@ Rect span(float x0, float y0, float x1, float y1) { return {x0, y0, x1 - x0, y1 
 Rect default_rect(Panel p, const LayoutInput& in) {
     const Grid g = grid(in);
     switch (p) {
-        case Panel::Pipeline: return span(g.x0, g.y0, g.x1, g.y_side);
+        case Panel::Pipeline: return span(g.x0, g.y0, g.x1, g.y_left);
         case Panel::Config:
         case Panel::Image:
-        case Panel::Zoo: return span(g.x0, g.y_side, g.x1, g.y1);
+        case Panel::Zoo: return span(g.x0, g.y_left, g.x1, g.y1);
         case Panel::Shape: return span(g.x1, g.y0, g.x2, g.y_mid);
         case Panel::Inspector: return span(g.x1, g.y_mid, g.x2, g.y1);
         case Panel::Heads:
         case Panel::Follow:
-        case Panel::Beyond: return span(g.x2, g.y0, g.x3, g.y_side);
+        case Panel::Beyond: return span(g.x2, g.y0, g.x3, g.y_right);
         case Panel::Gradients: return span(g.x2, g.y0, g.x3, g.y1);
         case Panel::RowSums:
         case Panel::AttentionMap:
-        case Panel::Quiz: return span(g.x2, g.y_side, g.x3, g.y1);
+        case Panel::Quiz: return span(g.x2, g.y_right, g.x3, g.y1);
         case Panel::Cost: {  // over the others, centred, leaving their edges in sight
             const float w = g.x3 - g.x0, h = g.y1 - g.y0;
             return span(std::round(w * 0.11f), std::round(g.y0 + h * 0.02f), std::round(w * 0.89f),
@@ -90,7 +91,7 @@ Rect default_rect(Panel p, const LayoutInput& in) {
 
 float default_ui_scale(float display_w, float display_h, float content_scale) {
     const float by_size = std::min(display_w / 1600.0f, display_h / 1000.0f);
-    return std::clamp(std::max(by_size, content_scale), 1.0f, 3.0f);
+    return std::clamp(std::max(by_size, content_scale), 1.0f, kMaxUiScale);
 }
 
 float visible_fraction(const Rect& r, const std::vector<Rect>& above) {

@@ -4,19 +4,21 @@
 //
 //   ┌ menu bar ──────────────────────────────────────────────────────┐
 //   │ Pipeline        │ Shape view            │ Heads / Follow /     │
-//   │ (17 rows)       │                       │ Beyond  (Gradients:  │
-//   ├─────────────────┤───────────────────────┤ the whole column)    │
-//   │ Config / Image  │ Tensor inspector      ├──────────────────────┤
-//   │ / Bug zoo       │                       │ Row sums / Attention │
+//   │ (its 17 rows)   │ (narrative, boxes)    │ Beyond               │
+//   ├─────────────────┤                       │ (Gradients: the      │
+//   │ Config / Image  ├───────────────────────┤ whole column)        │
+//   │ / Bug zoo       │ Tensor inspector      ├──────────────────────┤
+//   │                 │                       │ Row sums / Attention │
 //   │                 │                       │ map / Quiz           │
 //   └─────────────────┴───────────────────────┴──────────────────────┘
 //
 // The left column holds text (one pipeline line per step, the config's fields): it grows with the
-// font, not with the screen. The middle and right columns hold the heatmaps: they take the rest,
-// so a larger screen gives larger heatmaps.
+// font, not with the screen, and the pipeline is as high as its rows need, leaving the rest to the
+// config or the ViT's picture. The middle and right columns hold the heatmaps: they take the rest,
+// so a larger screen gives larger heatmaps. The quiz takes Row sums' place: the pipeline, the Shape
+// view and the inspector, which an answer needs, stay in sight.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,7 @@ Rect default_rect(Panel p, const LayoutInput& in);
 // unreadable), growing with the screen beyond it (2560 x 1440: 1.44), and at least the desktop's own
 // scale (content_scale: 2 for a desktop set to 200% whose windows are not already scaled).
 float default_ui_scale(float display_w, float display_h, float content_scale);
+inline constexpr float kMaxUiScale = 3.0f;  // the display's scale times the zoom (Ctrl+=) at most
 
 // The share of r's area that no rectangle of `above` covers (1: fully visible, 0: hidden).
 float visible_fraction(const Rect& r, const std::vector<Rect>& above);

@@ -72,7 +72,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem(tr("Cost"), nullptr, &ui.show_cost);
         if (ui.vit_on_screen) ImGui::MenuItem(tr("Image (ViT)"), nullptr, &ui.show_image);
         ImGui::Separator();
-        if (ImGui::MenuItem(tr("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, 3.0f);
+        if (ImGui::MenuItem(tr("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
         if (ImGui::MenuItem(tr("Zoom out"), "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
         if (ImGui::MenuItem(tr("Reset zoom"), "Ctrl+0")) ui.ui_scale = 1.0f;
         if (ImGui::MenuItem(tr("Reset layout"), "Ctrl+L")) ResetLayout(ui);
