@@ -308,14 +308,19 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
             ImGui::SetKeyboardFocusHere();
             c.focus_answer = false;
         }
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14.0f);
+        const float field = std::min(ImGui::GetFontSize() * 14.0f, wrap);
+        ImGui::SetNextItemWidth(field);
         std::vector<Shape> shapes;
         for (const Step& s : trace.steps) shapes.push_back(s.shape());
         const ui::QuizHint example = ui::quiz_hint(shapes, cfg);
         char hint[96];
         std::snprintf(hint, sizeof hint, tr("e.g. %s or %s"), example.numbers.c_str(), example.symbols.c_str());
         bool submit = ImGui::InputTextWithHint("##answer", hint, c.answer, sizeof c.answer, ImGuiInputTextFlags_EnterReturnsTrue);
-        ImGui::SameLine();
+        // The buttons beside the field when they fit in the wrap width, else on the line below.
+        const ImGuiStyle& style = ImGui::GetStyle();
+        const float buttons = ImGui::CalcTextSize(tr("Check")).x + ImGui::CalcTextSize(tr("Show me")).x +
+                              4.0f * style.FramePadding.x + 2.0f * style.ItemSpacing.x;
+        if (field + buttons <= wrap) ImGui::SameLine();
         submit |= ImGui::Button(tr("Check"));
         ImGui::SameLine();
         const bool give_up = ImGui::Button(tr("Show me"));
@@ -350,14 +355,14 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
 
 // The Quiz window (presentation mode draws the quiz inside its narrative column instead), in the
 // bottom-right corner over Row sums: the pipeline, the Shape view's boxes and the inspector, which
-// the answer needs, stay in sight. Its text wraps at Row sums' width (within 18 to 30 lines of text
+// the answer needs, stay in sight. Its text wraps at Row sums' width (at most 30 lines of text
 // wide), so it grows upwards rather than over the inspector.
 void DrawQuizWindow(const Trace& trace, UiState& ui) {
     ui::ClassroomState& c = ui.classroom;
     if (!c.quiz || c.presentation) return;
     const ui::Rect place = DefaultRect(ui, ui::Panel::Quiz);
     const float em = ImGui::GetFontSize();
-    const float wrap = std::clamp(place.w - 2.0f * ImGui::GetStyle().WindowPadding.x, 18.0f * em, 30.0f * em);
+    const float wrap = std::clamp(place.w - 2.0f * ImGui::GetStyle().WindowPadding.x, 12.0f * em, 30.0f * em);
     ImGui::SetNextWindowPos(ImVec2(place.right(), place.bottom()),
                             TakeLayoutReset(ui, ui::Panel::Quiz) ? ImGuiCond_Always : ImGuiCond_Appearing, ImVec2(1.0f, 1.0f));
     if (c.asking >= 0) ImGui::SetNextWindowFocus();
