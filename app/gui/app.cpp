@@ -438,11 +438,11 @@ struct Gui {
     double t0 = 0.0;  // the clock of ui.now starts with the frame loop
 };
 
-// Fonts are rebuilt when the zoom, presentation mode (2x) or the language (CJK glyphs) change. The
+// Fonts are rebuilt when the zoom, presentation mode (larger) or the language (CJK glyphs) change. The
 // display's scale times the zoom stays within 3 (a saved zoom on a larger screen): the font atlas,
 // with CJK glyphs, grows with the square of the scale.
 float FontScale(const UiState& ui) {
-    return std::min(ui.display_scale * ui.ui_scale, ui::kMaxUiScale) * (ui.classroom.presentation ? 2.0f : 1.0f);
+    return std::min(ui.display_scale * ui.ui_scale, ui::kMaxUiScale) * (ui.classroom.presentation ? ui.presentation_scale : 1.0f);
 }
 
 // The saved settings (never in --screenshot mode, so screenshots are reproducible), the command
@@ -673,12 +673,16 @@ void SetupImGui(Gui& g) {
 
 // The UI's scale before any zoom: the one the display asks for (logic/layout.hpp), from its size and
 // the desktop's own scale. A desktop that already scales windows (the framebuffer larger than the
-// window, e.g. Wayland) has applied its scale. --screenshot: from --size only, so screenshots are
-// the same on every machine.
+// window, e.g. Wayland) has applied its scale. Presentation mode's scale: for the monitor it fills.
+// --screenshot: from --size only, so screenshots are the same on every machine.
 void ChooseDisplayScale(Gui& g) {
     int w = g.width, h = g.height;
     float content = 1.0f;
+    g.ui.presentation_scale = ui::presentation_scale(static_cast<float>(w), static_cast<float>(h));
     if (!g.shot) {
+        GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+        if (const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr)
+            g.ui.presentation_scale = ui::presentation_scale(static_cast<float>(mode->width), static_cast<float>(mode->height));
         glfwGetWindowSize(g.window, &w, &h);
         int fb_w = 0, fb_h = 0;
         float sx = 1.0f, sy = 1.0f;

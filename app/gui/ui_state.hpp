@@ -178,6 +178,7 @@ struct UiState {
     // ---- look
     float display_scale = 1.0f;         // the scale the display asks for (ui::default_ui_scale), chosen at start
     float ui_scale = 1.0f;              // the zoom on top of it: Ctrl+= / Ctrl+- (fonts are rebuilt by the frame loop)
+    float presentation_scale = 2.0f;    // presentation mode's text over the UI's, for the screen it fills
     // View > Reset layout bumps the generation; each panel is placed at its default rectangle once
     // per generation (panels/common.cpp: PlaceWindow), the first time when it is first shown.
     std::uint64_t layout_generation = 0;

@@ -4,6 +4,7 @@ with --layout-json at one screen size, then the rules a student needs (every pan
 display and under the menu bar, Heads not covered, the pipeline's 17 rows without a scrollbar).
 
 usage (under xvfb-run): layout_test.py ATTNSCOPE WIDTHxHEIGHT [app arguments ...]
+       layout_test.py ATTNSCOPE WIDTHxHEIGHT --presentation [--lang zh]   (every step's slide: no scrollbar)
        layout_test.py ATTNSCOPE --bad-path   (a folder that does not exist: one line, exit 2)
 """
 import json
@@ -29,12 +30,8 @@ def check_bad_path(exe):
         print("PASS: a bad --layout-json path:", lines[0])
 
 
-def main():
-    exe, size = sys.argv[1], sys.argv[2]
-    if size == "--bad-path":
-        return check_bad_path(exe)
-    app_args = sys.argv[3:]
-    width, height = (int(v) for v in size.split("x"))
+def layout(exe, size, app_args):
+    """The --layout-json report of attnscope --screenshot at this size with these arguments."""
     with tempfile.TemporaryDirectory() as tmp:
         report_path = os.path.join(tmp, "layout.json")
         env = dict(os.environ)
@@ -45,7 +42,33 @@ def main():
         if r.returncode != 0:
             fail("attnscope exited %d: %s" % (r.returncode, r.stderr))
         with open(report_path) as f:
-            report = json.load(f)
+            return json.load(f)
+
+
+def check_presentation(exe, size, app_args):
+    """Presentation mode on a projector: each step's narrative beside its heatmap, no scrollbar."""
+    steps = subprocess.run([exe, "trace", "--json"], capture_output=True, text=True, check=True, timeout=60)
+    names = [s["name"] for s in json.loads(steps.stdout)["steps"]]
+    for name in names:
+        report = layout(exe, size, ["--presentation", "--step", name] + app_args)
+        slide = [p for p in report["panels"] if p["title"] == "Presentation"]
+        if not slide:
+            fail("no Presentation window at %s on %s" % (size, name))
+        if slide[0]["scrolls"]:
+            fail("presentation mode at %s %s needs a scrollbar on %s" % (size, " ".join(app_args), name))
+    print("PASS: presentation mode at %s %s shows each of the %d steps without a scrollbar"
+          % (size, " ".join(app_args), len(names)))
+
+
+def main():
+    exe, size = sys.argv[1], sys.argv[2]
+    if size == "--bad-path":
+        return check_bad_path(exe)
+    app_args = sys.argv[3:]
+    if "--presentation" in app_args:
+        return check_presentation(exe, size, [a for a in app_args if a != "--presentation"])
+    width, height = (int(v) for v in size.split("x"))
+    report = layout(exe, size, app_args)
     if report["display"] != [width, height]:
         fail("display %r, expected [%d, %d]" % (report["display"], width, height))
     menu = report["menu_bar_height"]

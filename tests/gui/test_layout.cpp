@@ -141,3 +141,10 @@ TEST_CASE("layout: the report names each panel by its English ID") {
     CHECK(json.find("\"visible_fraction\": 1.0") != std::string::npos);
     for (Panel p : kAllPanels) CHECK(std::string(panel_id(p)).find("###") == std::string::npos);
 }
+
+TEST_CASE("layout: presentation mode's text is twice the UI's, less on a projector") {
+    CHECK(presentation_scale(1600, 1000) == 2.0f);  // the README's screenshot
+    CHECK(presentation_scale(2560, 1440) == 2.0f);
+    CHECK(presentation_scale(1280, 720) == doctest::Approx(1.5f));
+    CHECK(presentation_scale(1024, 768) == 1.5f);  // every step's narrative fits (tests/gui/layout_test.py)
+}

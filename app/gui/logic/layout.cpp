@@ -94,6 +94,10 @@ float default_ui_scale(float display_w, float display_h, float content_scale) {
     return std::clamp(std::max(by_size, content_scale), 1.0f, kMaxUiScale);
 }
 
+float presentation_scale(float display_w, float display_h) {
+    return std::clamp(2.0f * std::min(display_w / 1600.0f, display_h / 1000.0f), 1.5f, 2.0f);
+}
+
 float visible_fraction(const Rect& r, const std::vector<Rect>& above) {
     const double area = static_cast<double>(r.w) * r.h;
     if (area <= 0.0) return 0.0f;

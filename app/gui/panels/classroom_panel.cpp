@@ -229,9 +229,9 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
     if (!tex || slice.empty()) {
         EmptyState(tr("Cannot draw this slice"), ui.heatmaps ? ui.heatmaps->problem("presentation").c_str() : "");
     } else {
-        // Cells as large as fits, at most twice as wide as tall (or tall as wide).
+        // Cells as large as fits above the axes' caption, at most twice as wide as tall (or tall as wide).
         float cell_w = (avail.x - legend_w - fs) / static_cast<float>(slice.cols);
-        float cell_h = avail.y / static_cast<float>(slice.rows);
+        float cell_h = (avail.y - ImGui::GetTextLineHeightWithSpacing()) / static_cast<float>(slice.rows);
         cell_w = std::min(cell_w, 2.0f * cell_h);
         cell_h = std::min(cell_h, 2.0f * cell_w);
         HeatmapOptions opt;
@@ -241,6 +241,17 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
         DrawHeatmap(tex, slice, opt);
         ImGui::SameLine();
         ColorLegend(range, opt.size.y, slice.nan_count > 0, slice.inf_count > 0);
+        // The axes named: for an attention map, which tokens ask (rows) and which are asked (columns).
+        const Axes& axes = step->axes();
+        auto axis = [&](int a) { return a >= 0 && a < static_cast<int>(axes.size()) ? axes[static_cast<std::size_t>(a)] : std::string("1"); };
+        const std::string rows = axis(spec.row_axis), cols = axis(spec.col_axis);
+        char caption[192];
+        if (rows == "N" && cols == "N'")
+            std::snprintf(caption, sizeof caption, tr("rows = queries N (%zu), columns = keys N' (%zu)"), slice.rows, slice.cols);
+        else
+            std::snprintf(caption, sizeof caption, tr("rows = %s (%zu), columns = %s (%zu)"), rows.c_str(), slice.rows,
+                          cols.c_str(), slice.cols);
+        ImGui::TextDisabled("%s", caption);
     }
     ImGui::EndChild();
 
