@@ -248,7 +248,7 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
 
 float ColorLegendWidth() { return ImGui::GetFontSize() * 6.0f; }
 
-void ColorLegend(const ui::ColorRange& range, float height, bool has_nan, bool has_inf) {
+void ColorLegend(const ui::ColorRange& range, float height, bool has_nan, bool has_inf, bool short_ticks) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float fs = ImGui::GetFontSize();
@@ -272,7 +272,8 @@ void ColorLegend(const ui::ColorRange& range, float height, bool has_nan, bool h
         const float t = static_cast<float>(i) / (ticks - 1);
         const float y = top.y + bar_h * (1.0f - t);
         dl->AddLine(ImVec2(top.x + bar_w, y), ImVec2(top.x + bar_w + 4, y), IM_COL32(220, 220, 220, 255));
-        const std::string s = ui::format_value(values[i]);
+        const double span = std::fabs(static_cast<double>(values.back()) - values.front());
+        const std::string s = short_ticks ? ui::format_tick(values[i], span) : ui::format_value(values[i]);
         dl->AddText(ImVec2(top.x + bar_w + 6, y - fs * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), s.c_str());
     }
     float y = top.y + bar_h + fs * 0.6f;

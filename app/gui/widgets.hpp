@@ -65,7 +65,7 @@ struct HeatmapHover {
 HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const HeatmapOptions& options);
 
 // A vertical colour bar with value labels (height = available or given).
-void ColorLegend(const ui::ColorRange& range, float height, bool has_nan, bool has_inf);
+void ColorLegend(const ui::ColorRange& range, float height, bool has_nan, bool has_inf, bool short_ticks = false);
 float ColorLegendWidth();
 
 // Text in the colour used for good / bad / warning states.

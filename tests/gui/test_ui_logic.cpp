@@ -272,6 +272,17 @@ TEST_CASE("colormap LUTs: 256 RGBA entries, sequential gets brighter") {
     CHECK(colormap_lut(Colormap::Diverging).size() == lut.size());
 }
 
+TEST_CASE("format_tick is as short as the colour bar's span allows") {
+    CHECK(format_tick(0.6736, 0.6736) == "0.674");
+    CHECK(format_tick(7.45e-07, 0.6736) == "0");  // 0 at the bar's precision
+    CHECK(format_tick(0.09361, 0.1510) == "0.094");
+    CHECK(format_tick(-1.186, 2.372) == "-1.19");
+    CHECK(format_tick(2304.0, 2304.0) == "2304");
+    CHECK(format_tick(3.0e6, 3.0e6) == "3e+06");
+    CHECK(format_tick(1e-7, 2e-7) == "1e-07");
+    CHECK(format_tick(0.5, 0.0) == format_value(0.5));  // a flat bar: the full value
+}
+
 TEST_CASE("format_value is short and readable") {
     CHECK(format_value(0.0) == "0");
     CHECK(format_value(0.0625) == "0.0625");

@@ -138,6 +138,18 @@ std::vector<float> legend_values(const ColorRange& range, int n) {
     return out;
 }
 
+std::string format_tick(double v, double span) {
+    if (!std::isfinite(v) || !(span > 0.0) || !std::isfinite(span)) return format_value(v);
+    if (std::fabs(v) < span * 1e-3) return "0";
+    const int decimals = 2 - static_cast<int>(std::floor(std::log10(span)));
+    char buf[32];
+    if (std::fabs(v) >= 1e5 || decimals > 6)
+        std::snprintf(buf, sizeof buf, "%.2g", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.*f", std::max(decimals, 0), v);
+    return buf;
+}
+
 std::string format_value(double v) {
     char buf[32];
     if (std::isnan(v)) return "NaN";

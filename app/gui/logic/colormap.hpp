@@ -53,4 +53,9 @@ float denormalize(float t, const ColorRange& range);
 // A short, readable number: "0.0625", "-1.3e-05", "768".
 std::string format_value(double v);
 
+// A colour bar's tick label, as short as the bar's span allows: two or three significant digits of
+// the span ("0.169", "-0.59", "2304"), and "0" for a value that is 0 at that precision (7.45e-07 on
+// a bar up to 0.67). Presentation mode's bar, read from the back of a room.
+std::string format_tick(double v, double span);
+
 }  // namespace attnscope::ui

@@ -240,7 +240,7 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
                           std::max(cell_h * static_cast<float>(slice.rows), 50.0f));
         DrawHeatmap(tex, slice, opt);
         ImGui::SameLine();
-        ColorLegend(range, opt.size.y, slice.nan_count > 0, slice.inf_count > 0);
+        ColorLegend(range, opt.size.y, slice.nan_count > 0, slice.inf_count > 0, /*short_ticks=*/true);
         // The axes named: for an attention map, which tokens ask (rows) and which are asked (columns).
         const Axes& axes = step->axes();
         auto axis = [&](int a) { return a >= 0 && a < static_cast<int>(axes.size()) ? axes[static_cast<std::size_t>(a)] : std::string("1"); };
