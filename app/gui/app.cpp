@@ -205,7 +205,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     QuizGate(trace, ui);  // the quiz asks before "next" shows a step
     SyncSelection(trace, ui);
     if (ui.classroom.presentation) {  // only the current step, full screen
-        DrawPresentation(trace, ui);
+        DrawPresentation(trace, ui.vit_on_screen ? vit : nullptr, ui);
         DrawQuizWindow(trace, ui);
         SyncSelection(trace, ui);
         return;

@@ -103,7 +103,7 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap);
 // [SECTION] presentation
 // ---------------------------------------------------------------------------------------------
 
-void DrawPresentation(const Trace& trace, UiState& ui) {
+void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const ImGuiIO& io = ImGui::GetIO();
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(io.DisplaySize);
@@ -193,11 +193,20 @@ void DrawPresentation(const Trace& trace, UiState& ui) {
     ImGui::BeginChild("##narrative", ImVec2(text_w, body_h), false);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(n.text.empty() ? step->note.c_str() : n.text.c_str());
-    if (!n.text.empty() && ui::language() == ui::Language::English && !step->note.empty()) {
+    // The engine's note on memory (English only), unless it would push the ViT's strip below the slide.
+    const float strip = vit ? VitSlideHeight(ImGui::GetContentRegionAvail().x, *vit) : 0.0f;
+    const float note_h = ImGui::CalcTextSize(step->note.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
+    if (!n.text.empty() && ui::language() == ui::Language::English && !step->note.empty() &&
+        (!vit || ImGui::GetCursorPosY() + note_h + strip + 2.0f * ImGui::GetStyle().ItemSpacing.y <= body_h)) {
         ImGui::Spacing();
-        ImGui::TextDisabled("%s", step->note.c_str());  // the engine's note on memory (English only)
+        ImGui::TextDisabled("%s", step->note.c_str());
     }
     ImGui::PopTextWrapPos();
+    if (vit) {  // the ViT: its picture and the class token's maps, at the bottom of the column
+        ImGui::Spacing();
+        ImGui::SetCursorPosY(std::max(ImGui::GetCursorPosY(), body_h - strip));
+        DrawVitSlide(*vit, ui, ImGui::GetContentRegionAvail().x);
+    }
     if (ui.classroom.quiz) {  // the quiz, inline under the narrative
         ImGui::Spacing();
         ImGui::Separator();

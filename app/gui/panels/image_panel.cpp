@@ -649,6 +649,56 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
 
 }  // namespace
 
+float VitSlideHeight(float width, const VitSnapshot& vit) {
+    const std::size_t tiles = vit.trace.config.heads + 2;  // the picture, each head, their mean
+    const float spacing = ImGui::GetStyle().ItemSpacing.x * static_cast<float>(tiles - 1);
+    const float side = std::min((width - spacing) / static_cast<float>(tiles), ImGui::GetFontSize() * 8.0f);
+    ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
+    const float caption = ImGui::GetTextLineHeightWithSpacing();
+    ImGui::PopFont();
+    return ImGui::GetTextLineHeightWithSpacing() + caption + side + ImGui::GetStyle().ItemSpacing.y;
+}
+
+void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width) {
+    const VitTrace& t = vit.trace;
+    if (t.blocks.empty() || !ui.pictures) return;
+    const std::size_t heads = t.config.heads, block = std::min(ui.vit_block, t.blocks.size() - 1);
+    const std::size_t tiles = heads + 2;
+    const float spacing = ImGui::GetStyle().ItemSpacing.x * static_cast<float>(tiles - 1);
+    const float side = std::min((width - spacing) / static_cast<float>(tiles), ImGui::GetFontSize() * 8.0f);
+    const std::uint64_t gen = ui.vit_generation;
+    const Array& attn = t.blocks[block].attn();
+    constexpr std::size_t kClassToken = 0;
+    ImGui::TextDisabled(tr("class token's attention, block %zu"), block);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("attn[0, h, 0, 1:] on the patch grid, each map scaled to its own max (yellow = most)"));
+    ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
+    for (std::size_t i = 0; i < tiles; ++i) {
+        std::string title;
+        std::uintptr_t tex = 0;
+        if (i == 0) {
+            title = tr("picture");
+            tex = ui.pictures->texture("vit/slide0", ui::OverlayKey::picture(gen).str(), [&] { return vit.input; });
+        } else {
+            const bool mean = i == tiles - 1;
+            title = mean ? std::string(tr("mean")) : tr("head ") + std::to_string(i - 1);
+            const ui::OverlayKey key = mean ? ui::OverlayKey::head_mean(gen, block, kClassToken)
+                                            : ui::OverlayKey::head(gen, block, i - 1, kClassToken);
+            tex = ui.pictures->texture(("vit/slide" + std::to_string(i)).c_str(), key.str(), [&] {
+                const Array map = mean ? fuse_heads(attn, 0, HeadFusion::mean) : head_attention(attn, 0, i - 1);
+                return heat_overlay(ui::overlay_backdrop(vit.input), token_map(map, kClassToken, t.grid));
+            });
+        }
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted(title.c_str());
+        ImGui::PushID(static_cast<int>(i));
+        ClickablePicture("##slide", tex, side, t.grid, i == 0, ui);
+        ImGui::PopID();
+        ImGui::EndGroup();
+        if (i + 1 < tiles) ImGui::SameLine();
+    }
+    ImGui::PopFont();
+}
+
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     if (!ui.vit_on_screen && !ui.vit_loading) return;
     if (!ui.show_image) return;

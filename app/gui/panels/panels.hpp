@@ -63,7 +63,11 @@ void DrawFileErrorModal(UiState& ui);  // a file that could not be opened
 // mode (replaces every other panel), the Quiz window, View > Language.
 void HandleClassroomKeys(UiState& ui);
 void QuizGate(const Trace& trace, UiState& ui);
-void DrawPresentation(const Trace& trace, UiState& ui);
+void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui);
+// Presentation mode's ViT strip (image_panel.cpp): the picture with its patch grid and where the class
+// token looks, per head and their mean in the block shown, in one row `width` wide; and its height.
+void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width);
+float VitSlideHeight(float width, const VitSnapshot& vit);
 void DrawQuizWindow(const Trace& trace, UiState& ui);
 void DrawLanguageMenu(UiState& ui);
 // True when the quiz is on and will ask this later step's shape: panels show "?" instead.
