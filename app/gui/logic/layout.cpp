@@ -45,7 +45,7 @@ Grid grid(const LayoutInput& in) {
     Grid g{};
     g.x0 = 0.0f;
     g.x3 = std::round(w);
-    // Text: a third of the width, at most the 31 lines' width the longest pipeline line needs
+    // Text: a third of the width, at most 31 font sizes, what the longest pipeline line needs
     // ("[2, 8, 16, 16] @ [2, 8, 16, 96] → [2, 8, 16, 96]" and the check column).
     g.x1 = std::round(std::min(w * 0.33f, 31.0f * em));
     // Heatmaps: the rest, the middle column (the inspector's one large map) a little wider.
