@@ -46,15 +46,15 @@ std::optional<ui::PatchPick> QueryPatch(std::size_t token, const PatchGrid& grid
 
 // A square picture the user can click: hover outlines a patch and names it under the pictures, a
 // click makes it the query, a right-click goes back to the class token.
-void ClickablePicture(const char* id, std::uintptr_t tex, float side, const PatchGrid& grid, UiState& ui,
-                      std::optional<ui::PatchPick>* hovered_patch) {
+void ClickablePicture(const char* id, std::uintptr_t tex, float side, const PatchGrid& grid, bool grid_lines,
+                      UiState& ui, std::optional<ui::PatchPick>* hovered_patch) {
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     ImGui::InvisibleButton(id, ImVec2(side, side), ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
     const bool hovered = ImGui::IsItemHovered();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p1 = Add(p0, ImVec2(side, side));
     if (tex) dl->AddImage(Tex(tex), p0, p1);
-    for (std::size_t i = 1; i < std::max(grid.rows, grid.cols); ++i) {
+    for (std::size_t i = 1; grid_lines && i < std::max(grid.rows, grid.cols); ++i) {
         if (i < grid.cols) {
             const float x = p0.x + side * static_cast<float>(i) / static_cast<float>(grid.cols);
             dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), IM_COL32(255, 255, 255, 70));
@@ -184,6 +184,15 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
                           n * n);
 }
 
+// "patch row 7, column 9 = token 108 (pixels [112, 128) x [144, 160))"
+std::string PatchName(const PatchGrid& grid, ui::PatchPick p) {
+    char text[256];
+    std::snprintf(text, sizeof text, tr("patch row %zu, column %zu = token %zu (pixels [%zu, %zu) x [%zu, %zu))"), p.row,
+                  p.col, grid.token(p.row, p.col), p.row * grid.patch, (p.row + 1) * grid.patch, p.col * grid.patch,
+                  (p.col + 1) * grid.patch);
+    return text;
+}
+
 // One of the Attention tab's maps: where the query looks in one head, the heads' mean, or the rollout.
 struct AttentionMap {
     std::string title, tip;
@@ -253,14 +262,14 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     ImGui::BeginGroup();
     ImGui::TextDisabled("%s", tr("picture"));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("click a patch: where it looks; right-click: the class token"));
-    ClickablePicture("##picture", picture, size.side, grid, ui, &hovered);
+    ClickablePicture("##picture", picture, size.side, grid, true, ui, &hovered);
     ImGui::EndGroup();
     ImGui::SameLine();
     const AttentionMap large = AttentionMapAt(t, ui, block, ui.vit_map);
     ImGui::BeginGroup();
     ImGui::TextUnformatted(large.title.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", large.tip.c_str());
-    ClickablePicture("##large", overlay(large, "vit/large"), size.side, grid, ui, &hovered);
+    ClickablePicture("##large", overlay(large, "vit/large"), size.side, grid, true, ui, &hovered);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -271,9 +280,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
 
     // The patch under the mouse, else what the maps show.
     if (hovered)
-        ImGui::Text(tr("patch row %zu, column %zu = token %zu (pixels [%zu, %zu) x [%zu, %zu))"),
-                    hovered->row, hovered->col, grid.token(hovered->row, hovered->col), hovered->row * grid.patch,
-                    (hovered->row + 1) * grid.patch, hovered->col * grid.patch, (hovered->col + 1) * grid.patch);
+        ImGui::TextUnformatted(PatchName(grid, *hovered).c_str());
     else
         ImGui::TextDisabled(tr("where the %s looks in block %zu (yellow = most)"), ui::query_name(ui.vit_query, grid).c_str(),
                             block);
@@ -691,7 +698,9 @@ void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(title.c_str());
         ImGui::PushID(static_cast<int>(i));
-        ClickablePicture("##slide", tex, side, t.grid, i == 0, ui);
+        std::optional<ui::PatchPick> hovered;
+        ClickablePicture("##slide", tex, side, t.grid, i == 0, ui, &hovered);
+        if (hovered) ImGui::SetTooltip("%s", PatchName(t.grid, *hovered).c_str());
         ImGui::PopID();
         ImGui::EndGroup();
         if (i + 1 < tiles) ImGui::SameLine();
