@@ -125,6 +125,13 @@ TEST_CASE("attention_tab_sizes: ViT-B's 12 heads + 2 fit under a picture and a m
     const AttentionTabSizes wide = attention_tab_sizes(1100.0f, 700.0f, line, spacing, right, 14);
     CHECK(wide.rows == 1);
     CHECK(wide.side > attention_tab_sizes(530.0f, 400.0f, line, spacing, right, 14).side);
+    // A short one (the Image panel at 1280x720): the small maps give way to the squares.
+    const AttentionTabSizes short_region = attention_tab_sizes(390.0f, 210.0f, line, spacing, 220.0f, 5);
+    CHECK(short_region.tile < short_region.side);
+    CHECK(short_region.side >= 64.0f);
+    CHECK(line + short_region.side + spacing + line +
+              static_cast<float>(short_region.rows) * (line + short_region.tile + spacing) <=
+          210.5f);
     // A narrow one: the strip wraps, the squares keep their floor.
     const AttentionTabSizes narrow = attention_tab_sizes(200.0f, 150.0f, line, spacing, right, 14);
     CHECK(narrow.rows > 1);

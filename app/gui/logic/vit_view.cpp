@@ -55,15 +55,28 @@ RgbImage overlay_backdrop(const RgbImage& image) {
 
 AttentionTabSizes attention_tab_sizes(float width, float height, float line, float spacing, float right,
                                       std::size_t maps) {
+    // In a short region the small maps give way first, down to kTile of the large squares, so the
+    // strip does not take the height the picture needs.
+    constexpr float kTile = 0.4f;
     AttentionTabSizes s;
-    const float n = static_cast<float>(std::max<std::size_t>(maps, 1));
-    s.tile = std::clamp((width - spacing * (n - 1.0f)) / n, 28.0f, 120.0f);
-    s.per_row = std::max<std::size_t>(1, static_cast<std::size_t>((width + spacing) / (s.tile + spacing) + 1e-3f));
-    s.rows = (std::max<std::size_t>(maps, 1) + s.per_row - 1) / s.per_row;
-    const float strip = line + static_cast<float>(s.rows) * (line + s.tile + spacing);
+    const std::size_t count = std::max<std::size_t>(maps, 1);
+    const float n = static_cast<float>(count);
+    const float tile_by_width = std::clamp((width - spacing * (n - 1.0f)) / n, 28.0f, 120.0f);
+    auto per_row = [&](float tile) {
+        return std::max<std::size_t>(1, static_cast<std::size_t>((width + spacing) / (tile + spacing) + 1e-3f));
+    };
+    const float rows = static_cast<float>((count + per_row(tile_by_width) - 1) / per_row(tile_by_width));
+    // Down the region: the large squares' titles, the squares, the caption, then per strip row a
+    // title, a tile and the spacing.
+    const float fixed = 2.0f * line + spacing + rows * (line + spacing);
+    const float with_full_tiles = height - fixed - rows * tile_by_width;
+    const float with_small_tiles = (height - fixed) / (1.0f + rows * kTile);
+    const float by_height = std::max(with_full_tiles, std::min(with_small_tiles, tile_by_width / kTile));
     const float by_width = (width - right - 2.0f * spacing) / 2.0f;
-    const float by_height = height - strip - line - spacing;  // the large map's title above it
     s.side = std::max(48.0f, std::min(by_width, by_height));
+    s.tile = std::clamp((height - fixed - s.side) / rows, 28.0f, tile_by_width);
+    s.per_row = per_row(s.tile);
+    s.rows = (count + s.per_row - 1) / s.per_row;
     return s;
 }
 
