@@ -112,7 +112,7 @@ TEST_CASE("attention_tab_sizes: ViT-B's 12 heads + 2 fit under a picture and a m
     const float line = 17.0f, spacing = 8.0f, right = 180.0f;
     for (const auto& [w, h] : {std::pair{530.0f, 400.0f}, std::pair{700.0f, 520.0f}, std::pair{1100.0f, 700.0f}}) {
         CAPTURE(w);
-        const AttentionTabSizes s = attention_tab_sizes(w, h, line, spacing, right, 14);
+        const AttentionTabSizes s = attention_tab_sizes(w, h, line, spacing, right, 1000.0f, 14);
         // Everything inside the region: two squares and the prediction column across, the squares,
         // the caption and the strip's rows down.
         CHECK(2.0f * s.side + right + 2.0f * spacing <= w + 0.5f);
@@ -122,18 +122,28 @@ TEST_CASE("attention_tab_sizes: ViT-B's 12 heads + 2 fit under a picture and a m
         CHECK(s.side / 14.0f >= 8.0f);  // a patch of the large map is at least 8 px: single patches show
     }
     // A wide region: the small maps stay on one row and the squares grow with the height.
-    const AttentionTabSizes wide = attention_tab_sizes(1100.0f, 700.0f, line, spacing, right, 14);
+    const AttentionTabSizes wide = attention_tab_sizes(1100.0f, 700.0f, line, spacing, right, 1000.0f, 14);
     CHECK(wide.rows == 1);
-    CHECK(wide.side > attention_tab_sizes(530.0f, 400.0f, line, spacing, right, 14).side);
+    CHECK(wide.side > attention_tab_sizes(530.0f, 400.0f, line, spacing, right, 1000.0f, 14).side);
     // A short one (the Image panel at 1280x720): the small maps give way to the squares.
-    const AttentionTabSizes short_region = attention_tab_sizes(390.0f, 210.0f, line, spacing, 220.0f, 5);
+    const AttentionTabSizes short_region = attention_tab_sizes(390.0f, 210.0f, line, spacing, 220.0f, 180.0f, 5);
     CHECK(short_region.tile < short_region.side);
     CHECK(short_region.side >= 64.0f);
     CHECK(line + short_region.side + spacing + line +
               static_cast<float>(short_region.rows) * (line + short_region.tile + spacing) <=
           210.5f);
+    // A tall, narrow one (the Image panel at 1920x1080): the prediction goes under the strip and the
+    // squares take the width.
+    const AttentionTabSizes tall = attention_tab_sizes(530.0f, 600.0f, line, spacing, right, 180.0f, 14);
+    CHECK(tall.stacked);
+    CHECK(tall.side > attention_tab_sizes(530.0f, 600.0f, line, spacing, right, 1000.0f, 14).side);
+    CHECK(2.0f * tall.side + spacing <= 530.5f);
+    CHECK(line + tall.side + spacing + line + static_cast<float>(tall.rows) * (line + tall.tile + spacing) + 180.0f +
+              spacing <=
+          600.5f);
+    CHECK_FALSE(short_region.stacked);
     // A narrow one: the strip wraps, the squares keep their floor.
-    const AttentionTabSizes narrow = attention_tab_sizes(200.0f, 150.0f, line, spacing, right, 14);
+    const AttentionTabSizes narrow = attention_tab_sizes(200.0f, 150.0f, line, spacing, right, 180.0f, 14);
     CHECK(narrow.rows > 1);
     CHECK(narrow.side == 48.0f);
 }

@@ -54,11 +54,10 @@ RgbImage overlay_backdrop(const RgbImage& image) {
 }
 
 AttentionTabSizes attention_tab_sizes(float width, float height, float line, float spacing, float right,
-                                      std::size_t maps) {
+                                      float right_height, std::size_t maps) {
     // In a short region the small maps give way first, down to kTile of the large squares, so the
     // strip does not take the height the picture needs.
     constexpr float kTile = 0.4f;
-    AttentionTabSizes s;
     const std::size_t count = std::max<std::size_t>(maps, 1);
     const float n = static_cast<float>(count);
     const float tile_by_width = std::clamp((width - spacing * (n - 1.0f)) / n, 28.0f, 120.0f);
@@ -66,18 +65,26 @@ AttentionTabSizes attention_tab_sizes(float width, float height, float line, flo
         return std::max<std::size_t>(1, static_cast<std::size_t>((width + spacing) / (tile + spacing) + 1e-3f));
     };
     const float rows = static_cast<float>((count + per_row(tile_by_width) - 1) / per_row(tile_by_width));
-    // Down the region: the large squares' titles, the squares, the caption, then per strip row a
-    // title, a tile and the spacing.
-    const float fixed = 2.0f * line + spacing + rows * (line + spacing);
-    const float with_full_tiles = height - fixed - rows * tile_by_width;
-    const float with_small_tiles = (height - fixed) / (1.0f + rows * kTile);
-    const float by_height = std::max(with_full_tiles, std::min(with_small_tiles, tile_by_width / kTile));
-    const float by_width = (width - right - 2.0f * spacing) / 2.0f;
-    s.side = std::max(48.0f, std::min(by_width, by_height));
-    s.tile = std::clamp((height - fixed - s.side) / rows, 28.0f, tile_by_width);
-    s.per_row = per_row(s.tile);
-    s.rows = (count + s.per_row - 1) / s.per_row;
-    return s;
+    // The squares and the strip in `tall` of height, the squares at most `wide`: down the region the
+    // squares' titles, the squares, the caption, then per strip row a title, a tile and the spacing.
+    auto arrange = [&](float wide, float tall) {
+        AttentionTabSizes s;
+        const float fixed = 2.0f * line + spacing + rows * (line + spacing);
+        const float with_full_tiles = tall - fixed - rows * tile_by_width;
+        const float with_small_tiles = (tall - fixed) / (1.0f + rows * kTile);
+        const float by_height = std::max(with_full_tiles, std::min(with_small_tiles, tile_by_width / kTile));
+        s.side = std::max(48.0f, std::min(wide, by_height));
+        s.tile = std::clamp((tall - fixed - s.side) / rows, 28.0f, tile_by_width);
+        s.per_row = per_row(s.tile);
+        s.rows = (count + s.per_row - 1) / s.per_row;
+        return s;
+    };
+    // The prediction beside the squares, or under the strip when that leaves the squares larger
+    // (a tall, narrow panel).
+    const AttentionTabSizes beside = arrange((width - right - 2.0f * spacing) / 2.0f, height);
+    AttentionTabSizes under = arrange((width - spacing) / 2.0f, height - right_height - spacing);
+    under.stacked = true;
+    return under.side > beside.side ? under : beside;
 }
 
 std::vector<std::size_t> fresh_patch_sizes(std::size_t image_size) {

@@ -48,16 +48,18 @@ struct OverlayKey {
 RgbImage overlay_backdrop(const RgbImage& image);
 
 // The Attention tab's arrangement in a content region width x height: the picture and the selected
-// map side by side (each `side` square) with the prediction column (`right` wide) beside them, and
-// under them a caption line and the strip of `maps` small maps (heads, their mean, the rollout),
-// each `tile` square under its one-line title, `per_row` to a row. The small maps shrink to 28 px
-// before they wrap; the two large squares take what is left, at least 48 px.
+// map side by side (each `side` square), and under them a caption line and the strip of `maps`
+// small maps (heads, their mean, the rollout), each `tile` square under its one-line title,
+// `per_row` to a row. The prediction column (`right` x `right_height`) stands beside the squares,
+// or under the strip (`stacked`) when that leaves the squares larger. The small maps give way
+// first (to 0.4 of the squares, at least 28 px); the squares are at least 48 px.
 struct AttentionTabSizes {
     float side = 0.0f, tile = 0.0f;
     std::size_t per_row = 1, rows = 1;
+    bool stacked = false;
 };
 AttentionTabSizes attention_tab_sizes(float width, float height, float line, float spacing, float right,
-                                      std::size_t maps);
+                                      float right_height, std::size_t maps);
 
 // The patch sizes the fresh-model slider offers for an image of this size: 8, 16, 32 where they
 // divide it into at least a 2 x 2 grid.

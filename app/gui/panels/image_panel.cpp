@@ -243,9 +243,16 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     const ImGuiStyle& style = ImGui::GetStyle();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float line = ImGui::GetTextLineHeightWithSpacing();
+    // The prediction column: its title, up to 5 classes, the fresh-model controls and the N line.
     const float right = ImGui::GetFontSize() * 13.0f;
-    const ui::AttentionTabSizes size =
-        ui::attention_tab_sizes(avail.x, avail.y, line, style.ItemSpacing.x, right + style.ItemSpacing.x, n_maps);
+    const std::size_t classes = t.has_head() ? std::min<std::size_t>(t.probs().shape()[1], 5) : 0;
+    const float right_height = static_cast<float>(classes + 4) * ImGui::GetFrameHeightWithSpacing();
+    const ui::AttentionTabSizes size = ui::attention_tab_sizes(avail.x, avail.y, line, style.ItemSpacing.x,
+                                                               right + style.ItemSpacing.x, right_height, n_maps);
+    auto prediction = [&](float width) {
+        Prediction(*vit, width);
+        PatchSlider(*vit, ui, width);
+    };
 
     gfx::RgbTextures* pics = ui.pictures;
     auto texture = [&](const ui::OverlayKey& key, const char* slot, const std::function<RgbImage()>& make) {
@@ -271,12 +278,12 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", large.tip.c_str());
     ClickablePicture("##large", overlay(large, "vit/large"), size.side, grid, true, ui, &hovered);
     ImGui::EndGroup();
-    ImGui::SameLine();
-    ImGui::BeginGroup();
-    const float column = std::max(80.0f, ImGui::GetContentRegionAvail().x);
-    Prediction(*vit, column);
-    PatchSlider(*vit, ui, column);
-    ImGui::EndGroup();
+    if (!size.stacked) {
+        ImGui::SameLine();
+        ImGui::BeginGroup();
+        prediction(std::max(80.0f, ImGui::GetContentRegionAvail().x));
+        ImGui::EndGroup();
+    }
 
     // The patch under the mouse, else what the maps show.
     if (hovered)
@@ -319,6 +326,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
         if (i + 1 < n_maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
     }
     ImGui::PopFont();
+    if (size.stacked) prediction(ImGui::GetContentRegionAvail().x);
 }
 
 // Stays on the line when an item `width` wide still fits (with the spacing), else starts a new one.
