@@ -476,6 +476,9 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     const VitModel model = load_vit_model(std::string(ATTNSCOPE_SOURCE_DIR) + "/assets/models/demo_vit.safetensors",
                                           std::nullopt, default_memory_budget());
     for (const std::string& label : model.labels) add("demo ViT label", label);
+    const VitModel where = load_vit_model(std::string(ATTNSCOPE_SOURCE_DIR) + "/assets/models/where_vit.safetensors",
+                                          std::nullopt, default_memory_budget());
+    for (const std::string& label : where.labels) add("position-task ViT label", label);
     const std::size_t side = model.config.image_size;
     const VitTrace vit = run_vit(model, Tensor{Array(std::vector<std::size_t>{1, 3, side, side}, 0.0f), {"B", "3", "H", "W"}});
     add_steps("ViT embed", vit.embed);
