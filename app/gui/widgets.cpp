@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 
 #include "fonts.hpp"
@@ -96,6 +97,15 @@ void WrappedText(const char* text) {
     const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4.0f);
     const auto measure = [](std::string_view s) { return ImGui::CalcTextSize(s.data(), s.data() + s.size()).x; };
     for (std::string_view line : ui::wrap_lines(text, width, measure)) ImGui::TextUnformatted(line.data(), line.data() + line.size());
+}
+
+void WrappedTextF(const char* format, ...) {
+    char text[4096];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    WrappedText(text);
 }
 
 void WrappedText(const ImVec4& color, const char* text) {

@@ -37,6 +37,8 @@ void EmptyState(const char* title, const char* detail);
 // and numbers stay whole, Chinese breaks between characters (ImGui's wrapping splits "attn @ v").
 void WrappedText(const char* text);
 void WrappedText(const ImVec4& color, const char* text);
+// WrappedText of a printf format (the text up to 4 KiB).
+void WrappedTextF(const char* format, ...) IM_FMTARGS(1);
 
 // A small (?) that shows text on hover.
 void HelpMarker(const char* text);

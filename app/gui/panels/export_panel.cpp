@@ -7,6 +7,7 @@
 
 #include "logic/i18n.hpp"
 #include "panels/panels.hpp"
+#include "widgets.hpp"
 
 namespace attnscope {
 
@@ -55,7 +56,7 @@ void DrawExportDialog(UiState& ui) {
             ImGui::TextUnformatted(d.folder.c_str());
             const float footer = ImGui::GetFrameHeightWithSpacing() * 3.0f;
             if (ImGui::BeginChild("##export_list", ImVec2(0, -footer), true)) {
-                if (!d.listing.error.empty()) ImGui::TextWrapped("%s", d.listing.error.c_str());
+                if (!d.listing.error.empty()) WrappedTextF("%s", d.listing.error.c_str());
                 for (const ui::DirEntry& e : d.listing.entries) {
                     if (e.is_dir) {
                         if (ImGui::Selectable((e.name + "/").c_str())) GoTo(d, d.folder == "/" ? "/" + e.name : d.folder + "/" + e.name);

@@ -174,7 +174,7 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
             side = (side + 1) / 2;
             chain += " -> " + std::to_string(ch) + "x" + std::to_string(side) + "x" + std::to_string(side);
         }
-        ImGui::TextWrapped("%s -> %zuxD", chain.c_str(), c.patches());
+        WrappedTextF("%s -> %zuxD", chain.c_str(), c.patches());
     }
     ImGui::Text(tr("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu"), c.image_size, c.patch_size, n, n * n);
     if (ImGui::IsItemHovered())
@@ -426,7 +426,7 @@ void AccuracyTable(const VitSnapshot& vit) {
 void PositionLessonLine(const VitSnapshot& vit, UiState& ui) {
     if (!vit.accuracy) return;
     const bool needed = ui::position_lesson(*vit.accuracy) == ui::PositionLesson::needed;
-    ImGui::TextWrapped("%s", needed ? tr("This model must know where each patch is: without position embeddings, or "
+    WrappedTextF("%s", needed ? tr("This model must know where each patch is: without position embeddings, or "
                                          "with the patches shuffled, it falls towards chance.")
                                     : tr("This model's answer does not depend on where things are: it is as accurate "
                                          "without position embeddings and on shuffled patches."));
@@ -530,11 +530,11 @@ void PositionsTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     }
     if (e) {
         const ShuffleDifference& d = e->difference;
-        ImGui::TextWrapped(
+        WrappedTextF(
             tr("max |attn_shuffled - attn| (tokens put back), %zu blocks: %s; class token: %s; probabilities: %s"),
             t.blocks.size(), ui::difference_text(d.attn).c_str(), ui::difference_text(d.cls).c_str(),
             ui::difference_text(d.probs).c_str());
-        ImGui::TextWrapped("%s", e->pos_embed
+        WrappedTextF("%s", e->pos_embed
                                      ? tr("With position embeddings each patch is added the embedding of the place it "
                                           "lands on: the model sees another picture.")
                                      : tr("Without position embeddings self-attention is permutation-equivariant: the "
@@ -595,20 +595,20 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     ImGui::TextDisabled("%s", blk.at("residual1").code.c_str());
     ImGui::TextDisabled("%s", blk.at("residual2").code.c_str());
     if (c.layer_scale)
-        ImGui::TextWrapped("%s", tr("LayerScale: every branch is multiplied by ls1.gamma / ls2.gamma [D] from the "
+        WrappedTextF("%s", tr("LayerScale: every branch is multiplied by ls1.gamma / ls2.gamma [D] from the "
                                     "checkpoint (steps ls1, ls2) before DropPath."));
     else
-        ImGui::TextWrapped("%s", tr("No LayerScale in this checkpoint (timm init_values=None: ls1, ls2 are "
+        WrappedTextF("%s", tr("No LayerScale in this checkpoint (timm init_values=None: ls1, ls2 are "
                                     "nn.Identity and record no step)."));
     if (!c.records_drop_path()) {
-        ImGui::TextWrapped("%s", tr("Drop-path rate 0: drop_path1 and drop_path2 are nn.Identity and record no "
+        WrappedTextF("%s", tr("Drop-path rate 0: drop_path1 and drop_path2 are nn.Identity and record no "
                                     "step. Move the slider to give the blocks stochastic depth."));
         ImGui::PopFont();
         return;
     }
     if (!c.training) {
         ImGui::PushStyleColor(ImGuiCol_Text, WarnColor());
-        ImGui::TextWrapped("%s", tr("eval mode: every drop_path step is the identity (model.eval()); tick training to "
+        WrappedTextF("%s", tr("eval mode: every drop_path step is the identity (model.eval()); tick training to "
                                     "draw the masks."));
         ImGui::PopStyleColor();
     }
@@ -643,18 +643,18 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
             const ui::BranchCell cell = ui::branch_cell(r, b);
             const std::string sample = r.mask.size() > 1 ? tr("sample ") + std::to_string(b) + ", " : std::string();
             if (cell.fate == ui::BranchFate::dropped)
-                ImGui::TextWrapped(
+                WrappedTextF(
                     tr("%s%s branch dropped: %s = x exactly (max |%s - x| = %.3g), the residual path still "
                        "carries x; d %s / d branch = 0, so the branch's weights get zero gradient from this sample."),
                     sample.c_str(), attn ? tr("attention") : tr("MLP"), attn ? "residual1" : "residual2",
                     attn ? "residual1" : "residual2", r.dropped_residual_vs_x, attn ? "residual1" : "residual2");
             else if (cell.fate == ui::BranchFate::kept)
-                ImGui::TextWrapped(tr("%s%s branch kept and scaled by 1/(1-p) = %.4g, so its expected value is "
+                WrappedTextF(tr("%s%s branch kept and scaled by 1/(1-p) = %.4g, so its expected value is "
                                       "unchanged; its gradient is scaled by the same %.4g."),
                                    sample.c_str(), attn ? tr("attention") : tr("MLP"),
                                    static_cast<double>(cell.scale), static_cast<double>(cell.grad_scale()));
             else
-                ImGui::TextWrapped(tr("%s%s branch: identity (p = %.3g%s)"), sample.c_str(),
+                WrappedTextF(tr("%s%s branch: identity (p = %.3g%s)"), sample.c_str(),
                                    attn ? tr("attention") : tr("MLP"), static_cast<double>(r.rate),
                                    c.training ? "" : tr(", eval"));
         }
