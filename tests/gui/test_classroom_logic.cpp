@@ -578,3 +578,18 @@ TEST_CASE("wrap: code, shapes and numbers stay whole; Chinese breaks between cha
     CHECK(all.find("[B, N, 3, h, c]") != std::string::npos);
     CHECK(en.back() == "next");
 }
+
+TEST_CASE("wrap: a paragraph's last line is never one Chinese character and its punctuation alone") {
+    // 13 characters and 。: at 12 a line, 过。 would be left alone; 行 comes down with it.
+    const std::string text = "这是一个很长的句子会换行过。";
+    CHECK(wrapped(text, 12.0f) == std::vector<std::string>{"这是一个很长的句子会换", "行过。"});
+    CHECK(wrapped(text, 12.0f).size() == 2);
+    // Each paragraph on its own; a paragraph of one line and a last line of two characters stay.
+    CHECK(wrapped("过。\n" + text, 12.0f) == std::vector<std::string>{"过。", "这是一个很长的句子会换", "行过。"});
+    CHECK(wrapped("这是一个很长的句子会换行而过。", 12.0f) ==
+          std::vector<std::string>{"这是一个很长的句子会换行", "而过。"});
+    // Code before the widow comes down whole, when it fits.
+    CHECK(wrapped("这是一个 attn @ v 过。", 13.0f) == std::vector<std::string>{"这是一个", "attn @ v 过。"});
+    // English lines are words: no widow rule.
+    CHECK(wrapped("one two three four five six", 12.0f).back() == "five six");
+}

@@ -188,6 +188,39 @@ struct Layout {
     }
 };
 
+// Whether a line is a widow: one Chinese character and the closing punctuation after it ("过。"),
+// alone on the last line of a paragraph.
+bool is_widow(std::string_view line) {
+    if (line.empty()) return false;
+    std::size_t n = 0;
+    const char32_t first = decode(line, 0, &n);
+    if (!is_cjk(first) || closes(first)) return false;
+    for (std::size_t i = n; i < line.size(); i += n)
+        if (!closes(decode(line, i, &n))) return false;
+    return true;
+}
+
+// A paragraph's last line that is a widow takes the last piece of the line before it along, when
+// that line keeps at least one piece and the two pieces fit:  "...会换行" / "过。"  ->  "...会换" / "行过。".
+void mend_widow(Layout& layout, const std::vector<Piece>& pieces, std::size_t first_line) {
+    std::vector<std::string_view>& lines = layout.lines;
+    if (lines.size() < first_line + 2 || !is_widow(lines.back())) return;
+    std::string_view& before = lines[lines.size() - 2];
+    std::string_view& last = lines.back();
+    const std::size_t begin = static_cast<std::size_t>(before.data() - layout.text.data()), end = begin + before.size();
+    for (const Piece& p : pieces) {
+        if (p.end != end || p.begin <= begin) continue;
+        const std::size_t last_end = static_cast<std::size_t>(last.data() - layout.text.data()) + last.size();
+        const std::string_view moved = layout.text.substr(p.begin, last_end - p.begin);
+        if (layout.measure(moved) > layout.width) return;
+        std::size_t kept = p.begin;
+        while (kept > begin && layout.text[kept - 1] == ' ') --kept;
+        before = layout.text.substr(begin, kept - begin);
+        last = moved;
+        return;
+    }
+}
+
 }  // namespace
 
 std::vector<std::string_view> wrap_lines(std::string_view text, float width,
@@ -198,9 +231,11 @@ std::vector<std::string_view> wrap_lines(std::string_view text, float width,
         const std::size_t to = nl == std::string_view::npos ? text.size() : nl;
         std::vector<Piece> pieces = pieces_of(text.substr(from, to - from));
         for (Piece& p : pieces) p.begin += from, p.end += from;
+        const std::size_t first_line = layout.lines.size();
         layout.place(pieces, 0);
         if (layout.line_begin == std::string_view::npos) layout.lines.push_back(text.substr(from, 0));  // an empty line
         layout.flush();
+        mend_widow(layout, pieces, first_line);
         if (nl == std::string_view::npos) break;
         from = nl + 1;
     }

@@ -1,6 +1,7 @@
 // Line breaking for wrapped text, the way a reader of the text's language breaks lines:
 //   - Chinese breaks between any two characters, but a line never starts with closing punctuation
-//     (，。；：、）」!) nor ends with an opening one (（「);
+//     (，。；：、）」!) nor ends with an opening one (（「), and a paragraph's last line is never one
+//     character and its punctuation alone ("过。"): the character before it comes down too;
 //   - a run of code between Chinese characters ("(attn @ v).transpose(1, 2)", "[B, N, 3, h, c]",
 //     "1.19e-07") stays on one line; English breaks at blanks, but not inside a short bracket
 //     ("[B, N, 3, h, c]", "(2, 0, 3, 1, 4)") and never after a '.' inside a word;
