@@ -77,19 +77,28 @@ void DrawAxisBox(ImDrawList* dl, ImVec2 pos, const std::string& label, std::size
 void EmptyState(const char* title, const char* detail) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float h = std::max(avail.y, ImGui::GetFontSize() * 5.0f);
+    const float fs = ImGui::GetFontSize();
+    const float h = std::max(avail.y, fs * 5.0f);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRect(p, ImVec2(p.x + avail.x, p.y + h), ImGui::GetColorU32(ImGuiCol_Border), 6.0f, 0, 1.0f);
-    const float wrap = std::max(avail.x - 2 * ImGui::GetFontSize(), 50.0f);
-    const ImVec2 ts = ImGui::CalcTextSize(title, nullptr, false, wrap);
-    const ImVec2 ds = ImGui::CalcTextSize(detail, nullptr, false, wrap);
-    const float total = ts.y + ImGui::GetFontSize() * 0.6f + ds.y;
-    float y = p.y + std::max((h - total) * 0.4f, ImGui::GetFontSize() * 0.5f);
-    dl->AddText(nullptr, 0.0f, ImVec2(p.x + (avail.x - ts.x) / 2, y), ImGui::GetColorU32(ImGuiCol_Text), title,
-                nullptr, wrap);
-    y += ts.y + ImGui::GetFontSize() * 0.6f;
-    dl->AddText(nullptr, 0.0f, ImVec2(p.x + (avail.x - std::min(ds.x, wrap)) / 2, y),
-                ImGui::GetColorU32(ImGuiCol_TextDisabled), detail, nullptr, wrap);
+    // Broken by wrap_lines like every wrapped text (Chinese between characters, code whole), each
+    // line centred.
+    const float wrap = std::max(avail.x - 2 * fs, 50.0f);
+    const auto measure = [](std::string_view s) { return ImGui::CalcTextSize(s.data(), s.data() + s.size()).x; };
+    const auto title_lines = ui::wrap_lines(title, wrap, measure);
+    const auto detail_lines = ui::wrap_lines(detail, wrap, measure);
+    const float total = static_cast<float>(title_lines.size() + detail_lines.size()) * fs + fs * 0.6f;
+    float y = p.y + std::max((h - total) * 0.4f, fs * 0.5f);
+    const auto draw = [&](const std::vector<std::string_view>& lines, ImU32 color) {
+        for (std::string_view line : lines) {
+            const float w = measure(line);
+            dl->AddText(ImVec2(p.x + std::max((avail.x - w) / 2, 0.0f), y), color, line.data(), line.data() + line.size());
+            y += fs;
+        }
+    };
+    draw(title_lines, ImGui::GetColorU32(ImGuiCol_Text));
+    y += fs * 0.6f;
+    draw(detail_lines, ImGui::GetColorU32(ImGuiCol_TextDisabled));
     ImGui::Dummy(ImVec2(avail.x, h));
 }
 
