@@ -14,8 +14,11 @@
 #include <vector>
 
 #include "config.hpp"
+#include "beyond.hpp"
 #include "diagnose.hpp"
 #include "bug_zoo.hpp"
+#include "logic/engine_runner.hpp"
+#include "positions.hpp"
 #include "logic/core_text.hpp"
 #include "logic/i18n.hpp"
 #include "logic/wrap.hpp"
@@ -485,6 +488,86 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     add_steps("ViT block", vit.blocks.front().steps);
     add_trace("ViT attention", vit.blocks.front().attention);
     add_steps("ViT head", vit.head);
+
+    // The position experiment: the demo ViT without position embeddings on its shuffled picture.
+    const Tensor pixels{Array(std::vector<std::size_t>{1, 3, side, side}, 0.0f), {"B", "3", "H", "W"}};
+    const VitModel no_pos = without_pos_embed(model);
+    const PositionExperiment e = run_shuffled(no_pos, pixels, run_vit(no_pos, pixels), false, 7);
+    add_steps("shuffled embed", e.shuffled.embed);
+    add_steps("shuffled block", e.shuffled.blocks.front().steps);
+
+    // A hybrid ViT (CNN stem) with stochastic depth, in training and in eval: every block's notes.
+    for (const bool training : {true, false}) {
+        VitConfig hybrid = with_cnn_stem(VitConfig{});
+        hybrid.depth = 2, hybrid.drop_path_rate = 0.5f, hybrid.training = training, hybrid.seed = 3;
+        const std::string run = training ? "hybrid train" : "hybrid eval";
+        const std::size_t s = hybrid.image_size;
+        const VitTrace t = run_vit(fresh_vit_model(hybrid, 1),
+                                   Tensor{Array(std::vector<std::size_t>{1, 3, s, s}, 0.5f), {"B", "3", "H", "W"}});
+        add_steps(run + " embed", t.embed);
+        for (const VitBlockTrace& b : t.blocks) add_steps(run + " block", b.steps);
+        add_steps(run + " head", t.head);
+    }
+
+    // The config panel's problems with a config: every check of validate().
+    std::vector<AttentionConfig> bad(22);
+    bad[0].batch = 0, bad[0].tokens = 0, bad[0].dim = 0, bad[0].heads = 0;
+    bad[1].dim = 100, bad[1].heads = 8;
+    bad[2].attn_drop = 1.5f, bad[2].proj_drop = -0.5f;
+    bad[3].reference = Reference::mha, bad[3].path = AttentionPath::flash, bad[3].proj_drop = 0.1f, bad[3].qkv_bias = false;
+    bad[4].valid_tokens = {3, 4, 5};
+    bad[5].valid_tokens = {3, 40};
+    bad[6].path = AttentionPath::flash, bad[6].tile_rows = 0, bad[6].training = true, bad[6].attn_drop = 0.1f;
+    bad[7].path = AttentionPath::kv_cache, bad[7].training = true, bad[7].attn_drop = 0.1f;
+    bad[8].path = AttentionPath::windowed, bad[8].causal = true, bad[8].tokens = 17;
+    bad[9].path = AttentionPath::windowed, bad[9].tokens = 15;
+    bad[10].path = AttentionPath::windowed, bad[10].tokens = 16, bad[10].window = 3;
+    bad[11].path = AttentionPath::windowed, bad[11].tokens = 16, bad[11].window = 4, bad[11].shift = true;
+    bad[12].path = AttentionPath::windowed, bad[12].tokens = 9, bad[12].window = 3, bad[12].patch_merge = true;
+    bad[13].path = AttentionPath::windowed, bad[13].tokens = 144, bad[13].window = 4, bad[13].patch_merge = true;
+    bad[14].patch_merge = true;
+    bad[15].tokens = 1 << 16;
+    bad[16].tokens = 1 << 16, bad[16].causal = true;
+    bad[17].tokens = 1 << 20, bad[17].path = AttentionPath::flash;
+    bad[18].batch = std::size_t{1} << 62, bad[18].tokens = std::size_t{1} << 62;
+    for (const AttentionConfig& c : bad)
+        for (const std::string& problem : validate(c, std::uint64_t{1} << 30)) add("config problem", problem);
+    std::vector<VitConfig> bad_vits(6);
+    bad_vits[0].patch_size = 0, bad_vits[0].dim = 0, bad_vits[0].heads = 0;
+    bad_vits[1].patch_size = 7, bad_vits[1].heads = 5, bad_vits[1].drop_path_rate = 1.5f;
+    bad_vits[2] = with_cnn_stem(VitConfig{}), bad_vits[2].stem_channels = {8, 0, 8}, bad_vits[2].stem_kernel = 4;
+    bad_vits[3] = with_cnn_stem(VitConfig{}), bad_vits[3].stem_channels.assign(12, 8);
+    bad_vits[4].family = VitFamily::Torchvision, bad_vits[4].drop_path_rate = 0.1f;
+    bad_vits[5].image_size = 4096, bad_vits[5].patch_size = 4;
+    for (const VitConfig& c : bad_vits)
+        for (const std::string& problem : validate(c, 1, std::uint64_t{1} << 30)) add("ViT config problem", problem);
+    add("mask", mask_summary(runs[5].second));
+    add("mask", mask_summary(runs[6].second));
+    for (AttentionPath path : {AttentionPath::standard, AttentionPath::flash, AttentionPath::kv_cache, AttentionPath::windowed})
+        add("path name", path_name(path));
+
+    // Why a file cannot be opened, as the GUI's File > Open gets it (the job the worker runs): every
+    // malformed fixture, every file of the readers' tests, a missing file, a folder without .npy
+    // files and a file of no known type.
+    const fs::path data = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data";
+    auto open_error = [](const std::string& path) -> std::string {
+        try {
+            EngineRunner::file_job(path, std::nullopt, std::nullopt, "")(RunHooks{});
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+        return "";
+    };
+    std::vector<fs::path> files;
+    for (const char* folder : {"activations/bad", "torch/bad", "io", "zoo", "torch"})
+        for (const auto& entry : fs::directory_iterator(data / folder))
+            if (entry.is_regular_file()) files.push_back(entry.path());
+    files.push_back(data / "activations" / "nothing_here.npz");
+    files.push_back(data / "io" / "expected.json");
+    files.push_back(data / "io");  // a folder of .npy files that are not attention
+    files.push_back(data / "vit");  // a folder without .npy files
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) add("open " + f.filename().string(), open_error(f.string()));
     return out;
 }
 
@@ -525,6 +608,12 @@ TEST_CASE("i18n: core texts are matched by template, arguments and all") {
     CHECK(tr_formula("b h n m -> b h n m  (softmax over m)").rfind("b h n m -> b h n m  ", 0) == 0);
     CHECK(has_cjk(tr_code("attn.softmax(dim=-2)   # BUG: over the queries")));
     CHECK(tr_code("attn.softmax(dim=-2)   # BUG: over the queries").rfind("attn.softmax(dim=-2)   # ", 0) == 0);
+    // A file's error: the path is an argument, kept as it is, whatever the template.
+    CHECK(std::string(tr_core("/data/x.npz: not a readable .npz (zip archive): Not a zip archive")) ==
+          "/data/x.npz：不是可读的 .npz（zip 归档）：不是 zip 归档");
+    CHECK(std::string(tr_core("/data/a b.npy has 33 axes; attnscope reads at most 32")).rfind("/data/a b.npy 有 33 个轴", 0) == 0);
+    CHECK(std::string(tr_core("--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole number)"))
+              .rfind("--dim 100 不能被 --heads 8 整除", 0) == 0);
     set_language(Language::English);
     CHECK(std::string(tr_core("new contiguous tensor")) == "new contiguous tensor");
     CHECK(tr_formula("b h n m -> b h n m  (softmax over m)") == "b h n m -> b h n m  (softmax over m)");

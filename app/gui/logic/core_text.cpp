@@ -113,11 +113,30 @@ std::optional<Translated> whole(std::string_view line, int depth) {
     return fill(best->chinese, best_args, depth);
 }
 
+// Whether the head of "head: tail" names a file: core's file errors start with the path
+// ("/data/x.npz: not a readable .npz ..."), an argument like any other, kept as it is. A path has a
+// '/' or ends in an extension (".npz", ".pt"); a clause of prose ("--valid-tokens", "tensor 'a'") has
+// neither.
+bool names_file(std::string_view head) {
+    if (head.find('/') != std::string_view::npos) return true;
+    const std::size_t dot = head.rfind('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 == head.size() || head.find(' ') != std::string_view::npos)
+        return false;
+    for (std::size_t i = dot + 1; i < head.size(); ++i)
+        if (!std::isalnum(static_cast<unsigned char>(head[i]))) return false;
+    return true;
+}
+
 // The whole line when the catalogue has it; else its clauses ("a; b" and then "head: tail"), each
 // translated on its own, so that core's notes built from pieces need one entry per piece.
 Translated translate_line(std::string_view line, int depth) {
     if (line.empty()) return {};
     if (auto t = whole(line, depth)) return *t;
+    // A file's error: the path kept, what follows matched whole first (its own "; " and ": " inside).
+    if (const std::size_t at = line.find(": "); at != std::string_view::npos && at > 0 && names_file(line.substr(0, at))) {
+        const Translated tail = translate_line(line.substr(at + 2), depth);
+        return {std::string(line.substr(0, at)) + "：" + tail.text, tail.complete};
+    }
     for (const auto& [separator, chinese] : {std::pair<std::string_view, const char*>{"; ", "；"}, {": ", "："}}) {
         const std::size_t at = line.find(separator);
         if (at == std::string_view::npos || at == 0) continue;

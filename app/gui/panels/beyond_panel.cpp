@@ -467,7 +467,7 @@ void DrawPatchMerge(const Trace& trace, const PatchMergeRecord& m, UiState& ui) 
 // ---- a mask on the textbook path -----------------------------------------------------------------
 void DrawMask(const Trace& trace, UiState& ui) {
     const AttentionConfig& c = trace.config;
-    ImGui::Text(tr("mask: %s"), mask_summary(c).c_str());
+    ImGui::Text(tr("mask: %s"), ui::tr_core(mask_summary(c)));
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", tr("hidden scores become -inf before softmax (the masked step), so their weights are exactly "
                                  "0. Padding queries still see the valid keys; the row-sum check covers the valid rows."));
@@ -540,7 +540,7 @@ void DrawBeyondPanel(const Trace& trace, UiState& ui) {
     PlaceWindow(ui, ui::Panel::Beyond);
     char title[128];
     const char* path = trace.beyond ? path_name(trace.beyond->path) : "mask";
-    std::snprintf(title, sizeof title, "%s: %s###Beyond_%s", tr("Beyond the textbook"), trace.beyond ? path : tr("mask"),
+    std::snprintf(title, sizeof title, "%s: %s###Beyond_%s", tr("Beyond the textbook"), trace.beyond ? ui::tr_core(path) : tr("mask"),
                   path);
     if (!ImGui::Begin(title, &visible)) {
         ImGui::End();

@@ -165,12 +165,12 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
 
     if (!ui.config_errors.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        for (const auto& e : ui.config_errors) ImGui::TextColored(BadColor(), tr("\u2717 %s"), e.c_str());
+        for (const auto& e : ui.config_errors) ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui::tr_core(e));
         ImGui::PopTextWrapPos();
     }
     if (!ui.run_error.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextColored(BadColor(), tr("\u2717 the engine stopped: %s"), ui.run_error.c_str());
+        ImGui::TextColored(BadColor(), tr("\u2717 the engine stopped: %s"), ui::tr_core(ui.run_error));
         ImGui::PopTextWrapPos();
     }
     if (ui.engine_busy) {

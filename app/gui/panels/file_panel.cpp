@@ -136,7 +136,7 @@ void DrawFileErrorModal(UiState& ui) {
     ImGui::SetNextWindowSizeConstraints(ImVec2(ImGui::GetFontSize() * 20, 0), ImVec2(d.x * 0.8f, d.y * 0.8f));
     if (ImGui::BeginPopupModal(ui::window_title(tr("Cannot open the file"), "cannot_open").c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-        ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui.file_error.c_str());
+        ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui::tr_core(ui.file_error));
         ImGui::Spacing();
         ImGui::TextDisabled("%s", ui.file_path.empty() ? tr("The trace on screen is unchanged.")
                                                        : tr("The file on screen before stays open."));

@@ -390,7 +390,7 @@ void PositionControls(const VitSnapshot& vit, UiState& ui) {
 // measurement beside the checkpoint; tests/test_positions.cpp checks attnscope counts the same).
 void AccuracyTable(const VitSnapshot& vit) {
     if (!vit.accuracy_error.empty()) {
-        ImGui::TextColored(WarnColor(), "%s", vit.accuracy_error.c_str());
+        ImGui::TextColored(WarnColor(), "%s", ui::tr_core(vit.accuracy_error));
         return;
     }
     if (!vit.accuracy) return;

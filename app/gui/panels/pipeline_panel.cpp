@@ -73,7 +73,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         return;
     }
     if (trace.steps.empty()) {
-        const char* why = !ui.run_error.empty() ? ui.run_error.c_str()
+        const char* why = !ui.run_error.empty() ? ui::tr_core(ui.run_error)
                           : ui.engine_busy      ? tr("The engine is running; its trace appears here when it is done.")
                                                 : tr("The engine has not produced a trace. Check the config panel.");
         EmptyState(tr("No trace yet"), why);
