@@ -95,7 +95,7 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     if (ImGui::SliderInt("##tile", &tile, 0, static_cast<int>(r.tiles.size()) - 1, tr("tile %d")))
         v.tile = static_cast<std::size_t>(tile), v.playing = false;
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text(tr("tile (%zu, %zu) of %zu x %zu: query rows %zu..%zu, keys %zu..%zu%s"), t.row_block, t.col_block,
+    WrappedTextF(tr("tile (%zu, %zu) of %zu x %zu: query rows %zu..%zu, keys %zu..%zu%s"), t.row_block, t.col_block,
                 r.row_blocks, r.col_blocks, t.row0, t.row0 + t.rows - 1, t.col0, t.col0 + t.cols - 1,
                 t.skipped ? tr(" (skipped: every key hidden)") : "");
     ImGui::PopTextWrapPos();
@@ -299,7 +299,7 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
     v.window = std::min(v.window, B * nW - 1);
     v.head = std::min(v.head, h - 1);
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text(tr("%zu x %zu patch grid, windows of %zu x %zu%s: %zu windows per image"), r.grid, r.grid, r.window,
+    WrappedTextF(tr("%zu x %zu patch grid, windows of %zu x %zu%s: %zu windows per image"), r.grid, r.grid, r.window,
                 r.window, r.shift ? tr(", shifted by M/2") : "", nW);
     ImGui::PopTextWrapPos();
     int win = static_cast<int>(v.window), head = static_cast<int>(v.head);

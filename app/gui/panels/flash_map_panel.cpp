@@ -200,13 +200,13 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     // ---- what is on screen, the hovered weight
     ImGui::PushTextWrapPos(0.0f);
     if (plan.exact && plan.factor == 1)
-        ImGui::Text(tr("exact tiles: queries %zu..%zu, keys %zu..%zu, one weight per cell"), plan.r0, plan.r1 - 1,
+        WrappedTextF(tr("exact tiles: queries %zu..%zu, keys %zu..%zu, one weight per cell"), plan.r0, plan.r1 - 1,
                     plan.c0, plan.c1 - 1);
     else if (plan.exact)
-        ImGui::Text(tr("exact tiles: queries %zu..%zu, keys %zu..%zu; each pixel the max of %zu x %zu weights"),
+        WrappedTextF(tr("exact tiles: queries %zu..%zu, keys %zu..%zu; each pixel the max of %zu x %zu weights"),
                     plan.r0, plan.r1 - 1, plan.c0, plan.c1 - 1, plan.factor, plan.factor);
     else
-        ImGui::Text(tr("overview of %zu x %zu: each pixel the max of %zu x %zu weights; zoom in for exact tiles"), N, N,
+        WrappedTextF(tr("overview of %zu x %zu: each pixel the max of %zu x %zu weights; zoom in for exact tiles"), N, N,
                     plan.factor, plan.factor);
     ImGui::PopTextWrapPos();
     ImGui::PushFont(fonts().mono);
