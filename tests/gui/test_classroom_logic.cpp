@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "cost.hpp"
 #include "beyond.hpp"
 #include "diagnose.hpp"
 #include "bug_zoo.hpp"
@@ -459,6 +460,12 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     runs[9].first = "windows", runs[9].second.path = AttentionPath::windowed, runs[9].second.window = 2,
     runs[9].second.shift = true, runs[9].second.patch_merge = true;
     for (const auto& [name, config] : runs) add_trace(name, run_attention(config));
+    // The Cost panel's formulas: their closing remark, "0 (eval: identity)", "... = 2 B N^2 C  (any h)".
+    for (const auto& [name, config] : runs)
+        for (const StepCost& c : attention_cost(config).steps)
+            for (const std::string& f : {c.params_formula, c.flops_formula, c.bytes_formula})
+                if (const std::size_t open = f.rfind(" ("); open != std::string::npos && f.back() == ')')
+                    add(name + " " + c.step + " cost", f.substr(open + 1));
 
     for (const BugInfo& b : bug_infos()) {
         add(std::string(b.key) + " title", b.title);

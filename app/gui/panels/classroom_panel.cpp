@@ -13,6 +13,7 @@
 
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
+#include "logic/core_text.hpp"
 #include "logic/narrative.hpp"
 #include "logic/quiz.hpp"
 #include "panels/panels.hpp"
@@ -143,7 +144,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     ImGui::PushFont(fonts().mono);
     ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "%s", step->code.c_str());
     ImGui::PopFont();
-    ImGui::TextDisabled("%s", step->formula.c_str());
+    ImGui::TextDisabled("%s", ui::tr_formula(step->formula).c_str());
     ImGui::Spacing();
 
     // ---- the shapes: each input that is a step, then the result (big axis boxes)
@@ -302,7 +303,7 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
             ImGui::TextDisabled(tr("why: %s gives %s"), s->code.c_str(),
                                 formula.empty() ? format_shape(s->shape()).c_str() : formula.c_str());
             ImGui::PushFont(fonts().mono_small ? fonts().mono_small : ImGui::GetFont());
-            ImGui::TextDisabled("einops: %s", s->formula.c_str());
+            ImGui::TextDisabled("einops: %s", ui::tr_formula(s->formula).c_str());
             ImGui::PopFont();
         }
     }

@@ -9,6 +9,7 @@
 
 #include "cost.hpp"
 #include "fonts.hpp"
+#include "logic/core_text.hpp"
 #include "logic/i18n.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
@@ -24,6 +25,14 @@ void Cell(const std::string& text, bool mono = true) {
     if (mono) ImGui::PushFont(fonts().mono);
     ImGui::TextUnformatted(text.c_str());
     if (mono) ImGui::PopFont();
+}
+
+// A cost formula with its closing remark in the reader's language: "0 (eval: identity)",
+// "2 B h N N c = 2 B N^2 C  (any h)"; the formula itself stays as written.
+std::string Formula(const std::string& formula) {
+    const std::size_t open = formula.rfind(" (");
+    if (open == std::string::npos || formula.back() != ')') return formula;
+    return formula.substr(0, open + 1) + ui::tr_core(formula.substr(open + 1));
 }
 
 void RightCell(const std::string& text) {
@@ -72,11 +81,11 @@ void DrawCostPanel(const Trace& trace, UiState& ui) {
             ImGui::TableNextColumn();
             if (ImGui::Selectable(s.step.c_str(), s.step == ui.selected_step, ImGuiSelectableFlags_SpanAllColumns))
                 SelectStep(trace, ui, s.step);
-            Cell(s.params_formula);
+            Cell(Formula(s.params_formula));
             RightCell(s.params ? format_count(s.params) : "");
-            Cell(s.flops_formula);
+            Cell(Formula(s.flops_formula));
             RightCell(s.flops ? format_count(s.flops) : "");
-            Cell(s.bytes_formula);
+            Cell(Formula(s.bytes_formula));
             ImGui::TableNextColumn();
             if (s.step == "input") ImGui::TextDisabled(tr("%s (the input)"), format_bytes(s.bytes).c_str());
             else if (s.view) ImGui::TextDisabled(tr("%s (view)"), format_bytes(s.bytes).c_str());
@@ -89,7 +98,7 @@ void DrawCostPanel(const Trace& trace, UiState& ui) {
         Cell(tr("layer"), false);
         Cell(cfg.qkv_bias ? "4C^2 + 4C" : "4C^2 + C");
         RightCell(format_count(t.params));
-        Cell(t.flops_formula);
+        Cell(Formula(t.flops_formula));
         RightCell(format_count(t.flops));
         Cell(tr("new memory (views excluded)"), false);
         RightCell(format_bytes(t.new_bytes));
