@@ -21,14 +21,14 @@ void DrawBugZooMenu(const Trace& /*trace*/, UiState& ui) {
     ImGui::Separator();
     for (const BugInfo& b : bug_infos()) {
         const bool on = ui.bug == b.bug && (b.bug == Bug::None || ui.zoo);
-        if (ImGui::MenuItem(tr(b.bug == Bug::None ? "None (the correct pipeline)" : b.title), nullptr, on))
+        if (ImGui::MenuItem(b.bug == Bug::None ? tr("None (the correct pipeline)") : ui::tr_core(b.title), nullptr, on))
             ui.bug_request = b.bug;
         if (b.bug != Bug::None && ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();
             ImGui::PushFont(fonts().mono);
             ImGui::TextUnformatted(b.wrong_line);
             ImGui::PopFont();
-            ImGui::TextDisabled(tr("caught by: %s"), tr(caught_by_name(b.caught_by)));
+            ImGui::TextDisabled(tr("caught by: %s"), ui::tr_core(caught_by_name(b.caught_by)));
             ImGui::EndTooltip();
         }
         if (b.bug == Bug::None) ImGui::Separator();
@@ -51,7 +51,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
     }
     if (!open) ui.bug_request = Bug::None;  // closing the panel switches the bug off
 
-    ImGui::TextColored(BadColor(), "%s %s", tr("Bug:"), tr(info.title));
+    ImGui::TextColored(BadColor(), "%s %s", tr("Bug:"), ui::tr_core(info.title));
     ImGui::PushFont(fonts().mono);
     ImGui::TextColored(BadColor(), "- %s", info.wrong_line);
     ImGui::TextColored(OkColor(), "+ %s", info.right_line);
@@ -102,7 +102,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
                 SelectStep(trace, ui, c.step);
             if (!c.ok() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui::tr_core(c.diagnosis));
             ImGui::TableNextColumn();
-            ImGui::TextColored(c.ok() ? OkColor() : BadColor(), "%s", c.ok() ? tr("same") : tr(finding_name(c.finding)));
+            ImGui::TextColored(c.ok() ? OkColor() : BadColor(), "%s", c.ok() ? tr("same") : ui::tr_core(finding_name(c.finding)));
             ImGui::TableNextColumn();
             if (!c.ok() && c.max_error == c.max_error) ImGui::TextDisabled(tr("max |diff| %.3g"), c.max_error);
             else if (!c.ok()) ImGui::TextDisabled("%s", tr("other shape"));
