@@ -243,8 +243,9 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     const ImGuiStyle& style = ImGui::GetStyle();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float line = ImGui::GetTextLineHeightWithSpacing();
-    // The prediction column: its title, up to 5 classes, the fresh-model controls and the N line.
-    const float right = ImGui::GetFontSize() * 13.0f;
+    // The prediction column: its title, up to 5 classes, the fresh-model controls and the N line;
+    // narrower in a narrow panel (its bars shrink), so the pictures keep some of the width.
+    const float right = ImGui::GetFontSize() * (avail.x < ImGui::GetFontSize() * 40.0f ? 10.0f : 13.0f);
     const std::size_t classes = t.has_head() ? std::min<std::size_t>(t.probs().shape()[1], 5) : 0;
     const float right_height = static_cast<float>(classes + 4) * ImGui::GetFrameHeightWithSpacing();
     const ui::AttentionTabSizes size = ui::attention_tab_sizes(avail.x, avail.y, line, style.ItemSpacing.x,
