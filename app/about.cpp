@@ -37,4 +37,14 @@ std::string demo_model_path() { return data_dir() + "/models/demo_vit.safetensor
 std::string demo_image_path() { return data_dir() + "/samples/06_triangle.png"; }
 std::string where_model_path() { return data_dir() + "/models/where_vit.safetensors"; }
 
+bool demo_model_installed() {
+    static const bool installed = fs::is_regular_file(demo_model_path());
+    return installed;
+}
+
+bool where_model_installed() {
+    static const bool installed = fs::is_regular_file(where_model_path());
+    return installed;
+}
+
 }  // namespace attnscope

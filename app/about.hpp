@@ -30,5 +30,8 @@ std::string demo_image_path();
 // The demo ViT fine-tuned to answer where the red shape is (tools/train_where_vit.py): the model
 // of the position experiment whose answer needs its position embeddings.
 std::string where_model_path();
+// Whether those files are there, looked up once (the panels ask every frame).
+bool demo_model_installed();
+bool where_model_installed();
 
 }  // namespace attnscope

@@ -123,15 +123,17 @@ void WrappedText(const ImVec4& color, const char* text) {
     ImGui::PopStyleColor();
 }
 
+void WrappedTooltip(const char* text, float width) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * width);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
 void HelpMarker(const char* text) {
     ImGui::TextDisabled("(?)");
-    if (ImGui::IsItemHovered()) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
-        ImGui::TextUnformatted(text);
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-    }
+    if (ImGui::IsItemHovered()) WrappedTooltip(text, 30.0f);
 }
 
 HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const HeatmapOptions& o) {

@@ -42,6 +42,8 @@ void WrappedTextF(const char* format, ...) IM_FMTARGS(1);
 
 // A small (?) that shows text on hover.
 void HelpMarker(const char* text);
+// A tooltip of text wrapped at `width` font sizes (call when the item is hovered).
+void WrappedTooltip(const char* text, float width = 28.0f);
 
 struct HeatmapOptions {
     const char* id = "heatmap";

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 
 #include "about.hpp"
@@ -427,12 +426,12 @@ void AccuracyTable(const VitSnapshot& vit) {
 void PositionLessonLine(const VitSnapshot& vit, UiState& ui) {
     if (!vit.accuracy) return;
     const bool needed = ui::position_lesson(*vit.accuracy) == ui::PositionLesson::needed;
-    WrappedTextF("%s", needed ? tr("This model must know where each patch is: without position embeddings, or "
-                                         "with the patches shuffled, it falls towards chance.")
-                                    : tr("This model's answer does not depend on where things are: it is as accurate "
-                                         "without position embeddings and on shuffled patches."));
+    WrappedText(needed ? tr("This model must know where each patch is: without position embeddings, or with the "
+                            "patches shuffled, it falls towards chance.")
+                       : tr("This model's answer does not depend on where things are: it is as accurate without "
+                            "position embeddings and on shuffled patches."));
     const std::string other = needed ? demo_model_path() : where_model_path();
-    if (other == vit.model_path || !std::filesystem::is_regular_file(other)) return;
+    if (other == vit.model_path || !(needed ? demo_model_installed() : where_model_installed())) return;
     if (ImGui::SmallButton(needed ? tr("Open the demo model (what is the red shape?)")
                                   : tr("Open the position-task model (where is the red shape?)"))) {
         ui.open_request = other;

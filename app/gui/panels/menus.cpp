@@ -2,7 +2,6 @@
 #include <imgui.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <string>
 
 #include "about.hpp"
@@ -38,11 +37,12 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         if (ImGui::BeginMenu(tr("Demo ViT"))) {
             // The two models trained by tools/: the kind of the red shape, and its quadrant (the
             // one the position experiment needs). They run on the picture on screen, else a sample.
-            const struct { const char* label; std::string path; } demos[] = {
-                {tr("What is the red shape? (demo_vit)"), demo_model_path()},
-                {tr("Where is the red shape? (where_vit, needs position embeddings)"), where_model_path()}};
+            const struct { const char* label; std::string path; bool installed; } demos[] = {
+                {tr("What is the red shape? (demo_vit)"), demo_model_path(), demo_model_installed()},
+                {tr("Where is the red shape? (where_vit, needs position embeddings)"), where_model_path(),
+                 where_model_installed()}};
             for (const auto& demo : demos)
-                if (ImGui::MenuItem(demo.label, nullptr, false, std::filesystem::is_regular_file(demo.path))) {
+                if (ImGui::MenuItem(demo.label, nullptr, false, demo.installed)) {
                     ui.open_request = demo.path;
                     ui.open_block.reset();
                     ui.open_heads.reset();

@@ -54,13 +54,7 @@ void StatusCell(const Trace& trace, const Step& step) {
                                                      : tr("no check for this step");
         if (rs) tip += tr("\nevery softmax row sums to 1");
     }
-    if (ImGui::IsItemHovered() && !tip.empty()) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-        ImGui::TextUnformatted(tip.c_str());
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-    }
+    if (ImGui::IsItemHovered() && !tip.empty()) WrappedTooltip(tip.c_str());
 }
 
 }  // namespace
@@ -107,13 +101,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ImGui::BeginGroup();
             WrappedText(BadColor(), text);
             ImGui::EndGroup();
-            if (ImGui::IsItemHovered()) {
-                ImGui::BeginTooltip();
-                ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-                ImGui::TextUnformatted(ui::tr_core(first->diagnosis));
-                ImGui::PopTextWrapPos();
-                ImGui::EndTooltip();
-            }
+            if (ImGui::IsItemHovered()) WrappedTooltip(ui::tr_core(first->diagnosis));
         } else if (!trace.differences.empty()) {
             ImGui::TextColored(OkColor(), tr("\u2713 every step of the file equals the reference"));
         } else {
