@@ -1021,10 +1021,44 @@ bool WriteScreenshot(const Gui& g) {
     return false;
 }
 
+// What the last frame cut off inside the panel `root` with no scrollbar to reach it, in pixels past
+// the edge: the reach of each of its windows' content (the panel and its child regions) beyond the
+// window's clip, and the reach of each table column's cells and header beyond the column's clip.
+// Half a pixel is rounding, not a cut.
+std::vector<ui::PanelReport::Cut> MeasureCuts(ImGuiContext& ctx, const ImGuiWindow* root) {
+    std::vector<ui::PanelReport::Cut> cuts;
+    auto add = [&](float px, std::string where) {
+        if (px > 0.5f) cuts.push_back({std::move(where), px});
+    };
+    for (const ImGuiWindow* c : ctx.Windows) {
+        if (!c->Active || c->Hidden || c->RootWindow != root) continue;
+        const std::string name = c == root ? "window" : std::string("child ") + c->Name;
+        if (!c->ScrollbarX) add(c->DC.CursorMaxPos.x - c->InnerClipRect.Max.x, name + ": right edge");
+        if (!c->ScrollbarY && (c->Flags & ImGuiWindowFlags_NoScrollbar))
+            add(c->DC.CursorMaxPos.y - c->InnerClipRect.Max.y, name + ": bottom edge");
+    }
+    for (int n = 0; n < ctx.Tables.GetMapSize(); ++n) {
+        const ImGuiTable* t = ctx.Tables.TryGetMapData(n);
+        if (!t || t->LastFrameActive != ctx.FrameCount || !t->OuterWindow || t->OuterWindow->RootWindow != root ||
+            (t->Flags & ImGuiTableFlags_ScrollX))
+            continue;
+        for (int i = 0; i < t->ColumnsCount; ++i) {
+            const ImGuiTableColumn& col = t->Columns[i];
+            if (!col.IsEnabled) continue;
+            const float reach = std::max({col.ContentMaxXFrozen, col.ContentMaxXUnfrozen, col.ContentMaxXHeadersIdeal});
+            const float edge = std::min(col.ClipRect.Max.x, t->InnerClipRect.Max.x);
+            const char* label = ImGui::TableGetColumnName(t, i);
+            add(reach - edge, "table column " + (label && *label ? std::string(label) : std::to_string(i)));
+        }
+    }
+    return cuts;
+}
+
 // Where the frame put each panel (--layout-json): ImGui's plain top-level windows, back to front, each
-// with the share of it that the windows in front leave in sight; the main menu bar as its height.
+// with the share of it that the windows in front leave in sight, whether it scrolls and what it cuts
+// off; the main menu bar as its height.
 std::string LayoutReport() {
-    const ImGuiContext& ctx = *GImGui;
+    ImGuiContext& ctx = *GImGui;
     constexpr ImGuiWindowFlags kOverlay = ImGuiWindowFlags_ChildWindow | ImGuiWindowFlags_Tooltip |
                                           ImGuiWindowFlags_Popup | ImGuiWindowFlags_Modal | ImGuiWindowFlags_ChildMenu;
     float menu_h = 0.0f;
@@ -1041,9 +1075,13 @@ std::string LayoutReport() {
         const char* id = std::strstr(w->Name, "###");  // the English ID whatever the language
         std::vector<ui::Rect> above;
         for (std::size_t j = i + 1; j < panels.size(); ++j) above.push_back(rect(panels[j]));
-        ui::PanelReport p{id ? id + 3 : w->Name, rect(w), ui::visible_fraction(rect(w), above)};
+        ui::PanelReport p;
+        p.title = id ? id + 3 : w->Name;
+        p.rect = rect(w);
+        p.visible_fraction = ui::visible_fraction(rect(w), above);
         for (const ImGuiWindow* c : ctx.Windows)  // the window and its child regions (a table's rows)
             if (c->Active && c->RootWindow == w && c->ScrollMax.y > 0.5f) p.scrolls = true;
+        p.cuts = MeasureCuts(ctx, w);
         report.push_back(p);
     }
     return ui::layout_report_json(ctx.IO.DisplaySize.x, ctx.IO.DisplaySize.y, menu_h, report);

@@ -134,8 +134,14 @@ TEST_CASE("layout: visible_fraction is the share no rectangle above covers") {
 }
 
 TEST_CASE("layout: the report names each panel by its English ID") {
-    const std::string json = layout_report_json(1280, 720, 22, {{"Heads", {900, 22, 380, 400}, 1.0f}});
+    PanelReport heads;
+    heads.title = "Heads";
+    heads.rect = {900, 22, 380, 400};
+    heads.cuts.push_back({"table column step", 12.0f});
+    const std::string json = layout_report_json(1280, 720, 22, {heads});
     CHECK(json.find("\"display\"") != std::string::npos);
+    CHECK(json.find("\"where\": \"table column step\"") != std::string::npos);
+    CHECK(json.find("\"px\": 12.0") != std::string::npos);
     CHECK(json.find("\"menu_bar_height\": 22") != std::string::npos);
     CHECK(json.find("\"title\": \"Heads\"") != std::string::npos);
     CHECK(json.find("\"visible_fraction\": 1.0") != std::string::npos);

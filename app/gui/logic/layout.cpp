@@ -129,14 +129,18 @@ std::string layout_report_json(float display_w, float display_h, float menu_h, c
     j["display"] = {display_w, display_h};
     j["menu_bar_height"] = menu_h;
     j["panels"] = nlohmann::json::array();
-    for (const PanelReport& p : panels)
+    for (const PanelReport& p : panels) {
+        nlohmann::json cuts = nlohmann::json::array();
+        for (const PanelReport::Cut& c : p.cuts) cuts.push_back({{"where", c.where}, {"px", c.px}});
         j["panels"].push_back({{"title", p.title},
                                {"x", p.rect.x},
                                {"y", p.rect.y},
                                {"w", p.rect.w},
                                {"h", p.rect.h},
                                {"visible_fraction", p.visible_fraction},
-                               {"scrolls", p.scrolls}});
+                               {"scrolls", p.scrolls},
+                               {"cuts", cuts}});
+    }
     return j.dump(2) + "\n";
 }
 

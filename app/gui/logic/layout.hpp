@@ -82,12 +82,19 @@ float visible_fraction(const Rect& r, const std::vector<Rect>& above);
 
 // What --layout-json writes: the display, the menu bar's height and the panels, back to front:
 // {"display": [w, h], "menu_bar_height": px, "panels": [{"title", "x", "y", "w", "h",
-// "visible_fraction", "scrolls"}]}.
+// "visible_fraction", "scrolls", "cuts": [{"where", "px"}]}]}.
 struct PanelReport {
     std::string title;  // the window's ID (English)
     Rect rect;
     float visible_fraction = 1.0f;
     bool scrolls = false;  // the panel, or a region of it, has more than it shows (a vertical scrollbar)
+    // Content the panel cuts off with no scrollbar to reach it: where (the window's right edge, a
+    // child region's, a table column's) and by how many pixels, e.g. a label past the window's edge.
+    struct Cut {
+        std::string where;
+        float px = 0.0f;
+    };
+    std::vector<Cut> cuts;
 };
 std::string layout_report_json(float display_w, float display_h, float menu_h, const std::vector<PanelReport>& panels);
 
