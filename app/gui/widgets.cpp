@@ -123,6 +123,24 @@ void WrappedText(const ImVec4& color, const char* text) {
     ImGui::PopStyleColor();
 }
 
+bool FitsOnThisLine(float width, float spacing) {
+    if (spacing < 0.0f) spacing = ImGui::GetStyle().ItemSpacing.x;
+    return ImGui::GetItemRectMax().x + spacing + width <= ImGui::GetContentRegionMaxAbs().x;
+}
+
+void SameLineIfFits(float width, float spacing) {
+    if (FitsOnThisLine(width, spacing)) ImGui::SameLine(0.0f, spacing);
+}
+
+float LabeledWidth(float frame_width, const char* label) {
+    const float text = ImGui::CalcTextSize(label, nullptr, true).x;
+    return frame_width + (text > 0.0f ? ImGui::GetStyle().ItemInnerSpacing.x + text : 0.0f);
+}
+
+float ButtonWidth(const char* label) {
+    return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2.0f;
+}
+
 void WrappedTooltip(const char* text, float width) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * width);

@@ -40,6 +40,19 @@ void WrappedText(const ImVec4& color, const char* text);
 // WrappedText of a printf format (the text up to 4 KiB).
 void WrappedTextF(const char* format, ...) IM_FMTARGS(1);
 
+// Rows of fields that fold on a narrow panel instead of running past its edge: the next item goes on
+// this line, `spacing` after the last (the style's item spacing when negative), when its `width`
+// pixels still fit before the region's right edge; else on the next line.
+void SameLineIfFits(float width, float spacing = -1.0f);
+// Whether `width` more pixels fit on the line of the last item, `spacing` after it, before the
+// region's right edge.
+bool FitsOnThisLine(float width, float spacing = -1.0f);
+// The width of a widget whose frame (an input field, a check box's square) is `frame_width` wide,
+// followed by its label (the text before "##").
+float LabeledWidth(float frame_width, const char* label);
+// The width of a button (or small button) showing this label.
+float ButtonWidth(const char* label);
+
 // A small (?) that shows text on hover.
 void HelpMarker(const char* text);
 // A tooltip of text wrapped at `width` font sizes (call when the item is hovered).

@@ -8,16 +8,17 @@
 #include "beyond.hpp"
 #include "logic/i18n.hpp"
 #include "panels/panels.hpp"
+#include "widgets.hpp"
 
 namespace attnscope {
 
-using ui::tr;
-
 namespace {
+
+constexpr float kSmallSizeWidth = 6.0f;  // a tile or window size with its -/+ buttons, in font sizes
 
 bool SmallSize(const char* label, std::size_t* value, const char* help) {
     const ImU64 one = 1;
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * kSmallSizeWidth);
     const bool changed = ImGui::InputScalar(label, ImGuiDataType_U64, value, &one, nullptr, "%llu");
     const bool commit = (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
@@ -29,10 +30,10 @@ bool SmallSize(const char* label, std::size_t* value, const char* help) {
 bool DrawBeyondConfig(AttentionConfig& c) {
     bool commit = false;
     ImGui::Separator();
-    ImGui::TextDisabled("%s", tr("beyond the textbook: masks and the attention path"));
+    WrappedText(DimColor(), tr("beyond the textbook: masks and the attention path"));
     commit |= ImGui::Checkbox(tr("causal"), &c.causal);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("query i sees only keys 0..i (-inf above the diagonal)"));
-    ImGui::SameLine();
+    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("key padding")));
     bool padding = !c.valid_tokens.empty();
     if (ImGui::Checkbox(tr("key padding"), &padding)) {
         c.valid_tokens.clear();
@@ -44,7 +45,7 @@ bool DrawBeyondConfig(AttentionConfig& c) {
     if (padding) {
         if (c.valid_tokens.size() != c.batch) c.valid_tokens.resize(c.batch, c.tokens);
         for (std::size_t b = 0; b < c.valid_tokens.size() && b < 8; ++b) {
-            ImGui::SameLine();
+            SameLineIfFits(ImGui::GetFontSize() * kSmallSizeWidth);
             char label[32];
             std::snprintf(label, sizeof label, "##valid%zu", b);
             commit |= SmallSize(label, &c.valid_tokens[b], tr("valid tokens of this batch item (1..N)"));
@@ -54,7 +55,7 @@ bool DrawBeyondConfig(AttentionConfig& c) {
     ImGui::TextUnformatted(tr("path"));
     const char* names[] = {tr("standard"), tr("flash"), tr("kv-cache"), tr("windowed")};
     for (int i = 0; i < 4; ++i) {
-        ImGui::SameLine();
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), names[i]));
         if (ImGui::RadioButton(names[i], &path, i)) {
             c.path = static_cast<AttentionPath>(path);
             if (c.path == AttentionPath::kv_cache) c.causal = true;
@@ -69,18 +70,18 @@ bool DrawBeyondConfig(AttentionConfig& c) {
     }
     if (c.path == AttentionPath::flash) {
         commit |= SmallSize(tr("Br"), &c.tile_rows, tr("tile rows: query rows per tile"));
-        ImGui::SameLine();
+        SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * kSmallSizeWidth, tr("Bc")));
         commit |= SmallSize(tr("Bc"), &c.tile_cols, tr("tile columns: keys per tile"));
     } else if (c.path == AttentionPath::windowed) {
         commit |= SmallSize(tr("M window"), &c.window, tr("window side M: attention within M x M patches"));
-        ImGui::SameLine();
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("shifted (M/2)")));
         commit |= ImGui::Checkbox(tr("shifted (M/2)"), &c.shift);
-        ImGui::SameLine();
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("patch merging")));
         commit |= ImGui::Checkbox(tr("patch merging"), &c.patch_merge);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("%s", tr("Swin's PatchMerging after the block: 2 x 2 neighbours -> one token (grid H/2, "
                                        "channels 2C), then a second windowed stage with twice the heads"));
-        ImGui::SameLine();
+        SameLineIfFits(ImGui::CalcTextSize(tr("N = H*H, no class token")).x);
         ImGui::TextDisabled("%s", tr("N = H*H, no class token"));
     }
     return commit;

@@ -3,6 +3,7 @@
 // last good trace stays on screen.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -21,11 +22,13 @@ bool SameConfig(const AttentionConfig& a, const AttentionConfig& b) {
            a.shift == b.shift && a.patch_merge == b.patch_merge && a.scaled == b.scaled && a.reference == b.reference;
 }
 
+constexpr float kSizeInputWidth = 5.5f;  // B, N, C, h: the field with its -/+ buttons, in font sizes
+
 // An unsigned input that reports a change when typing ends or a +/- button is used.
 bool SizeInput(const char* label, std::size_t* value, const char* help) {
     static_assert(sizeof(std::size_t) == sizeof(ImU64), "size_t must be 64-bit here");
     const ImU64 one = 1;
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.5f);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * kSizeInputWidth);
     const bool changed = ImGui::InputScalar(label, ImGuiDataType_U64, value, &one, nullptr, "%llu");
     const bool commit = (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
@@ -45,12 +48,12 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     if (!trace.source_path.empty()) {
         ImGui::TextColored(WarnColor(), tr("from %s"), ui::display_name(trace.source_path).c_str());
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace.source_path.c_str());
-        ImGui::SameLine();
+        SameLineIfFits(ButtonWidth(tr("back to the demo / config")));
         if (ImGui::SmallButton(tr("back to the demo / config"))) ui.back_to_config_requested = true;
         const AttentionConfig& f = trace.config;
         auto size = [](std::size_t v) { return v ? std::to_string(v) : std::string("?"); };
         ImGui::TextDisabled(tr("B=%s N=%s C=%s"), size(f.batch).c_str(), size(f.tokens).c_str(), size(f.dim).c_str());
-        ImGui::SameLine();
+        SameLineIfFits(LabeledWidth(kSizeInputWidth * ImGui::GetFontSize(), "h"));
         std::size_t heads = f.heads;
         if (SizeInput("h##file", &heads, tr("heads h for this file: reruns the reference with h heads")) && heads != f.heads) {
             ui.open_request = ui.file_path.empty() ? trace.source_path : ui.file_path;
@@ -75,7 +78,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         }
         ImGui::PopTextWrapPos();
         ImGui::Separator();
-        ImGui::TextDisabled(tr("the demo config (editing it returns to the demo):"));
+        WrappedText(DimColor(), tr("the demo config (editing it returns to the demo):"));
     }
     AttentionConfig& c = ui.config_draft;
     bool commit = false;
@@ -83,9 +86,9 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     // class's own defaults (qkv_proj with a bias, dropout 0.1, no output dropout, the textbook path).
     int reference = c.reference == Reference::mha ? 1 : 0;
     ImGui::TextDisabled(tr("reference code"));
-    ImGui::SameLine();
+    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), "ViTAttention"));
     bool switched = ImGui::RadioButton("ViTAttention", &reference, 0);
-    ImGui::SameLine();
+    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), "MultiHeadAttention"));
     switched |= ImGui::RadioButton("MultiHeadAttention", &reference, 1);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("the article's first class: qkv_proj with a bias, q, k, v = qkv[0], qkv[1], qkv[2], one "
@@ -100,32 +103,37 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         commit = true;
     }
     const bool mha = c.reference == Reference::mha;
-    ImGui::TextDisabled("%s", mha ? tr("x = torch.randn(B, N, C); MultiHeadAttention(C, num_heads=h, dropout=p)")
-                                  : tr("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)"));
+    WrappedText(DimColor(), mha ? tr("x = torch.randn(B, N, C); MultiHeadAttention(C, num_heads=h, dropout=p)")
+                                : tr("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)"));
+    // B and N on one row, C and h on the next, when two fields fit side by side; else one per row.
+    const float size_w = kSizeInputWidth * ImGui::GetFontSize();
+    const float field_w = std::max({LabeledWidth(size_w, tr("B batch")), LabeledWidth(size_w, tr("N tokens")),
+                                    LabeledWidth(size_w, tr("C dim")), LabeledWidth(size_w, tr("h heads"))});
+    const bool pairs = 2.0f * field_w + ImGui::GetStyle().ItemSpacing.x <= ImGui::GetContentRegionAvail().x;
     commit |= SizeInput(tr("B batch"), &c.batch, tr("batch size B: how many sequences (images) at once"));
-    ImGui::SameLine();
+    if (pairs) ImGui::SameLine(ImGui::GetCursorStartPos().x + field_w + ImGui::GetStyle().ItemSpacing.x);
     commit |= SizeInput(tr("N tokens"), &c.tokens, tr("sequence length N: tokens (patches + class token) per sequence"));
     commit |= SizeInput(tr("C dim"), &c.dim, tr("embedding dimension C (768 for ViT-B)"));
-    ImGui::SameLine();
+    if (pairs) ImGui::SameLine(ImGui::GetCursorStartPos().x + field_w + ImGui::GetStyle().ItemSpacing.x);
     commit |= SizeInput(tr("h heads"), &c.heads, tr("number of heads h; each head gets c = C / h features"));
     ImGui::BeginDisabled(mha);  // qkv_proj always has its bias
     commit |= ImGui::Checkbox("qkv_bias", &c.qkv_bias);
     ImGui::EndDisabled();
-    ImGui::SameLine();
+    SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * 6.0f, tr("seed")));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
     {
         const ImU64 one = 1;
         const bool changed = ImGui::InputScalar(tr("seed"), ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
         commit |= (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit();
     }
-    ImGui::SameLine();
+    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("training")));
     commit |= ImGui::Checkbox(tr("training"), &c.training);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("model.train(): dropout zeroes weights with probability p and rescales the rest by 1/(1-p)"));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
     ImGui::SliderFloat(tr("attn_drop p"), &c.attn_drop, 0.0f, 0.9f, "%.2f");
     commit |= ImGui::IsItemDeactivatedAfterEdit();
-    ImGui::SameLine();
+    SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * 7.0f, tr("proj_drop p")));
     ImGui::BeginDisabled(mha);  // MultiHeadAttention has no output dropout
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
     ImGui::SliderFloat(tr("proj_drop p"), &c.proj_drop, 0.0f, 0.9f, "%.2f");
@@ -133,8 +141,8 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     ImGui::EndDisabled();
 
     ImGui::TextDisabled(tr("presets"));
-    ImGui::SameLine();
     auto preset = [&](const char* label, std::size_t B, std::size_t N, std::size_t C, std::size_t h, const char* tip) {
+        SameLineIfFits(ButtonWidth(label));
         if (ImGui::SmallButton(label)) {
             c.batch = B, c.tokens = N, c.dim = C, c.heads = h;
             commit = true;
@@ -142,9 +150,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
     preset(tr("demo"), 2, 16, 768, 8, tr("the article's x = torch.randn(2, 16, 768) with 8 heads"));
-    ImGui::SameLine();
     preset("ViT-B", 1, 197, 768, 12, tr("one ViT-B/16 image: 196 patches + class token, 12 heads of 197 x 197"));
-    ImGui::SameLine();
     preset(tr("tiny"), 1, 4, 8, 2, tr("small enough to read every number in the inspector's numbers tab"));
     ImGui::BeginDisabled(mha);  // the class has the textbook path only
     commit |= DrawBeyondConfig(c);  // masks and the attention path (beyond_config.cpp)
@@ -156,10 +162,10 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     if (c.heads && c.dim % c.heads == 0) {
         const std::size_t hd = c.dim / c.heads;
         if (c.scaled)
-            ImGui::Text(tr("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g"), c.dim, c.heads, hd,
-                        1.0 / std::sqrt(static_cast<double>(hd)));
+            WrappedTextF(tr("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g"), c.dim, c.heads, hd,
+                         1.0 / std::sqrt(static_cast<double>(hd)));
         else
-            ImGui::Text(tr("c = C / h = %zu / %zu = %zu,  scale off (x 1)"), c.dim, c.heads, hd);
+            WrappedTextF(tr("c = C / h = %zu / %zu = %zu,  scale off (x 1)"), c.dim, c.heads, hd);
     }
     ImGui::Text(tr("trace size %s"), format_bytes(trace_bytes(c)).c_str());
 
@@ -182,9 +188,11 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), tr("showing the last good trace:"));
         else if (ui.screenshot) ImGui::TextColored(OkColor(), tr("\u2713 on screen:"));
         else ImGui::TextColored(OkColor(), tr("\u2713 on screen (engine ran in %.1f ms):"), ui.engine_seconds * 1e3);
-        ImGui::TextDisabled(tr("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s"), s.batch, s.tokens, s.dim, s.heads,
-                            s.qkv_bias ? "True" : "False", static_cast<unsigned long long>(s.seed),
-                            s.training ? tr("training") : tr("eval"));
+        char line[256];
+        std::snprintf(line, sizeof line, tr("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s"), s.batch, s.tokens,
+                      s.dim, s.heads, s.qkv_bias ? "True" : "False", static_cast<unsigned long long>(s.seed),
+                      s.training ? tr("training") : tr("eval"));
+        WrappedText(DimColor(), line);
     }
     ImGui::End();
 }

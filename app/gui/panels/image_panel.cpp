@@ -132,9 +132,15 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     const bool stem = embedding == 1;
     const char* embeddings[] = {tr("linear patches"), tr("CNN stem")};
     ImGui::BeginDisabled(!fresh);
-    ImGui::SetNextItemWidth(std::max(60.0f, width - ImGui::CalcTextSize(tr("patch embedding")).x -
-                                                ImGui::GetStyle().ItemInnerSpacing.x));
-    if (ImGui::Combo(tr("patch embedding"), &embedding, embeddings, 2)) {
+    // The combo with its label after it, beside the check box when both fit; under its label when
+    // even the whole width is too narrow for the two.
+    const float label_w = ImGui::CalcTextSize(tr("patch embedding")).x + ImGui::GetStyle().ItemInnerSpacing.x;
+    const float combo_w = ImGui::GetFontSize() * 8.0f;
+    SameLineIfFits(combo_w + label_w);
+    const bool label_above = width - label_w < combo_w;
+    if (label_above) ImGui::TextDisabled("%s", tr("patch embedding"));
+    ImGui::SetNextItemWidth(label_above ? width : combo_w);
+    if (ImGui::Combo(label_above ? "##embedding" : tr("patch embedding"), &embedding, embeddings, 2)) {
         ui.vit_stem_request = embedding == 1;
         if (embedding == 0)
             ui.vit_patch_request = std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end()
@@ -152,9 +158,9 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     char format[32];
     std::snprintf(format, sizeof format, tr("patch %zu"), sizes[static_cast<std::size_t>(index)]);
     if (stem) std::snprintf(format, sizeof format, "%s", tr("stride 4 (CNN stem)"));
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::GetFontSize() * 6.0f);  // the slider after the combo, or under it
     ImGui::BeginDisabled(!fresh || stem);
-    ImGui::SetNextItemWidth(std::max(60.0f, width - (ImGui::GetCursorPosX() - x_start)));
+    ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 6.0f, width - (ImGui::GetCursorPosX() - x_start)));
     if (ImGui::SliderInt("##patch", &index, 0, static_cast<int>(sizes.size()) - 1, fresh ? format : tr("patch (trained)"),
                          ImGuiSliderFlags_NoInput))
         ui.vit_patch_request = sizes[static_cast<std::size_t>(index)];
@@ -175,7 +181,9 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
         }
         WrappedTextF("%s -> %zuxD", chain.c_str(), c.patches());
     }
-    ImGui::Text(tr("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu"), c.image_size, c.patch_size, n, n * n);
+    ImGui::BeginGroup();
+    WrappedTextF(tr("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu"), c.image_size, c.patch_size, n, n * n);
+    ImGui::EndGroup();
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("N tokens: (H/p)(W/p) patches + the class token.\n"
                           "Attention compares every token with every token: N\u00b2 = %zu weights per head and image,\n"
@@ -242,17 +250,13 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     const ImGuiStyle& style = ImGui::GetStyle();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float line = ImGui::GetTextLineHeightWithSpacing();
-    // The prediction column: its title, up to 5 classes, the fresh-model controls and the N line;
-    // narrower in a narrow panel (its bars shrink), so the pictures keep some of the width.
+    // The prediction column: its title and up to 5 classes; narrower in a narrow panel (its bars
+    // shrink), so the pictures keep some of the width. The fresh-model controls go under the strip.
     const float right = ImGui::GetFontSize() * (avail.x < ImGui::GetFontSize() * 40.0f ? 10.0f : 13.0f);
     const std::size_t classes = t.has_head() ? std::min<std::size_t>(t.probs().shape()[1], 5) : 0;
-    const float right_height = static_cast<float>(classes + 4) * ImGui::GetFrameHeightWithSpacing();
+    const float right_height = static_cast<float>(classes + 1) * ImGui::GetFrameHeightWithSpacing();
     const ui::AttentionTabSizes size = ui::attention_tab_sizes(avail.x, avail.y, line, style.ItemSpacing.x,
                                                                right + style.ItemSpacing.x, right_height, n_maps);
-    auto prediction = [&](float width) {
-        Prediction(*vit, width);
-        PatchSlider(*vit, ui, width);
-    };
 
     gfx::RgbTextures* pics = ui.pictures;
     auto texture = [&](const ui::OverlayKey& key, const char* slot, const std::function<RgbImage()>& make) {
@@ -281,16 +285,21 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     if (!size.stacked) {
         ImGui::SameLine();
         ImGui::BeginGroup();
-        prediction(std::max(80.0f, ImGui::GetContentRegionAvail().x));
+        Prediction(*vit, std::max(80.0f, ImGui::GetContentRegionAvail().x));
         ImGui::EndGroup();
     }
 
     // The patch under the mouse, else what the maps show.
-    if (hovered)
-        ImGui::TextUnformatted(PatchName(grid, *hovered).c_str());
-    else
-        ImGui::TextDisabled(tr("where the %s looks in block %zu (yellow = most)"), ui::query_name(ui.vit_query, grid).c_str(),
-                            block);
+    ImGui::BeginGroup();
+    if (hovered) {
+        WrappedText(PatchName(grid, *hovered).c_str());
+    } else {
+        char caption[256];
+        std::snprintf(caption, sizeof caption, tr("where the %s looks in block %zu (yellow = most)"),
+                      ui::query_name(ui.vit_query, grid).c_str(), block);
+        WrappedText(DimColor(), caption);
+    }
+    ImGui::EndGroup();
     if (!hovered && ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("each map is the query's row of attn over the patches, scaled to its own max;\n"
                              "click a small map to show it large, a patch to make it the query, right-click for the "
@@ -326,13 +335,8 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
         if (i + 1 < n_maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
     }
     ImGui::PopFont();
-    if (size.stacked) prediction(ImGui::GetContentRegionAvail().x);
-}
-
-// Stays on the line when an item `width` wide still fits (with the spacing), else starts a new one.
-void SameLineIfFits(float width, float spacing = -1.0f) {
-    ImGui::SameLine(0.0f, spacing);
-    if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+    if (size.stacked) Prediction(*vit, ImGui::GetContentRegionAvail().x);
+    PatchSlider(*vit, ui, ImGui::GetContentRegionAvail().x);
 }
 
 // One captioned picture of a row of the position experiment; its tooltip says what it shows.
@@ -757,19 +761,20 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("the block whose attention the overlays, pipeline, inspector and heads show"));
-    ImGui::SameLine();
+    const std::string query = ui::query_name(ui.vit_query, grid);
+    SameLineIfFits(ImGui::CalcTextSize(tr("query:")).x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(query.c_str()).x);
     ImGui::TextDisabled(tr("query:"));
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.0f, 0.9f, 1.0f, 1.0f), "%s", ui::query_name(ui.vit_query, grid).c_str());
+    ImGui::TextColored(ImVec4(0.0f, 0.9f, 1.0f, 1.0f), "%s", query.c_str());
     if (ui.vit_query != 0) {
-        ImGui::SameLine();
+        SameLineIfFits(ButtonWidth(tr("class token")));
         if (ImGui::SmallButton(tr("class token"))) ui.vit_query = 0;
     } else if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip(
             tr("the class token's row of attn: what the classifier's token gathers from each patch.\n"
                "Click a patch of the picture to see where that patch looks instead."));
     }
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize(tr("rollout:")).x + ImGui::GetStyle().ItemSpacing.x + ImGui::GetFontSize() * 4.5f);
     ImGui::TextDisabled(tr("rollout:"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
@@ -24,11 +26,13 @@ std::string AxisName(const Axes& axes, int i) {
     return std::to_string(i) + ": " + (static_cast<std::size_t>(i) < axes.size() ? axes[i] : "?");
 }
 
+constexpr float kAxisComboWidth = 5.5f;  // in font sizes
+
 bool AxisCombo(const char* label, int* axis, const Step& step) {
     const Axes& axes = step.axes();
     const int rank = static_cast<int>(step.shape().size());
     bool changed = false;
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * kAxisComboWidth);
     if (ImGui::BeginCombo(label, AxisName(axes, *axis).c_str())) {
         for (int i = 0; i < rank; ++i) {
             ImGui::PushStyleColor(ImGuiCol_Text, AxisColorVec4(static_cast<std::size_t>(i) < axes.size() ? axes[i] : "?"));
@@ -63,21 +67,31 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     ui::SliceSpec& spec = view.spec;
 
     // ---- facts
+    // Each fact is one piece; a narrow panel folds the line between pieces, never inside one.
     ImGui::Text("%s", step->name.c_str());
     ImGui::SameLine();
     ColoredShape(shape, step->axes());
-    ImGui::SameLine();
-    ImGui::TextDisabled(tr("float32, %s elements"), ui::format_value(static_cast<double>(step->tensor().values.size())).c_str());
+    char fact[128];
+    std::snprintf(fact, sizeof fact, tr("float32, %s elements"),
+                  ui::format_value(static_cast<double>(step->tensor().values.size())).c_str());
+    SameLineIfFits(ImGui::CalcTextSize(fact).x);
+    ImGui::TextDisabled("%s", fact);
     const Stats& st = step->stats;
     ImGui::PushFont(fonts().mono);
-    ImGui::Text(tr("min %s  max %s  mean %s  std %s"), ui::format_value(st.min).c_str(), ui::format_value(st.max).c_str(),
-                ui::format_value(st.mean).c_str(), ui::format_value(st.std).c_str());
+    const std::pair<const char*, float> stats[] = {{tr("min %s"), st.min}, {tr("max %s"), st.max},
+                                                   {tr("mean %s"), st.mean}, {tr("std %s"), st.std}};
+    for (const auto& [format, value] : stats) {
+        std::snprintf(fact, sizeof fact, format, ui::format_value(value).c_str());
+        if (format != stats[0].first) SameLineIfFits(ImGui::CalcTextSize(fact).x);
+        ImGui::TextUnformatted(fact);
+    }
     ImGui::PopFont();
-    ImGui::SameLine();
     if (st.nan_count || st.inf_count)
-        ImGui::TextColored(BadColor(), tr(" NaN %zu  Inf %zu"), st.nan_count, st.inf_count);
+        std::snprintf(fact, sizeof fact, tr("NaN %zu  Inf %zu"), st.nan_count, st.inf_count);
     else
-        ImGui::TextColored(OkColor(), tr(" no NaN/Inf"));
+        std::snprintf(fact, sizeof fact, "%s", tr("no NaN/Inf"));
+    SameLineIfFits(ImGui::CalcTextSize(fact).x);
+    ImGui::TextColored(st.nan_count || st.inf_count ? BadColor() : OkColor(), "%s", fact);
 
     // ---- a file's step: where it comes from, and how it differs from the reference
     const StepDifference* diff = trace.difference(step->name);
@@ -87,23 +101,26 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         std::string detail = step->origin_detail;
         if (loaded && detail.rfind(trace.source_path, 0) == 0)
             detail = ui::display_name(trace.source_path) + detail.substr(trace.source_path.size());
-        ImGui::TextDisabled("%s %s", loaded ? tr("loaded from") : tr("computed:"), detail.c_str());
+        ImGui::BeginGroup();
+        WrappedText(DimColor(), (std::string(loaded ? tr("loaded from") : tr("computed:")) + " " + detail).c_str());
+        ImGui::EndGroup();
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", step->origin_detail.c_str());
     }
     if (diff) {
         int mode = ui.show_difference && diff->difference ? 1 : 0;
         ImGui::RadioButton(tr("values"), &mode, 0);
-        ImGui::SameLine();
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("difference (yours \u2212 reference)")));
         ImGui::BeginDisabled(!diff->difference.has_value());
         ImGui::RadioButton(tr("difference (yours \u2212 reference)"), &mode, 1);
         ImGui::EndDisabled();
         if (!diff->difference && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip(tr("your tensor and the reference's have different shapes: no element-wise difference"));
         if (diff->difference) ui.show_difference = mode == 1;
-        ImGui::SameLine();
         ImGui::PushFont(fonts().mono);
-        ImGui::TextColored(diff->ok ? OkColor() : BadColor(), tr("max error %s  tol %s"),
-                           ui::format_value(diff->max_error).c_str(), ui::format_value(diff->tolerance).c_str());
+        std::snprintf(fact, sizeof fact, tr("max error %s  tol %s"), ui::format_value(diff->max_error).c_str(),
+                      ui::format_value(diff->tolerance).c_str());
+        SameLineIfFits(ImGui::CalcTextSize(fact).x);
+        ImGui::TextColored(diff->ok ? OkColor() : BadColor(), "%s", fact);
         ImGui::PopFont();
         WrappedText(diff->ok ? OkColor() : BadColor(),
                     ((diff->ok ? "\u2713 " : "\u2717 ") + std::string(ui::tr_core(diff->diagnosis))).c_str());
@@ -124,64 +141,69 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
             if (row == spec.col_axis) spec.col_axis = spec.row_axis;  // picking the other one swaps
             spec.row_axis = row;
         }
-        ImGui::SameLine();
+        SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * kAxisComboWidth, tr("cols")));
         if (AxisCombo(tr("cols"), &col, *step)) {
             if (col == spec.row_axis) spec.row_axis = spec.col_axis;
             spec.col_axis = col;
         }
-        ImGui::SameLine();
+        SameLineIfFits(ButtonWidth(tr("swap")));
         if (ImGui::Button(tr("swap"))) std::swap(spec.row_axis, spec.col_axis);
-        ImGui::SameLine();
-        ImGui::PushFont(fonts().mono);
-        ImGui::TextDisabled("%s", ui::describe_slice(step->name, spec, shape.size()).c_str());
-        ImGui::PopFont();
     }
     int sliders = 0;
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (static_cast<int>(i) == spec.row_axis || static_cast<int>(i) == spec.col_axis) continue;
         const std::string label = i < step->axes().size() ? step->axes()[i] : "?";
-        if (sliders % 2) ImGui::SameLine();
+        // The slider in the axis's colour, named by the axis; its place among the axes on hover.
+        const float slider_w = ImGui::GetFontSize() * 7.0f;
+        if (sliders > 0) SameLineIfFits(LabeledWidth(slider_w, label.c_str()));
         ImGui::PushID(static_cast<int>(i));
         ImGui::PushStyleColor(ImGuiCol_SliderGrab, AxisColorVec4(label));
         ImGui::PushStyleColor(ImGuiCol_SliderGrabActive, AxisColorVec4(label));
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
+        ImGui::SetNextItemWidth(slider_w);
         int idx = static_cast<int>(spec.index[i]);
-        char name[64];
-        std::snprintf(name, sizeof name, tr("%s (axis %zu)"), label.c_str(), i);
-        if (ImGui::SliderInt(name, &idx, 0, static_cast<int>(shape[i]) - 1)) spec.index[i] = static_cast<std::size_t>(idx);
+        if (ImGui::SliderInt(label.c_str(), &idx, 0, static_cast<int>(shape[i]) - 1))
+            spec.index[i] = static_cast<std::size_t>(idx);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s (axis %zu): 0 .. %zu"), label.c_str(), i, shape[i] - 1);
         ImGui::PopStyleColor(2);
         ImGui::PopID();
         ++sliders;
     }
     spec = ui::normalized(spec, shape);
+    if (shape.size() >= 2) {  // the slice the sliders chose, as PyTorch indexing
+        ImGui::PushFont(fonts().mono);
+        const std::string described = ui::describe_slice(step->name, spec, shape.size());
+        SameLineIfFits(ImGui::CalcTextSize(described.c_str()).x);
+        ImGui::TextDisabled("%s", described.c_str());
+        ImGui::PopFont();
+    }
 
     // ---- colour options
     int range_mode = static_cast<int>(ui.range_mode);
-    ImGui::TextDisabled(tr("range"));
-    ImGui::SameLine();
-    ImGui::RadioButton(tr("slice"), &range_mode, 0);
-    ImGui::SameLine();
-    ImGui::RadioButton(tr("tensor"), &range_mode, 1);
-    ImGui::SameLine();
-    ImGui::RadioButton(tr("fixed"), &range_mode, 2);
+    const char* const ranges[] = {tr("range: slice"), tr("range: tensor"), tr("range: fixed")};
+    float range_w = 0.0f;
+    for (const char* r : ranges) range_w = std::max(range_w, ImGui::CalcTextSize(r).x);
+    ImGui::SetNextItemWidth(range_w + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f);
+    ImGui::Combo("##range", &range_mode, ranges, 3);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", tr("the colours span the slice's min..max, the whole tensor's, or a range you set"));
     ui.range_mode = static_cast<ui::RangeMode>(range_mode);
     if (ui.range_mode == ui::RangeMode::Fixed) {
-        ImGui::SameLine();
+        SameLineIfFits(ImGui::GetFontSize() * 8.0f);
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
         ImGui::DragFloatRange2("##fixed", &ui.fixed_lo, &ui.fixed_hi, 0.01f, 0.0f, 0.0f, "%.3g", "%.3g");
     }
-    ImGui::SameLine();
+    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("log")));
     bool log = ui.scale_mode == ui::ScaleMode::Log;
     if (ImGui::Checkbox(tr("log"), &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::GetFontSize() * 6.5f);
     int cmap = static_cast<int>(ui.colormap);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
     const char* const colormaps[] = {tr("auto"), tr("sequential"), tr("diverging")};
     ImGui::Combo("##cmap", &cmap, colormaps, 3);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones"));
     ui.colormap = static_cast<ui::ColormapChoice>(cmap);
-    ImGui::SameLine();
+    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("numbers")));
     ImGui::Checkbox(tr("numbers"), &ui.show_numbers);
 
     // ---- the slice and its texture (uploaded only when the slice changes)
@@ -261,11 +283,17 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                     if (hover.row < marked.size() && marked[hover.row]) ImGui::TextColored(BadColor(), tr("this row does not sum to 1"));
                     ImGui::EndTooltip();
                 } else {
-                    ImGui::TextDisabled(tr("rows %s (%zu), cols %s (%zu); hover: value, wheel: zoom, drag: pan"),
-                                        row_axis.c_str(), slice.rows, col_axis.c_str(), slice.cols);
+                    // The axes, and how to use the map when that fits too (always in the tooltip).
+                    char axes_line[128];
+                    std::snprintf(axes_line, sizeof axes_line, tr("rows %s (%zu), cols %s (%zu)"), row_axis.c_str(),
+                                  slice.rows, col_axis.c_str(), slice.cols);
+                    const std::string with_hint = axes_line + std::string(tr("; hover: value, wheel: zoom, drag: pan"));
+                    const bool hint_fits = ImGui::CalcTextSize(with_hint.c_str()).x <= ImGui::GetContentRegionAvail().x;
+                    ImGui::TextDisabled("%s", hint_fits ? with_hint.c_str() : axes_line);
                     if (ImGui::IsItemHovered())
-                        ImGui::SetTooltip(tr("%s; slice min %s, max %s"), ui::colormap_name(range.colormap),
-                                          ui::format_value(slice.min).c_str(), ui::format_value(slice.max).c_str());
+                        ImGui::SetTooltip(tr("%s; slice min %s, max %s\nhover: value, wheel: zoom, drag: pan"),
+                                          ui::colormap_name(range.colormap), ui::format_value(slice.min).c_str(),
+                                          ui::format_value(slice.max).c_str());
                 }
                 ImGui::PopFont();
                 if (ui.follow.pinned) FollowedLine(ui);

@@ -2,7 +2,10 @@
 // playback controls. Mouse selects; the frame loop maps ←/→ Home End Space to the stepper.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "fonts.hpp"
 #include "panels/panels.hpp"
@@ -18,44 +21,43 @@ const ShapeCheck* ShapeCheckFor(const Trace& trace, const std::string& step) {
     return nullptr;
 }
 
-// "✓", "✗ shape", "⚠ rows" ... and a tooltip with the reason.
-void StatusCell(const Trace& trace, const Step& step) {
+// A step's check: "✓", "✗ shape", "⚠ rows" ..., its colour, and the reason for the tooltip.
+struct Status {
+    ImVec4 color;
+    std::string label;
+    std::string tip;
+};
+
+Status StatusOf(const Trace& trace, const Step& step) {
     const ShapeCheck* sc = ShapeCheckFor(trace, step.name);
     const RowSumCheck* rs = trace.checks.row_sum(step.name);
     const bool nonfinite_here = trace.checks.nonfinite.first_step == step.name;
     const StepDifference* diff = trace.difference(step.name);
-    std::string tip;
-    if (diff && !diff->ok) {  // the user's tensor differs from the reference: what the bug is
-        ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui::tr_core(diff->finding));
-        tip = std::string(ui::tr_core(diff->diagnosis)) + tr("\nmax |yours - reference| = ") + ui::format_value(diff->max_error) +
-              tr(" (tolerance ") + ui::format_value(diff->tolerance) + ")";
-    } else if (sc && !sc->ok) {
-        ImGui::TextColored(BadColor(), tr("\u2717 shape"));
-        tip = tr("expected ") + sc->formula + " = " + format_shape(sc->expected) + tr(", got ") + format_shape(sc->actual);
-    } else if (nonfinite_here) {
-        ImGui::TextColored(BadColor(), tr("\u2717 NaN/Inf"));
-        tip = ui::tr_core(trace.checks.nonfinite.message);
-    } else if (rs && rs->failing_rows > 0 && !rs->deviation_expected) {
-        ImGui::TextColored(BadColor(), tr("\u2717 rows"));
-        tip = std::to_string(rs->failing_rows) + tr(" rows do not sum to 1");
-    } else if (rs && rs->failing_rows > 0) {
-        ImGui::TextColored(WarnColor(), tr("\u26A0 rows"));
-        tip = ui::tr_core(rs->explanation);
-    } else if (diff) {
-        ImGui::TextColored(OkColor(), tr("\u2713 ref"));
-        tip = tr("equals the reference's ") + step.name + tr(" (max |yours - reference| = ") + ui::format_value(diff->max_error) +
-              " <= " + ui::format_value(diff->tolerance) + ")";
-        if (rs) tip += tr("\nevery softmax row sums to 1");
-    } else {
-        ImGui::TextColored(OkColor(), "%s", rs ? tr("\u2713 rows") : "\u2713");
-        tip = sc ? tr("shape ") + format_shape(sc->actual) + " = " + sc->formula
-                 : step.origin == StepOrigin::Loaded ? tr("loaded, not compared: the file has no input and weights to "
-                                                          "run the reference on")
-                                                     : tr("no check for this step");
-        if (rs) tip += tr("\nevery softmax row sums to 1");
-    }
-    if (ImGui::IsItemHovered() && !tip.empty()) WrappedTooltip(tip.c_str());
+    if (diff && !diff->ok)  // the user's tensor differs from the reference: what the bug is
+        return {BadColor(), std::string("\u2717 ") + ui::tr_core(diff->finding),
+                std::string(ui::tr_core(diff->diagnosis)) + tr("\nmax |yours - reference| = ") +
+                    ui::format_value(diff->max_error) + tr(" (tolerance ") + ui::format_value(diff->tolerance) + ")"};
+    if (sc && !sc->ok)
+        return {BadColor(), tr("\u2717 shape"),
+                tr("expected ") + sc->formula + " = " + format_shape(sc->expected) + tr(", got ") + format_shape(sc->actual)};
+    if (nonfinite_here) return {BadColor(), tr("\u2717 NaN/Inf"), ui::tr_core(trace.checks.nonfinite.message)};
+    if (rs && rs->failing_rows > 0 && !rs->deviation_expected)
+        return {BadColor(), tr("\u2717 rows"), std::to_string(rs->failing_rows) + tr(" rows do not sum to 1")};
+    if (rs && rs->failing_rows > 0) return {WarnColor(), tr("\u26A0 rows"), ui::tr_core(rs->explanation)};
+    const std::string sums = rs ? tr("\nevery softmax row sums to 1") : "";
+    if (diff)
+        return {OkColor(), tr("\u2713 ref"),
+                tr("equals the reference's ") + step.name + tr(" (max |yours - reference| = ") +
+                    ui::format_value(diff->max_error) + " <= " + ui::format_value(diff->tolerance) + ")" + sums};
+    const std::string tip = sc ? tr("shape ") + format_shape(sc->actual) + " = " + sc->formula
+                            : step.origin == StepOrigin::Loaded ? tr("loaded, not compared: the file has no input and "
+                                                                     "weights to run the reference on")
+                                                                : tr("no check for this step");
+    return {OkColor(), rs ? tr("\u2713 rows") : "\u2713", tip + sums};
 }
+
+// The check's symbol alone ("✗" of "✗ scale after softmax"): the column when the panel is narrow.
+std::string Symbol(const std::string& label) { return label.substr(0, label.find(' ')); }
 
 }  // namespace
 
@@ -79,14 +81,19 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     ImGui::SameLine();
     if (ImGui::Button(ui.stepper.playing ? tr("Pause") : tr("Play"), ImVec2(ImGui::GetFontSize() * 4, 0)))
         ui.stepper.key(ui::StepKey::TogglePlay);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("keys: %s"), tr("\u2190/\u2192 Home End Space"));
     ImGui::SameLine();
     if (ImGui::ArrowButton("##next", ImGuiDir_Right)) ui.stepper.key(ui::StepKey::Next);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
     float pace = static_cast<float>(ui.stepper.interval);
     if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, tr("%.1f s / step"))) ui.stepper.interval = pace;
-    ImGui::SameLine();
-    ImGui::TextDisabled(tr("\u2190/\u2192 Home End Space"));
+    // The keys beside the controls when they fit; always in the Play button's tooltip.
+    const char* keys = tr("\u2190/\u2192 Home End Space");
+    if (FitsOnThisLine(ImGui::CalcTextSize(keys).x)) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", keys);
+    }
 
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                   ImGuiTableFlags_SizingFixedFit;
@@ -108,6 +115,25 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ImGui::TextDisabled(tr("the file's steps are not compared (see the Config panel for why)"));
         }
     }
+    // The check column names the check ("✗ scale after softmax") when the columns fit the panel with
+    // each step's result shape; on a narrow panel it shows the symbol, the name in its tooltip.
+    std::vector<Status> status;
+    float step_w = 0.0f, shape_w = 0.0f, check_w = 0.0f;
+    for (const Step& step : trace.steps) {
+        status.push_back(StatusOf(trace, step));
+        step_w = std::max(step_w, ImGui::CalcTextSize(step.name.c_str()).x);
+        shape_w = std::max(shape_w, ImGui::CalcTextSize(("\u2192 " + format_shape(step.shape())).c_str()).x);
+        check_w = std::max(check_w, ImGui::CalcTextSize(status.back().label.c_str()).x);
+    }
+    // A bug whose code stops with a shape error: a last row for the step that failed.
+    const bool stopped = ui.zoo && ui.zoo->bug == ui.bug && !ui.zoo->failure.empty() && !ui.zoo->first_step.empty() &&
+                         !trace.find(ui.zoo->first_step);
+    const std::string stops = tr("\u2717 shape error: the run stops here");
+    if (stopped) check_w = std::max(check_w, ImGui::CalcTextSize(stops.c_str()).x);
+    const float cell = 2.0f * ImGui::GetStyle().CellPadding.x + 1.0f;
+    const bool named_checks = ImGui::CalcTextSize("00").x + step_w + shape_w + ImGui::GetFontSize() + check_w +
+                                  4.0f * cell + ImGui::GetStyle().ScrollbarSize <=
+                              ImGui::GetContentRegionAvail().x;
     // Rows one text line high with no vertical cell padding: the 17 steps fit at 1280 x 720.
     ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(ImGui::GetStyle().CellPadding.x, 0.0f));
     const bool table = ImGui::BeginTable("steps", 4, flags, ImVec2(0, 0));
@@ -195,11 +221,13 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ColoredShape(step.shape(), step.axes());
             if (!fits && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", whole.c_str());
             ImGui::TableNextColumn();
-            StatusCell(trace, step);
+            const Status& st = status[i];
+            ImGui::TextColored(st.color, "%s", named_checks ? st.label.c_str() : Symbol(st.label).c_str());
+            if (ImGui::IsItemHovered())
+                WrappedTooltip((named_checks ? st.tip : st.label + "\n" + st.tip).c_str());
         }
-        // A bug whose code stops with a shape error: the step that failed, with the error.
-        if (ui.zoo && ui.zoo->bug == ui.bug && !ui.zoo->failure.empty() && !ui.zoo->first_step.empty() &&
-            !trace.find(ui.zoo->first_step)) {
+        // The step that failed: "ShapeError", the whole error in its tooltip (and in the Bug zoo panel).
+        if (stopped) {
             ImGui::TableNextRow();
             ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(150, 40, 40, 110));
             ImGui::TableNextColumn();
@@ -208,7 +236,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ImGui::TextColored(BadColor(), "%s", ui.zoo->first_step.c_str());
             ImGui::TableNextColumn();
             const std::string& failure = ui.zoo->failure;
-            ImGui::TextColored(BadColor(), "%s", ui::tr_core(failure.substr(0, failure.find('\n'))));
+            ImGui::TextColored(BadColor(), "ShapeError");
             if (ImGui::IsItemHovered()) {
                 ImGui::BeginTooltip();
                 ImGui::PushFont(fonts().mono);
@@ -217,7 +245,8 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                 ImGui::EndTooltip();
             }
             ImGui::TableNextColumn();
-            ImGui::TextColored(BadColor(), "%s", tr("\u2717 shape error: the run stops here"));
+            ImGui::TextColored(BadColor(), "%s", named_checks ? stops.c_str() : Symbol(stops).c_str());
+            if (!named_checks && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", stops.c_str());
         }
         ImGui::EndTable();
     }

@@ -128,13 +128,18 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     const std::size_t b = std::min<std::size_t>(view.spec.index.empty() ? 0 : view.spec.index[0], sum.batch ? sum.batch - 1 : 0);
     const std::size_t hd = std::min<std::size_t>(view.spec.index.size() > 1 ? view.spec.index[1] : 0, sum.heads ? sum.heads - 1 : 0);
 
+    // The per-head table and the plot side by side; on a narrow panel the plot goes under the table,
+    // which then takes only the height of its rows (scrolling past half the panel).
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float table_w = ImGui::GetFontSize() * 13.5f;
+    const bool side_by_side = avail.x - table_w - ImGui::GetStyle().ItemSpacing.x >= ImGui::GetFontSize() * 12.0f;
+    const float rows_h = ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(sum.heads + 1) + 4.0f;
+    const float table_h = side_by_side ? avail.y : std::min(rows_h, avail.y * 0.5f);
     // Per-head table of batch item b.
     if (ImGui::BeginTable("heads", 3,
                           ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                               ImGuiTableFlags_SizingFixedFit,
-                          ImVec2(table_w, avail.y))) {
+                          ImVec2(table_w, table_h))) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn(tr("head"));
         ImGui::TableSetupColumn(tr("max |sum-1|"));
@@ -163,10 +168,14 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
         ImGui::PopFont();
         ImGui::EndTable();
     }
-    ImGui::SameLine();
+    if (side_by_side) ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::Text(tr("row sums of batch %zu, head %zu"), b, hd);
-    ImGui::SameLine();
+    char title[96];
+    std::snprintf(title, sizeof title, tr("row sums of batch %zu, head %zu"), b, hd);
+    ImGui::BeginGroup();
+    WrappedText(title);
+    ImGui::EndGroup();
+    SameLineIfFits(ImGui::CalcTextSize("(?)").x);
     HelpMarker(tr("Each dot is one row of attn[b, head]: the sum of its N' weights. The green band is 1 \u00B1 "
                   "tolerance. Red dots are rows outside it; the inspector outlines them in the heatmap."));
     const std::vector<float> sums = ui::head_row_sums(*check, b, hd);

@@ -298,11 +298,25 @@ void DrawForwardListing(const Trace& trace, const Step& step) {
     if (reference == Reference::hf)
         heading = tr("Hugging Face's ViTSelfAttention, then ViTSelfOutput:");
     ImGui::TextDisabled("%s", heading);
+    // The code in a region that scrolls sideways: on a narrow panel the current step's expression is
+    // scrolled into view when the step changes, and a scrollbar reaches the rest of the long lines.
+    // The region is as high as its content was on the last frame (the shapes under the current line
+    // take one or more rows).
+    ImGuiStorage* storage = ImGui::GetStateStorage();
+    const ImGuiID height_key = ImGui::GetID("##listing height"), step_key = ImGui::GetID("##listing step");
+    const ImGuiID step_id = ImGui::GetID(step.name.c_str());
+    const bool step_changed = static_cast<ImGuiID>(storage->GetInt(step_key, 0)) != step_id;
+    storage->SetInt(step_key, static_cast<int>(step_id));
+    const std::vector<std::string_view>& forward = forward_lines(reference);
+    ImGui::PushFont(fonts().mono_small);
+    const float first_guess = static_cast<float>(forward.size() + 3) * (ImGui::GetFontSize() + 1.0f);
+    ImGui::PopFont();
+    const float height = storage->GetFloat(height_key, first_guess);
+    ImGui::BeginChild("##listing", ImVec2(0, height), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 1.0f));
     ImGui::PushFont(fonts().mono_small);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fs = ImGui::GetFontSize();
-    const std::vector<std::string_view>& forward = forward_lines(reference);
     for (int i = 0; i < static_cast<int>(forward.size()); ++i) {
         const std::string line(forward[i]);
         const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -318,6 +332,8 @@ void DrawForwardListing(const Trace& trace, const Step& step) {
         dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + ImGui::CalcTextSize(line.c_str()).x + 2, p.y + fs + 1),
                           IM_COL32(255, 255, 255, 18));
         dl->AddRectFilled(ImVec2(hx0 - 2, p.y - 1), ImVec2(hx1 + 2, p.y + fs + 1), IM_COL32(255, 200, 60, 70), 3.0f);
+        if (step_changed && (hx0 < ImGui::GetWindowPos().x || hx1 > ImGui::GetWindowPos().x + ImGui::GetWindowWidth()))
+            ImGui::SetScrollX(std::max(0.0f, hx0 - p.x - fs));
         ImGui::TextUnformatted(line.c_str());
         // TensorSensor-style: each operand's shape under where it is written.
         struct Note {
@@ -342,7 +358,7 @@ void DrawForwardListing(const Trace& trace, const Step& step) {
         const float sfs = ImGui::GetFontSize();
         const float base_y = ImGui::GetCursorScreenPos().y;
         std::vector<float> row_end;  // stack labels that would overlap
-        float max_rows = 0;
+        float max_rows = 0, notes_right = p.x;
         for (const Note& n : notes) {
             const std::string s = format_shape(n.shape);
             const float w = ImGui::CalcTextSize(s.c_str()).x;
@@ -370,13 +386,17 @@ void DrawForwardListing(const Trace& trace, const Step& step) {
                 dl->AddText(ImVec2(x, y), col, sep);
                 x += ImGui::CalcTextSize(sep).x;
             }
+            notes_right = std::max(notes_right, x);
         }
-        ImGui::Dummy(ImVec2(1, max_rows * (sfs + 2) + 4));
+        ImGui::Dummy(ImVec2(notes_right - p.x, max_rows * (sfs + 2) + 4));
         ImGui::PopFont();
         ImGui::PushFont(fonts().mono_small);
     }
     ImGui::PopFont();
     ImGui::PopStyleVar();
+    const float used = ImGui::GetCursorPosY() + (ImGui::GetScrollMaxX() > 0.0f ? ImGui::GetStyle().ScrollbarSize : 0.0f);
+    ImGui::EndChild();
+    ImGui::GetStateStorage()->SetFloat(height_key, used);
 }
 
 }  // namespace
@@ -398,10 +418,12 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     ImGui::Text("%s", step->name.c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("= %s", op_name(step->op));
-    ImGui::SameLine();
-    ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s", step->is_view ? tr("  view (no copy)") : tr("  new tensor"));
-    ImGui::SameLine();
-    ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), "%s", step->contiguous ? tr("  contiguous") : tr("  not contiguous"));
+    const char* copy = step->is_view ? tr("  view (no copy)") : tr("  new tensor");
+    SameLineIfFits(ImGui::CalcTextSize(copy).x);
+    ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s", copy);
+    const char* layout = step->contiguous ? tr("  contiguous") : tr("  not contiguous");
+    SameLineIfFits(ImGui::CalcTextSize(layout).x);
+    ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), "%s", layout);
 
     // What the step does in plain words (presentation mode tells all of it), and where to begin.
     const ui::StepNarrative story = ui::step_narrative(step->name, ui::language(), trace.config.reference);
@@ -416,15 +438,24 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     ImGui::Separator();
     ImGui::TextDisabled("einops");
     ImGui::SameLine();
+    // The formula in code font; its remark ("(softmax over m)") after it, or under it when the panel
+    // is narrow.
+    const std::string formula = ui::tr_formula(step->formula);
+    const std::size_t gap = formula.find("  ");
     ImGui::PushFont(fonts().mono);
-    ImGui::TextUnformatted(ui::tr_formula(step->formula).c_str());
+    ImGui::TextUnformatted(formula.substr(0, gap).c_str());
+    if (gap != std::string::npos) {
+        const std::string remark = formula.substr(gap + 2);
+        SameLineIfFits(ImGui::CalcTextSize(remark.c_str()).x);
+        ImGui::TextUnformatted(remark.c_str());
+    }
     ImGui::PopFont();
     ImGui::TextDisabled(tr("strides"));
     ImGui::SameLine();
     ImGui::PushFont(fonts().mono);
     ImGui::Text("%s", format_strides(step->torch_strides).c_str());
     ImGui::PopFont();
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize("(?)").x);
     HelpMarker(tr("The strides PyTorch's tensor has at this point (elements to skip per index step on each axis). "
                   "A view only changes shape and strides; the numbers stay where they are in memory."));
     WrappedText((std::string(tr("note: ")) + ui::tr_core(step->note)).c_str());

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <cstdio>
+#include <string>
 
 #include "fonts.hpp"
 #include "logic/i18n.hpp"
@@ -51,10 +52,10 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
     }
     if (!open) ui.bug_request = Bug::None;  // closing the panel switches the bug off
 
-    ImGui::TextColored(BadColor(), "%s %s", tr("Bug:"), ui::tr_core(info.title));
+    WrappedText(BadColor(), (std::string(tr("Bug:")) + " " + ui::tr_core(info.title)).c_str());
     ImGui::PushFont(fonts().mono);
-    ImGui::TextColored(BadColor(), "- %s", info.wrong_line);
-    ImGui::TextColored(OkColor(), "+ %s", info.right_line);
+    WrappedText(BadColor(), (std::string("- ") + info.wrong_line).c_str());
+    WrappedText(OkColor(), (std::string("+ ") + info.right_line).c_str());
     ImGui::PopFont();
     WrappedText(ui::tr_core(info.symptom));
     ImGui::Separator();
@@ -67,13 +68,13 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
     auto check = [](const char* name, bool fails, bool catches) {
         ImGui::TextColored(fails ? BadColor() : OkColor(), "%s %s", fails ? "\u2717" : "\u2713", name);
         if (catches) {
-            ImGui::SameLine();
+            SameLineIfFits(ImGui::CalcTextSize(tr("\u2190 catches it first")).x);
             ImGui::TextColored(WarnColor(), "%s", tr("\u2190 catches it first"));
         }
     };
     check(tr("shape check"), shape_fails, z.caught_by == CaughtBy::ShapeError || z.caught_by == CaughtBy::ShapeCheck);
     if (rows) check(tr("row-sum check (attn)"), rows_fail, z.caught_by == CaughtBy::RowSumCheck);
-    else ImGui::TextDisabled("- %s", tr("row-sum check (attn): not reached, the run stopped before attn"));
+    else WrappedText(DimColor(), (std::string("- ") + tr("row-sum check (attn): not reached, the run stopped before attn")).c_str());
     check(tr("difference from the correct pipeline"), differs, z.caught_by == CaughtBy::Difference);
     WrappedText(WarnColor(), ui::tr_core(z.caught_text));
     if (!z.first_step.empty()) {
@@ -81,19 +82,19 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
         ImGui::SameLine();
         ImGui::TextColored(BadColor(), "%s", z.first_step.c_str());
         if (trace.find(z.first_step)) {
-            ImGui::SameLine();
+            SameLineIfFits(ButtonWidth(tr("show it")));
             if (ImGui::SmallButton(tr("show it"))) SelectStep(trace, ui, z.first_step);
         }
     }
     if (!z.failure.empty()) {  // the TensorSensor-style message: the operands and their shapes
         ImGui::Separator();
-        ImGui::TextColored(BadColor(), "%s", tr("ShapeError: the run stops here; the trace holds the steps before it"));
+        WrappedText(BadColor(), tr("ShapeError: the run stops here; the trace holds the steps before it"));
         ImGui::PushFont(fonts().mono);
         WrappedText(ui::tr_core(z.failure));
         ImGui::PopFont();
     }
     ImGui::Separator();
-    ImGui::TextDisabled("%s", tr("step by step against the correct run (inspector: difference view)"));
+    WrappedText(DimColor(), tr("step by step against the correct run (inspector: difference view)"));
     if (ImGui::BeginTable("zoo_steps", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit)) {
         for (const StepComparison& c : z.comparison.steps) {
             ImGui::TableNextRow();
