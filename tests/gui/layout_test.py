@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The panels as the app lays them out at start, checked without looking: attnscope --screenshot
 with --layout-json at one screen size, then the rules a student needs (every panel inside the
-display and under the menu bar, Heads not covered, the pipeline's 17 rows without a scrollbar).
+display and under the menu bar, Heads not covered, the pipeline's 17 rows without a scrollbar,
+nothing cut off at a panel's edge or a table column's without a scrollbar to reach it).
 
 usage (under xvfb-run): layout_test.py ATTNSCOPE WIDTHxHEIGHT [app arguments ...]
        layout_test.py ATTNSCOPE WIDTHxHEIGHT --presentation [--lang zh]   (every step's slide: no scrollbar)
@@ -56,7 +57,10 @@ def check_presentation(exe, size, app_args):
             fail("no Presentation window at %s on %s" % (size, name))
         if slide[0]["scrolls"]:
             fail("presentation mode at %s %s needs a scrollbar on %s" % (size, " ".join(app_args), name))
-    print("PASS: presentation mode at %s %s shows each of the %d steps without a scrollbar"
+        cuts = ["%s by %.0f px" % (c["where"], c["px"]) for c in slide[0]["cuts"]]
+        if cuts:
+            fail("presentation mode at %s %s cuts off on %s: %s" % (size, " ".join(app_args), name, "; ".join(cuts)))
+    print("PASS: presentation mode at %s %s shows each of the %d steps without a scrollbar, nothing cut off"
           % (size, " ".join(app_args), len(names)))
 
 
@@ -89,8 +93,11 @@ def main():
         fail("Heads is %.0f%% covered at %s" % (100 * (1 - panels["Heads"]["visible_fraction"]), size))
     if panels["Pipeline"]["scrolls"]:
         fail("the pipeline's 17 rows need a scrollbar at %s (h %.1f)" % (size, panels["Pipeline"]["h"]))
-    print("PASS: %d panels inside %s under a %.0f px menu bar, Heads visible, the pipeline without a scrollbar"
-          % (len(panels), size, menu))
+    cuts = ["%s: %s by %.0f px" % (p["title"], c["where"], c["px"]) for p in report["panels"] for c in p["cuts"]]
+    if cuts:
+        fail("cut off at %s %s: %s" % (size, " ".join(app_args), "; ".join(cuts)))
+    print("PASS: %d panels inside %s under a %.0f px menu bar, Heads visible, the pipeline without a scrollbar, "
+          "nothing cut off" % (len(panels), size, menu))
 
 
 if __name__ == "__main__":

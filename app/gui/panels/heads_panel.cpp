@@ -43,25 +43,26 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     const Axes& axes = step->axes();
 
     // Controls: the other fixed axes (batch item, q/k/v selector) shared with the inspector.
+    // One row while they fit, folding between controls on a narrow panel.
     ui::SliceSpec base = ui::head_slice(axes, shape, view.spec, 0);
+    bool first_control = true;
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (static_cast<int>(i) == h_axis || static_cast<int>(i) == base.row_axis || static_cast<int>(i) == base.col_axis)
             continue;
         ImGui::PushID(static_cast<int>(i));
         const std::string label = i < axes.size() ? axes[i] : "?";
         int idx = static_cast<int>(view.spec.index[i]);
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
         ImGui::PushStyleColor(ImGuiCol_SliderGrab, AxisColorVec4(label));
         const char* name = label == "B" ? tr("batch item") : label == "3" ? "q/k/v" : label.c_str();
+        if (!first_control) SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * 6.0f, name));
+        first_control = false;
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
         if (ImGui::SliderInt(name, &idx, 0, static_cast<int>(shape[i]) - 1))
             view.spec.index[i] = static_cast<std::size_t>(idx);
         ImGui::PopStyleColor();
         ImGui::PopID();
-        ImGui::SameLine();
     }
-    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(tr("shared scale")).x + ImGui::GetFontSize() * 3)
-        ImGui::NewLine();
+    if (!first_control) SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("shared scale")) + ImGui::GetFontSize() * 2);
     ImGui::Checkbox(tr("shared scale"), &ui.heads_shared_scale);
     ImGui::SameLine();
     HelpMarker(tr("Shared: one range for all heads, so heads can be compared. Per head: each head uses its own "
@@ -142,9 +143,15 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         if (rs) {
             const std::size_t i = b * heads + hd;
             if (i < rs->head_failing.size() && rs->head_failing[i] > 0) {
+                // "5 rows ≠ 1" beside the name when the tile is wide enough, else "5 ≠ 1" (the words on hover).
+                char status[64];
+                std::snprintf(status, sizeof status, tr("%zu rows \u2260 1"), rs->head_failing[i]);
+                const bool fits = ImGui::GetItemRectSize().x + 4.0f + ImGui::CalcTextSize(status).x <= tile.x;
+                if (!fits) std::snprintf(status, sizeof status, "%zu \u2260 1", rs->head_failing[i]);
                 ImGui::SameLine(0, 4);
-                ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(), tr("%zu rows \u2260 1"),
-                                   rs->head_failing[i]);
+                ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(), "%s", status);
+                if (!fits && ImGui::IsItemHovered())
+                    ImGui::SetTooltip(tr("%zu rows \u2260 1"), rs->head_failing[i]);
             }
         }
         ImGui::PopFont();
