@@ -142,6 +142,15 @@ TEST_CASE("attention_tab_sizes: ViT-B's 12 heads + 2 fit under a picture and a m
               spacing <=
           600.5f);
     CHECK_FALSE(short_region.stacked);
+    // The Image panel at 1280x720 with two classes beside the squares (3 rows of 30 px): the squares
+    // grow to the column's height, and the column, the caption and the strip all fit.
+    const AttentionTabSizes projector = attention_tab_sizes(404.0f, 196.0f, line, spacing, 160.0f, 90.0f, 5);
+    CHECK_FALSE(projector.stacked);
+    CHECK(projector.side >= 73.0f);  // 90 - line: as high as the column
+    CHECK(2.0f * projector.side + 160.0f + 2.0f * spacing <= 404.5f);
+    CHECK(std::max(line + projector.side, 90.0f) + spacing + line +
+              static_cast<float>(projector.rows) * (line + projector.tile + spacing) <=
+          196.5f);
     // A narrow one: the strip wraps, the squares keep their floor.
     const AttentionTabSizes narrow = attention_tab_sizes(200.0f, 150.0f, line, spacing, right, 180.0f, 14);
     CHECK(narrow.rows > 1);

@@ -67,22 +67,25 @@ AttentionTabSizes attention_tab_sizes(float width, float height, float line, flo
     const float rows = static_cast<float>((count + per_row(tile_by_width) - 1) / per_row(tile_by_width));
     // The squares and the strip in `tall` of height, the squares at most `wide`: down the region the
     // squares' titles, the squares, the caption, then per strip row a title, a tile and the spacing.
-    auto arrange = [&](float wide, float tall) {
+    // Beside the squares stands a column `column` high: the strip starts under the taller of the two,
+    // so squares shorter than the column grow to its height for free.
+    auto arrange = [&](float wide, float tall, float column) {
         AttentionTabSizes s;
         const float fixed = 2.0f * line + spacing + rows * (line + spacing);
         const float with_full_tiles = tall - fixed - rows * tile_by_width;
         const float with_small_tiles = (tall - fixed) / (1.0f + rows * kTile);
         const float by_height = std::max(with_full_tiles, std::min(with_small_tiles, tile_by_width / kTile));
-        s.side = std::max(48.0f, std::min(wide, by_height));
-        s.tile = std::clamp((tall - fixed - s.side) / rows, 28.0f, tile_by_width);
+        s.side = std::max({48.0f, std::min(wide, by_height), std::min(wide, column - line)});
+        const float top = std::max(s.side, column - line);  // the squares' row, under their titles
+        s.tile = std::clamp((tall - fixed - top) / rows, 28.0f, tile_by_width);
         s.per_row = per_row(s.tile);
         s.rows = (count + s.per_row - 1) / s.per_row;
         return s;
     };
     // The prediction beside the squares, or under the strip when that leaves the squares larger
     // (a tall, narrow panel).
-    const AttentionTabSizes beside = arrange((width - right - 2.0f * spacing) / 2.0f, height);
-    AttentionTabSizes under = arrange((width - spacing) / 2.0f, height - right_height - spacing);
+    const AttentionTabSizes beside = arrange((width - right - 2.0f * spacing) / 2.0f, height, right_height);
+    AttentionTabSizes under = arrange((width - spacing) / 2.0f, height - right_height - spacing, 0.0f);
     under.stacked = true;
     return under.side > beside.side ? under : beside;
 }

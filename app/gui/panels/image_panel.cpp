@@ -80,7 +80,8 @@ void ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
     if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) ui.vit_query = 0;
 }
 
-void Prediction(const VitSnapshot& vit, float width) {
+// The prediction: its title and the `classes` most likely classes, each with its bar.
+void Prediction(const VitSnapshot& vit, float width, std::size_t classes) {
     if (!vit.trace.has_head()) {
         ImGui::TextDisabled(tr("no classifier"));
         if (ImGui::IsItemHovered())
@@ -88,7 +89,7 @@ void Prediction(const VitSnapshot& vit, float width) {
                                  "prediction; every block's attention is here"));
         return;
     }
-    const auto top = ranked_classes(vit.trace.probs(), 0, 5, vit.labels);
+    const auto top = ranked_classes(vit.trace.probs(), 0, classes, vit.labels);
     if (vit.fresh_patch) ImGui::TextColored(WarnColor(), tr("prediction (random weights: chance)"));
     else ImGui::TextDisabled(tr("prediction"));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("probs = softmax(head(norm(x)[:, 0])): the class token decides"));
@@ -253,8 +254,14 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     // The prediction column: its title and up to 5 classes; narrower in a narrow panel (its bars
     // shrink), so the pictures keep some of the width. The fresh-model controls go under the strip.
     const float right = ImGui::GetFontSize() * (avail.x < ImGui::GetFontSize() * 40.0f ? 10.0f : 13.0f);
-    const std::size_t classes = t.has_head() ? std::min<std::size_t>(t.probs().shape()[1], 5) : 0;
-    const float right_height = static_cast<float>(classes + 1) * ImGui::GetFrameHeightWithSpacing();
+    // Up to 5 classes, fewer in a short region: the column beside the squares leaves the caption and
+    // one row of small maps (at their smallest) under it.
+    const float row_h = ImGui::GetFrameHeightWithSpacing();
+    const float strip_min = 2.0f * line + 2.0f * style.ItemSpacing.y + 28.0f + style.ItemSpacing.y;
+    const std::size_t fit = static_cast<std::size_t>(std::max(avail.y - strip_min - row_h, row_h) / row_h);
+    const std::size_t classes =
+        t.has_head() ? std::clamp<std::size_t>(std::min<std::size_t>(t.probs().shape()[1], fit), 1, 5) : 0;
+    const float right_height = static_cast<float>(classes + 1) * row_h;
     const ui::AttentionTabSizes size = ui::attention_tab_sizes(avail.x, avail.y, line, style.ItemSpacing.x,
                                                                right + style.ItemSpacing.x, right_height, n_maps);
 
@@ -285,7 +292,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     if (!size.stacked) {
         ImGui::SameLine();
         ImGui::BeginGroup();
-        Prediction(*vit, std::max(80.0f, ImGui::GetContentRegionAvail().x));
+        Prediction(*vit, std::max(80.0f, ImGui::GetContentRegionAvail().x), classes);
         ImGui::EndGroup();
     }
 
@@ -335,7 +342,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
         if (i + 1 < n_maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
     }
     ImGui::PopFont();
-    if (size.stacked) Prediction(*vit, ImGui::GetContentRegionAvail().x);
+    if (size.stacked) Prediction(*vit, ImGui::GetContentRegionAvail().x, classes);
     PatchSlider(*vit, ui, ImGui::GetContentRegionAvail().x);
 }
 
