@@ -79,6 +79,8 @@ struct Translated {
 Translated translate_line(std::string_view line, int depth);
 
 // The Chinese template with its {} / {0} filled in; an argument that is a core message translated.
+// An argument of several clauses ("9.0; attnscope reads versions ...") that does not translate
+// whole leaves the translation incomplete: the template's {} took core's own prose.
 Translated fill(const char* chinese, const std::vector<std::string>& args, int depth) {
     Translated out;
     std::size_t next = 0;
@@ -94,6 +96,7 @@ Translated fill(const char* chinese, const std::vector<std::string>& args, int d
         if (index >= args.size()) continue;
         const Translated nested = depth < 3 ? translate_line(args[index], depth + 1) : Translated{args[index], false};
         out.text += nested.complete ? nested.text : args[index];
+        if (!nested.complete && args[index].find("; ") != std::string::npos) out.complete = false;
     }
     return out;
 }
@@ -127,24 +130,34 @@ bool names_file(std::string_view head) {
     return true;
 }
 
-// The whole line when the catalogue has it; else its clauses ("a; b" and then "head: tail"), each
-// translated on its own, so that core's notes built from pieces need one entry per piece.
+// A file's error: the path kept, what follows translated (whole, or its own "; " and ": " inside),
+// so that no template's {} takes the path. Then the whole line when the catalogue has it; else its
+// clauses ("a; b" and then "head: tail"), each translated on its own, so that core's notes built
+// from pieces need one entry per piece. The first complete translation wins; when none is, the
+// first one found.
 Translated translate_line(std::string_view line, int depth) {
     if (line.empty()) return {};
-    if (auto t = whole(line, depth)) return *t;
-    // A file's error: the path kept, what follows matched whole first (its own "; " and ": " inside).
+    std::optional<Translated> partial;
     if (const std::size_t at = line.find(": "); at != std::string_view::npos && at > 0 && names_file(line.substr(0, at))) {
         const Translated tail = translate_line(line.substr(at + 2), depth);
-        return {std::string(line.substr(0, at)) + "：" + tail.text, tail.complete};
+        Translated t{std::string(line.substr(0, at)) + "：" + tail.text, tail.complete};
+        if (t.complete) return t;
+        partial = std::move(t);
+    }
+    if (auto t = whole(line, depth)) {
+        if (t->complete) return *t;
+        if (!partial) partial = std::move(*t);
     }
     for (const auto& [separator, chinese] : {std::pair<std::string_view, const char*>{"; ", "；"}, {": ", "："}}) {
         const std::size_t at = line.find(separator);
         if (at == std::string_view::npos || at == 0) continue;
         const Translated head = translate_line(line.substr(0, at), depth);
         const Translated tail = translate_line(line.substr(at + separator.size()), depth);
-        return {head.text + chinese + tail.text, head.complete && tail.complete};
+        Translated t{head.text + chinese + tail.text, head.complete && tail.complete};
+        if (t.complete || !partial) return t;
+        break;
     }
-    return {std::string(line), false};
+    return partial ? *partial : Translated{std::string(line), false};
 }
 
 Translated translate(const std::string& english) {
