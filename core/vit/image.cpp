@@ -35,6 +35,13 @@ std::vector<Sample> bilinear_samples(std::size_t in, std::size_t out) {
     return samples;
 }
 
+// Why stb_image refused the file: "cannot decode it as an image (bad png sig)"; without the
+// parentheses when stb_image gives no reason.
+std::string decode_problem(const std::string& path) {
+    const char* reason = stbi_failure_reason();
+    return path + ": cannot decode it as an image" + (reason && *reason ? std::string(" (") + reason + ")" : "");
+}
+
 }  // namespace
 
 RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
@@ -42,8 +49,7 @@ RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
     if (!std::filesystem::is_regular_file(path, ec)) throw FileError(path + ": no such file");
     int w = 0, h = 0, channels = 0;
     if (!stbi_info(path.c_str(), &w, &h, &channels))
-        throw FileError(path + ": cannot decode it as an image (" + stbi_failure_reason() +
-                        "); attnscope reads PNG, JPEG, BMP, GIF, TGA, PSD, HDR, PIC and PNM");
+        throw FileError(decode_problem(path) + "; attnscope reads PNG, JPEG, BMP, GIF, TGA, PSD, HDR, PIC and PNM");
     // stb_image accepts a PNM header of height 0 (found by tests/fuzz/fuzz_image.cpp): no pixels.
     auto require_pixels = [&] {
         if (w <= 0 || h <= 0)
@@ -66,7 +72,7 @@ RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
     // converts a 16-bit PNM to 3 channels with its 8-bit routine and then reads twice the buffer
     // (a heap over-read, SEGV under fuzz_image on "P5 3 9053 902").
     std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.c_str(), &w, &h, &channels, 0), stbi_image_free);
-    if (!data) throw FileError(path + ": cannot decode it as an image (" + stbi_failure_reason() + ")");
+    if (!data) throw FileError(decode_problem(path));
     require_pixels();  // the decoder's size, which the budget check above took from the header
     if (bytes_for(w, h) > need)
         throw FileError(path + ": decodes to " + std::to_string(w) + " x " + std::to_string(h) +
