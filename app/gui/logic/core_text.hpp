@@ -12,7 +12,9 @@
 //     ImGui::TextUnformatted(tr_core(step.note));
 //
 // tests/gui/test_classroom_logic runs the pipelines, the demo ViT, the bug zoo and the checks and
-// fails on every core text that has no Chinese here.
+// fails on every core text that has no Chinese here; tests/gui/test_core_messages does the same for
+// core's errors on crafted bad inputs, and fails on every error text in core's sources that no
+// template here contains.
 #pragma once
 
 #include <string>
