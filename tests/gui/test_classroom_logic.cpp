@@ -675,7 +675,7 @@ TEST_CASE("wrap: code, shapes and numbers stay whole; Chinese breaks between cha
     CHECK(en.back() == "next");
 }
 
-TEST_CASE("wrap: a paragraph's last line is never one Chinese character and its punctuation alone") {
+TEST_CASE("wrap: a paragraph's last line is never one Chinese character or a short number and its punctuation alone") {
     // 13 characters and 。: at 12 a line, 过。 would be left alone; 行 comes down with it.
     const std::string text = "这是一个很长的句子会换行过。";
     CHECK(wrapped(text, 12.0f) == std::vector<std::string>{"这是一个很长的句子会换", "行过。"});
@@ -686,6 +686,8 @@ TEST_CASE("wrap: a paragraph's last line is never one Chinese character and its 
           std::vector<std::string>{"这是一个很长的句子会换行", "而过。"});
     // Code before the widow comes down whole, when it fits.
     CHECK(wrapped("这是一个 attn @ v 过。", 13.0f) == std::vector<std::string>{"这是一个", "attn @ v 过。"});
+    // A number of one or two digits and its bracket neither: "2）" comes down with what is before it.
+    CHECK(wrapped("这是一个很长的句子共 2）", 11.0f) == std::vector<std::string>{"这是一个很长的句子", "共 2）"});
     // English lines are words: no widow rule.
     CHECK(wrapped("one two three four five six", 12.0f).back() == "five six");
 }

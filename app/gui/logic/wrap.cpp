@@ -188,14 +188,19 @@ struct Layout {
     }
 };
 
-// Whether a line is a widow: one Chinese character and the closing punctuation after it ("过。"),
-// alone on the last line of a paragraph.
+// Whether a line is a widow: one Chinese character, or a number of one or two digits, and the
+// closing punctuation after it ("过。", "2）"), alone on the last line of a paragraph.
 bool is_widow(std::string_view line) {
     if (line.empty()) return false;
     std::size_t n = 0;
     const char32_t first = decode(line, 0, &n);
-    if (!is_cjk(first) || closes(first)) return false;
-    for (std::size_t i = n; i < line.size(); i += n)
+    std::size_t i = n;
+    if (first >= U'0' && first <= U'9') {
+        if (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+    } else if (!is_cjk(first) || closes(first)) {
+        return false;
+    }
+    for (; i < line.size(); i += n)
         if (!closes(decode(line, i, &n))) return false;
     return true;
 }
