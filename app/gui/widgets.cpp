@@ -172,8 +172,8 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
 
     const float rows = static_cast<float>(slice.rows), cols = static_cast<float>(slice.cols);
     const float base = std::min(size.x / cols, size.y / rows);
-    // Square maps (N x N' attention) keep square cells; other slices fill the area.
-    const bool square = o.square_cells || slice.rows == slice.cols;
+    // Square maps (N x N' attention) keep square cells, unless asked to fill; other slices fill the area.
+    const bool square = o.square_cells || (slice.rows == slice.cols && !o.fill);
     float cw = square ? base : size.x / cols;
     float ch = square ? base : size.y / rows;
     InspectorView fit;

@@ -66,7 +66,9 @@ struct HeatmapOptions {
     ImU32 marked_color = IM_COL32(255, 40, 40, 255);
     bool outline_marked_rows = true;            // false: flags at the left edge only
     bool selected = false;                      // draw a highlight frame
-    bool square_cells = false;                  // keep cells square (heads grid)
+    bool square_cells = false;                  // keep cells square, also for a slice that is not square
+    bool fill = false;                          // a square slice too fills the whole size (the heads grid's
+                                                // tiles, whose cells' aspect the grid bounds)
     const std::vector<std::uint8_t>* cell_marks = nullptr;  // rows x cols: 0, or an index into mark_colors
     const ImU32* mark_colors = nullptr;         // outline colours, index 1 and up
 };

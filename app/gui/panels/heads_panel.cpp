@@ -10,6 +10,7 @@
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
 #include "softgl/occlusion.hpp"
+#include "logic/map_fit.hpp"
 #include "logic/slice.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
@@ -90,36 +91,25 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     const RowSumCheck* rs = trace.checks.row_sum(step->name);
     const std::size_t b = !axes.empty() && axes[0] == "B" ? view.spec.index[0] : 0;
 
-    // Tile layout: the column count that gives the largest cells.
+    // Tile layout (logic/map_fit.hpp): the column count that gives the largest tiles, square maps
+    // stretched a little to fill the panel; the shared scale's legend in an empty slot of the grid
+    // when there is one.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float legend_w = ColorLegendWidth();
     const float label_h = fonts().small->FontSize + 4.0f;
     const float gap = ImGui::GetFontSize() * 0.5f;
-    const float W = avail.x - (ui.heads_shared_scale ? legend_w + gap : 0.0f);
-    const float H = avail.y - label_h;
-    const float srows = slices[0] ? static_cast<float>(std::max<std::size_t>(slices[0]->rows, 1)) : 1.0f;
-    const float scols = slices[0] ? static_cast<float>(std::max<std::size_t>(slices[0]->cols, 1)) : 1.0f;
-    // Square cells, or for long thin slices (N x c) stretched up to 4x along the short side.
-    int best_cols = 1;
-    ImVec2 tile(8, 8);
-    float best_area = 0.0f;
-    for (int c = 1; c <= static_cast<int>(shown); ++c) {
-        const int r = static_cast<int>((shown + c - 1) / c);
-        const float tw = W / c - gap, th = H / r - label_h - gap - ImGui::GetStyle().ItemSpacing.y;
-        if (tw <= 4 || th <= 4) continue;
-        const float cell = std::min(tw / scols, th / srows);
-        ImVec2 t(scols * cell, srows * cell);
-        if (scols != srows) {
-            t.x = std::min(tw, t.x * 4.0f);
-            t.y = std::min(th, t.y * 4.0f);
-        }
-        const float area = t.x * t.y;
-        if (area > best_area * 1.05f) {
-            best_area = area;
-            best_cols = c;
-            tile = t;
-        }
-    }
+    const float warning_h = shown < heads ? ImGui::GetTextLineHeightWithSpacing() : 0.0f;
+    ui::HeadsGridInput grid_in;
+    grid_in.count = shown;
+    grid_in.rows = slices[0] ? std::max<std::size_t>(slices[0]->rows, 1) : 1;
+    grid_in.cols = slices[0] ? std::max<std::size_t>(slices[0]->cols, 1) : 1;
+    grid_in.w = avail.x;
+    grid_in.h = avail.y - warning_h;
+    grid_in.label_h = label_h + ImGui::GetStyle().ItemSpacing.y;
+    grid_in.gap = gap;
+    grid_in.legend_w = ui.heads_shared_scale ? ColorLegendWidth() : 0.0f;
+    const ui::HeadsGrid grid = ui::heads_grid(grid_in);
+    const int best_cols = grid.columns;
+    const ImVec2 tile(grid.tile.w, grid.tile.h);
     const int selected_head = static_cast<int>(view.spec.index[static_cast<std::size_t>(h_axis)]);
     const bool inspector_shows_head =
         view.spec.row_axis != h_axis && view.spec.col_axis != h_axis;
@@ -160,7 +150,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         std::snprintf(id, sizeof id, "head_tile%zu", hd);
         opt.id = id;
         opt.size = tile;
-        opt.square_cells = false;
+        opt.fill = true;  // the grid bounds the cells' stretch
         opt.selected = sel;
         static const ui::Slice2D kEmpty;
         const HeatmapHover hover = DrawHeatmap(tex, s ? *s : kEmpty, opt);
@@ -178,11 +168,16 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         }
         ImGui::EndGroup();
     }
-    ImGui::EndGroup();
-    if (ui.heads_shared_scale && !first) {
+    if (ui.heads_shared_scale && !first && grid.legend_in_slot) {  // in the slot after the last tile, as high as a tile
         ImGui::SameLine(0, gap);
         const ui::ColorRange range = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode);
-        ColorLegend(range, std::min(H, std::max(tile.y * 2.0f, ImGui::GetFontSize() * 8.0f)), false, false);
+        ColorLegend(range, grid_in.label_h + tile.y, false, false);
+    }
+    ImGui::EndGroup();
+    if (ui.heads_shared_scale && !first && !grid.legend_in_slot) {
+        ImGui::SameLine(0, gap);
+        const ui::ColorRange range = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode);
+        ColorLegend(range, std::min(grid_in.h, std::max(tile.y * 2.0f, ImGui::GetFontSize() * 8.0f)), false, false);
     }
     if (shown < heads) ImGui::TextColored(WarnColor(), tr("showing the first %zu of %zu heads"), shown, heads);
     ImGui::End();
