@@ -9,6 +9,7 @@
 
 #include "fonts.hpp"
 #include "logic/axes.hpp"
+#include "logic/map_fit.hpp"
 #include "logic/wrap.hpp"
 
 namespace attnscope {
@@ -162,8 +163,12 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
     if (size.y <= 0) size.y = ImGui::GetContentRegionAvail().y;
     size.x = std::max(size.x, 8.0f);
     size.y = std::max(size.y, 8.0f);
-    ImGui::InvisibleButton(o.id, size);
     const float flag_w = o.marked_rows ? std::max(4.0f, ImGui::GetFontSize() * 0.3f) + 3.0f : 0.0f;
+    if (o.fit_item && !slice.empty() && !o.square_cells && !o.fill) {
+        const ui::MapSize m = ui::fitted_map(slice.rows, slice.cols, std::max(size.x - flag_w, 8.0f), size.y);
+        size = ImVec2(std::max(m.w + flag_w, 8.0f), std::max(m.h, 8.0f));
+    }
+    ImGui::InvisibleButton(o.id, size);
     p0.x += flag_w;  // room for the row flags
     size.x = std::max(size.x - flag_w, 8.0f);
     const bool item_hovered = ImGui::IsItemHovered();

@@ -69,6 +69,8 @@ struct HeatmapOptions {
     bool square_cells = false;                  // keep cells square, also for a slice that is not square
     bool fill = false;                          // a square slice too fills the whole size (the heads grid's
                                                 // tiles, whose cells' aspect the grid bounds)
+    bool fit_item = false;                      // the item as large as the map at zoom 1 (logic/map_fit.hpp:
+                                                // fitted_map), so what follows on its line sits beside the map
     const std::vector<std::uint8_t>* cell_marks = nullptr;  // rows x cols: 0, or an index into mark_colors
     const ImU32* mark_colors = nullptr;         // outline colours, index 1 and up
 };

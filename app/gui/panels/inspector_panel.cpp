@@ -248,6 +248,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 HeatmapOptions opt;
                 opt.id = "inspector_heatmap";
                 opt.size = area;
+                opt.fit_item = true;  // a square map leaves the area's rest: the colour bar beside the map
                 opt.view = &view;
                 opt.marked_rows = any_marked ? &marked : nullptr;
                 // The followed element and the cells related to it (the Follow panel's outlines).
@@ -263,8 +264,9 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                     opt.outline_marked_rows = false;
                 }
                 const HeatmapHover hover = DrawHeatmap(tex, slice, opt);
+                const float map_h = ImGui::GetItemRectSize().y;
                 ImGui::SameLine();
-                ColorLegend(range, area.y, slice.nan_count > 0, slice.inf_count > 0);
+                ColorLegend(range, map_h, slice.nan_count > 0, slice.inf_count > 0);
                 // Hover line (always drawn so the layout does not jump).
                 const std::string row_axis = spec.row_axis >= 0 && spec.row_axis < (int)axes.size() ? axes[spec.row_axis] : "";
                 const std::string col_axis = spec.col_axis >= 0 && spec.col_axis < (int)axes.size() ? axes[spec.col_axis] : "";
