@@ -71,7 +71,7 @@ const Row kRows[] = {
      "q @ k^T takes the dot product of every query with every key, separately for each sample and head. "
      "Entry (i, j) says how well token i's question matches token j's key. Each head gets an N x N' score matrix.",
      "每个查询与每个键相遇",
-     "q @ kᵀ 计算每个查询与每个键的点积，每个样本、每个头分别计算。"
+     "q @ k^T 计算每个查询与每个键的点积，每个样本、每个头分别计算。"
      "第 (i, j) 项表示 token i 的查询和 token j 的键有多匹配。每个头得到一个 N × N' 的分数矩阵。"},
     {"scaled", "Scale by 1 / sqrt(c)",
      "The scores are multiplied by scale = c^-0.5. A dot product of c numbers grows roughly like sqrt(c); dividing by "

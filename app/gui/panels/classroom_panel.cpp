@@ -14,6 +14,7 @@
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
 #include "logic/core_text.hpp"
+#include "logic/map_fit.hpp"
 #include "logic/narrative.hpp"
 #include "logic/quiz.hpp"
 #include "panels/panels.hpp"
@@ -192,8 +193,8 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const float body_h = std::max(ImGui::GetContentRegionAvail().y - footer, fs * 4.0f);
     const float text_w = width * 0.46f;
     ImGui::BeginChild("##narrative", ImVec2(text_w, body_h), false);
+    WrappedText(n.text.empty() ? step->note.c_str() : n.text.c_str());  // Chinese breaks between characters
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(n.text.empty() ? step->note.c_str() : n.text.c_str());
     // The engine's note on memory (English only), unless it would push the ViT's strip below the slide.
     const float strip = vit ? VitSlideHeight(ImGui::GetContentRegionAvail().x, *vit) : 0.0f;
     const float note_h = ImGui::CalcTextSize(step->note.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
@@ -239,15 +240,13 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     if (!tex || slice.empty()) {
         EmptyState(tr("Cannot draw this slice"), ui.heatmaps ? ui.heatmaps->problem("presentation").c_str() : "");
     } else {
-        // Cells as large as fits above the axes' caption, at most twice as wide as tall (or tall as wide).
-        float cell_w = (avail.x - legend_w - fs) / static_cast<float>(slice.cols);
-        float cell_h = (avail.y - ImGui::GetTextLineHeightWithSpacing()) / static_cast<float>(slice.rows);
-        cell_w = std::min(cell_w, 2.0f * cell_h);
-        cell_h = std::min(cell_h, 2.0f * cell_w);
+        // As large as fits above the axes' caption: an attention map square, a long slice (tokens x
+        // features) stretched to use the slide rather than drawn as a thin strip (logic/map_fit.hpp).
+        const ui::MapSize m = ui::presentation_map(slice.rows, slice.cols, avail.x - legend_w - fs,
+                                                   avail.y - ImGui::GetTextLineHeightWithSpacing());
         HeatmapOptions opt;
         opt.id = "presentation_heatmap";
-        opt.size = ImVec2(std::max(cell_w * static_cast<float>(slice.cols), 50.0f),
-                          std::max(cell_h * static_cast<float>(slice.rows), 50.0f));
+        opt.size = ImVec2(std::max(m.w, 50.0f), std::max(m.h, 50.0f));
         DrawHeatmap(tex, slice, opt);
         ImGui::SameLine();
         ColorLegend(range, opt.size.y, slice.nan_count > 0, slice.inf_count > 0, /*short_ticks=*/true);
