@@ -38,6 +38,7 @@
 #include "gfx/rgb_textures.hpp"
 #include "io.hpp"
 #include "memory_budget.hpp"
+#include "logic/display_fit.hpp"
 #include "logic/file_browser.hpp"
 #include "logic/i18n.hpp"
 #include "logic/layout.hpp"
@@ -423,6 +424,10 @@ struct Gui {
     GLFWwindow* window = nullptr;
     int windowed[4] = {0, 0, 0, 0};  // x, y, w, h to restore after presentation mode
     bool fullscreen = false;
+    // The live window the panels' arrangement was made for, the one of the last frame, and how many
+    // frames to leave a changed window alone (presentation mode just gave the window back).
+    ui::DisplayInfo arranged_for, last_display;
+    int display_settle = 0;
     bool software_gl = false;
     std::string ini_path;
     bool keep_layout = false;  // the live app keeps the window layout in imgui.ini
@@ -671,26 +676,35 @@ void SetupImGui(Gui& g) {
     glfwSetDropCallback(g.window, OnDrop);  // the ImGui backend does not install one
 }
 
+// The live window as the UI's scale sees it: its size in ImGui's pixels and the desktop's own scale.
+// A desktop that already scales windows (the framebuffer larger than the window, e.g. Wayland) has
+// applied its scale.
+ui::DisplayInfo CurrentDisplay(GLFWwindow* window) {
+    int w = 0, h = 0, fb_w = 0, fb_h = 0;
+    float sx = 1.0f, sy = 1.0f;
+    glfwGetWindowSize(window, &w, &h);
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    glfwGetWindowContentScale(window, &sx, &sy);
+    const float content = fb_w > 0 ? sx * static_cast<float>(w) / static_cast<float>(fb_w) : sx;
+    return {static_cast<float>(w), static_cast<float>(h), content};
+}
+
 // The UI's scale before any zoom: the one the display asks for (logic/layout.hpp), from its size and
-// the desktop's own scale. A desktop that already scales windows (the framebuffer larger than the
-// window, e.g. Wayland) has applied its scale. Presentation mode's scale: for the monitor it fills.
-// --screenshot: from --size only, so screenshots are the same on every machine.
+// the desktop's own scale (chosen again when the window changes: FollowDisplay). Presentation mode's
+// scale: for the monitor it fills. --screenshot: from --size only, so screenshots are the same on
+// every machine.
 void ChooseDisplayScale(Gui& g) {
-    int w = g.width, h = g.height;
-    float content = 1.0f;
-    g.ui.presentation_scale = ui::presentation_scale(static_cast<float>(w), static_cast<float>(h));
+    ui::DisplayInfo d{static_cast<float>(g.width), static_cast<float>(g.height), 1.0f};
+    g.ui.presentation_scale = ui::presentation_scale(d.w, d.h);
     if (!g.shot) {
         GLFWmonitor* monitor = glfwGetPrimaryMonitor();
         if (const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr)
             g.ui.presentation_scale = ui::presentation_scale(static_cast<float>(mode->width), static_cast<float>(mode->height));
-        glfwGetWindowSize(g.window, &w, &h);
-        int fb_w = 0, fb_h = 0;
-        float sx = 1.0f, sy = 1.0f;
-        glfwGetFramebufferSize(g.window, &fb_w, &fb_h);
-        glfwGetWindowContentScale(g.window, &sx, &sy);
-        content = fb_w > 0 ? sx * static_cast<float>(w) / static_cast<float>(fb_w) : sx;
+        d = CurrentDisplay(g.window);
+        g.arranged_for = g.last_display = d;
+        ++g.ui.keep_inside_generation;  // a layout saved on a larger screen comes back inside this one
     }
-    g.ui.display_scale = ui::default_ui_scale(static_cast<float>(w), static_cast<float>(h), content);
+    g.ui.display_scale = ui::default_ui_scale(d.w, d.h, d.content_scale);
 }
 
 // The language and the classroom options, then the fonts and the style at the UI's scale. Chinese
@@ -771,6 +785,34 @@ bool FrameDue(Gui& g) {
     return true;
 }
 
+// The window resized or moved to a monitor of another scale (logic/display_fit.hpp): the UI's scale
+// chosen again, the zoom on top of it, and the panels placed again for the new size unless the user's
+// own arrangement survives a small change (then only moved inside). Presentation mode fills the
+// monitor by itself: the panels' arrangement stays the windowed one's.
+void FollowDisplay(Gui& g) {
+    if (g.shot || g.fullscreen || g.ui.classroom.presentation) return;
+    const ui::DisplayInfo now = CurrentDisplay(g.window);
+    if (g.display_settle > 0) {  // the window on its way back from full screen
+        --g.display_settle;
+        g.last_display = now;
+        return;
+    }
+    if (now.w == g.last_display.w && now.h == g.last_display.h && now.content_scale == g.last_display.content_scale) return;
+    g.last_display = now;
+    const ui::FitChange c = ui::follow_display(g.arranged_for, g.ui.display_scale, now, PanelsArrangedByUser(g.ui));
+    g.ui.display_scale = c.display_scale;
+    g.ui.ui_scale = std::min(g.ui.ui_scale, ui::kMaxUiScale / g.ui.display_scale);  // the zoom's ceiling, as Ctrl+= keeps it
+    if (c.new_reference) g.arranged_for = now;
+    if (c.replace) ++g.ui.layout_generation;
+    if (c.keep_inside) ++g.ui.keep_inside_generation;
+    if (c.tell) {
+        char text[160];
+        std::snprintf(text, sizeof text, tr("window resized: the panels are placed again for %d x %d (Ctrl+L does the same)"),
+                      static_cast<int>(now.w), static_cast<int>(now.h));
+        g.ui.set_status(text);
+    }
+}
+
 // Rebuilds the fonts and the style when the zoom (Ctrl+=), presentation mode (F5) or the language
 // changed since they were built.
 void RebuildFontsIfChanged(Gui& g) {
@@ -783,7 +825,9 @@ void RebuildFontsIfChanged(Gui& g) {
     SetupStyle(g.built_scale, g.software_gl);
 }
 
-// Presentation mode fills the monitor; leaving it puts the window back where it was.
+// Presentation mode fills the monitor; leaving it puts the window back where it was (the frames
+// until it is back do not count as a resize).
+constexpr int kDisplaySettleFrames = 5;
 void FollowPresentationMode(Gui& g) {
     if (g.shot || g.ui.classroom.presentation == g.fullscreen) return;
     g.fullscreen = g.ui.classroom.presentation;
@@ -796,6 +840,7 @@ void FollowPresentationMode(Gui& g) {
         glfwSetWindowMonitor(g.window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
     } else if (!g.fullscreen && glfwGetWindowMonitor(g.window)) {
         glfwSetWindowMonitor(g.window, nullptr, w[0], w[1], w[2], w[3], 0);
+        g.display_settle = kDisplaySettleFrames;
     }
 }
 
@@ -1172,6 +1217,7 @@ int run_gui(const GuiOptions& options) {
     while (!glfwWindowShouldClose(gui.window) && !gui.ui.quit_requested && !g_stop) {
         if (!FrameDue(gui)) continue;
         gui.ui.now = glfwGetTime() - gui.t0;
+        FollowDisplay(gui);
         RebuildFontsIfChanged(gui);
         FollowPresentationMode(gui);
         HandleRequests(gui);

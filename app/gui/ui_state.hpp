@@ -176,13 +176,20 @@ struct UiState {
     ui::ClassroomState classroom;
 
     // ---- look
-    float display_scale = 1.0f;         // the scale the display asks for (ui::default_ui_scale), chosen at start
+    float display_scale = 1.0f;         // the scale the display asks for (ui::default_ui_scale), chosen again on a resize
     float ui_scale = 1.0f;              // the zoom on top of it: Ctrl+= / Ctrl+- (fonts are rebuilt by the frame loop)
     float presentation_scale = 2.0f;    // presentation mode's text over the UI's, for the screen it fills
     // View > Reset layout bumps the generation; each panel is placed at its default rectangle once
     // per generation (panels/common.cpp: PlaceWindow), the first time when it is first shown.
     std::uint64_t layout_generation = 0;
     std::array<std::uint64_t, std::size(ui::kAllPanels)> layout_placed{};
+    // The rectangle each panel was last placed at (w 0: not yet): a panel elsewhere now was moved or
+    // resized by the user, or restored from imgui.ini (logic/display_fit.hpp: moved_from).
+    std::array<ui::Rect, std::size(ui::kAllPanels)> layout_asked{};
+    // The frame loop bumps it when the window changed but the user's arrangement stays: each panel
+    // reaching outside the display is moved back inside once per generation (PlaceWindow).
+    std::uint64_t keep_inside_generation = 0;
+    std::array<std::uint64_t, std::size(ui::kAllPanels)> kept_inside{};
     std::uint64_t trace_generation = 0; // bumps when a new trace is swapped in (texture keys)
 
     gfx::HeatmapRenderer* heatmaps = nullptr;  // owned by the frame loop

@@ -1,7 +1,9 @@
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 
+#include "logic/display_fit.hpp"
 #include "panels/panels.hpp"
 
 namespace attnscope {
@@ -54,11 +56,50 @@ void ResetLayout(UiState& ui) {
     ui.set_status(tr("layout reset: every panel is back in its place"));
 }
 
+namespace {
+
+// A panel's ImGui window (null before its first Begin), found by its English ID whatever its title.
+ImGuiWindow* PanelWindow(ui::Panel p) { return ImGui::FindWindowByName((std::string("###") + ui::panel_id(p)).c_str()); }
+
+// Its rectangle when not collapsed.
+ui::Rect WindowRect(const ImGuiWindow& w) { return {w.Pos.x, w.Pos.y, w.SizeFull.x, w.SizeFull.y}; }
+
+}  // namespace
+
 void PlaceWindow(UiState& ui, ui::Panel p) {
-    const ImGuiCond cond = TakeLayoutReset(ui, p) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+    const std::size_t i = static_cast<std::size_t>(p);
+    const bool reset = TakeLayoutReset(ui, p);
     const ui::Rect r = DefaultRect(ui, p);
+    if (reset || ui.layout_asked[i].w <= 0.0f) ui.layout_asked[i] = r;  // the first time: unless imgui.ini has it
+    if (!reset && ui.kept_inside[i] != ui.keep_inside_generation) {
+        // The user's arrangement on a changed window: the panel as it is, moved inside the display
+        // under the menu bar. Checked once its window exists (a saved one is made by its first Begin).
+        if (const ImGuiWindow* w = PanelWindow(p)) {
+            ui.kept_inside[i] = ui.keep_inside_generation;
+            const ImVec2 d = ImGui::GetIO().DisplaySize;
+            const float top = ImGui::GetFrameHeight();
+            const ui::Rect now = WindowRect(*w);
+            const ui::Rect in = ui::keep_inside(now, {0.0f, top, d.x, std::max(d.y - top, 1.0f)});
+            if (ui::moved_from(now, in)) {
+                ImGui::SetNextWindowPos(ImVec2(in.x, in.y), ImGuiCond_Always);
+                ImGui::SetNextWindowSize(ImVec2(in.w, in.h), ImGuiCond_Always);
+            }
+            return;
+        }
+    }
+    const ImGuiCond cond = reset ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     ImGui::SetNextWindowPos(ImVec2(r.x, r.y), cond);
     ImGui::SetNextWindowSize(ImVec2(r.w, r.h), cond);
+}
+
+bool PanelsArrangedByUser(const UiState& ui) {
+    for (ui::Panel p : ui::kAllPanels) {
+        const ui::Rect& asked = ui.layout_asked[static_cast<std::size_t>(p)];
+        if (p == ui::Panel::Quiz || asked.w <= 0.0f) continue;  // the quiz sizes itself to its text
+        const ImGuiWindow* w = PanelWindow(p);
+        if (w && w->Active && ui::moved_from(asked, WindowRect(*w))) return true;
+    }
+    return false;
 }
 
 const StepDifference* FirstDivergence(const Trace& trace) {

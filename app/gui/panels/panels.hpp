@@ -88,8 +88,13 @@ ui::Rect DefaultRect(const UiState& ui, ui::Panel p);
 // True once per View > Reset layout for each panel (also for the panels shown later): it is placed
 // again whatever the user did to it.
 bool TakeLayoutReset(UiState& ui, ui::Panel p);
-// Places the next window at its default rectangle: when it is first shown, and after Reset layout.
+// Places the next window at its default rectangle: when it is first shown, and after Reset layout
+// (or a resize that re-places the panels); after a resize that keeps the user's arrangement, moves it
+// back inside the display if it reaches outside.
 void PlaceWindow(UiState& ui, ui::Panel p);
+// Whether a panel shown last frame is not where PlaceWindow last put it (the user moved or resized it,
+// or imgui.ini restored it). Between frames.
+bool PanelsArrangedByUser(const UiState& ui);
 // View > Reset layout (Ctrl+L): every panel placed again, and a status line saying so.
 void ResetLayout(UiState& ui);
 // The compared step's first divergence from the reference (nullptr when none or not a file).
