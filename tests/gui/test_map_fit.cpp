@@ -113,6 +113,17 @@ TEST_CASE("map fit: the heads grid puts the shared legend in an empty slot, else
     CHECK_FALSE(heads_grid(twelve).legend_in_slot);
 }
 
+TEST_CASE("map fit: the legend's slot narrows the tiles rather than moving the legend out of the grid") {
+    // The Heads panel at 1024 x 768 with its controls on two lines: 3 x 3 with the legend in the
+    // ninth slot, tiles a little narrower so that two tiles and the legend fit the last row.
+    const HeadsGridInput in = room(8, 16, 280, 300, 16.0f);
+    const HeadsGrid g = heads_grid(in);
+    CHECK(g.columns == 3);
+    CHECK(g.legend_in_slot);
+    CHECK(2.0f * (g.tile.w + in.gap) + in.legend_w <= in.w + 1e-3f);
+    CHECK(g.tile.w >= g.tile.h);  // not squeezed into tall cells beside an outside legend
+}
+
 TEST_CASE("map fit: long thin head slices (N x c) stretch up to 4 times along their short side") {
     HeadsGridInput in = room(8, 16, 580, 490, 17.3f);
     in.cols = 2;  // q of 8 heads: [16, 2] per head

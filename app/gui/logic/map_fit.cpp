@@ -39,12 +39,12 @@ HeadsGrid heads_grid(const HeadsGridInput& in) {
         for (const bool in_slot : {true, false}) {
             if (in_slot && !free_slot) continue;
             const float legend = in.legend_w > 0.0f && !in_slot ? in.legend_w + in.gap : 0.0f;
-            const float tw = (in.w - legend) / static_cast<float>(c) - in.gap;
+            float tw = (in.w - legend) / static_cast<float>(c) - in.gap;
+            // The legend's row holds its tiles and the legend: tiles narrow enough for both.
+            if (in_slot) tw = std::min(tw, (in.w - in.legend_w) / static_cast<float>(count - (r - 1) * c) - in.gap);
             const float th = in.h / static_cast<float>(r) - in.label_h - in.gap;
             if (tw <= 4.0f || th <= 4.0f) continue;
             const MapSize t = stretched_map(in.rows, in.cols, tw, th, stretch);
-            // The legend's row: its tiles and the legend within the width.
-            if (in_slot && static_cast<float>(count - (r - 1) * c) * (t.w + in.gap) + in.legend_w > in.w) continue;
             const float area = t.w * t.h;
             if (area > best_area * 1.05f) {
                 best_area = area;
