@@ -168,16 +168,15 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         }
         ImGui::EndGroup();
     }
+    const ui::ColorRange shared = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode);
     if (ui.heads_shared_scale && !first && grid.legend_in_slot) {  // in the slot after the last tile, as high as a tile
         ImGui::SameLine(0, gap);
-        const ui::ColorRange range = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode);
-        ColorLegend(range, grid_in.label_h + tile.y, false, false);
+        ColorLegend(shared, grid_in.label_h + tile.y, false, false);
     }
     ImGui::EndGroup();
     if (ui.heads_shared_scale && !first && !grid.legend_in_slot) {
         ImGui::SameLine(0, gap);
-        const ui::ColorRange range = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode);
-        ColorLegend(range, std::min(grid_in.h, std::max(tile.y * 2.0f, ImGui::GetFontSize() * 8.0f)), false, false);
+        ColorLegend(shared, std::min(grid_in.h, std::max(tile.y * 2.0f, ImGui::GetFontSize() * 8.0f)), false, false);
     }
     if (shown < heads) ImGui::TextColored(WarnColor(), tr("showing the first %zu of %zu heads"), shown, heads);
     ImGui::End();
