@@ -731,10 +731,18 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     if (!ui.vit_on_screen && !ui.vit_loading) return;
     if (!ui.show_image) return;
     PlaceWindow(ui, ui::Panel::Image);
-    const std::string title = vit ? tr("Image: ") + ui::display_name(vit->model_path) + tr(" on ") +
-                                        ui::display_name(vit->image_path) + "###Image"
-                                  : std::string(tr("Image")) + "###Image";
-    if (!ImGui::Begin(title.c_str(), &ui.show_image)) {
+    // The title names the model and the picture, or only the picture when the panel is too narrow for
+    // both (its width on the last frame; the (i) tooltip names both).
+    static float panel_w = 0.0f;
+    std::string title = tr("Image");
+    if (vit) {
+        const std::string picture = tr("Image: ") + ui::display_name(vit->image_path);
+        title = tr("Image: ") + ui::display_name(vit->model_path) + tr(" on ") + ui::display_name(vit->image_path);
+        if (panel_w > 0.0f && ImGui::CalcTextSize(title.c_str()).x > panel_w - ImGui::GetFontSize() * 3.0f) title = picture;
+    }
+    const bool open = ImGui::Begin((title + "###Image").c_str(), &ui.show_image);
+    panel_w = ImGui::GetWindowWidth();
+    if (!open) {
         ImGui::End();
         return;
     }
