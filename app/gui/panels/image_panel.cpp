@@ -317,7 +317,8 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     for (std::size_t i = 0; i < n_maps; ++i) {
         const AttentionMap m = AttentionMapAt(t, ui, block, i);
         const std::uintptr_t tex = overlay(m, "vit/overlay" + std::to_string(i));
-        // The title clipped to the tile's width (the tooltip has it whole), so the strip keeps its columns.
+        // The title within the tile's width (the tooltip has it whole), so the strip keeps its columns:
+        // a short name, in a smaller font when even that is wider than the tile.
         ImGui::BeginGroup();
         ImDrawList* dl = ImGui::GetWindowDrawList();
         const ImVec2 t0 = ImGui::GetCursorScreenPos();
@@ -326,8 +327,9 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
                                   : i < t.config.heads                               ? std::to_string(i)
                                   : i == t.config.heads                              ? tr("mean")
                                                                                      : tr("rollout");
-        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), t0, ImGui::GetColorU32(ImGuiCol_Text), title.c_str(), nullptr,
-                    0.0f, &clip);
+        const float title_w = ImGui::CalcTextSize(title.c_str()).x;
+        const float title_size = ImGui::GetFontSize() * std::max(0.6f, std::min(1.0f, size.tile / std::max(title_w, 1.0f)));
+        dl->AddText(ImGui::GetFont(), title_size, t0, ImGui::GetColorU32(ImGuiCol_Text), title.c_str(), nullptr, 0.0f, &clip);
         const ImVec2 p0(t0.x, t0.y + ImGui::GetTextLineHeight());
         ImGui::PushID(static_cast<int>(i));
         ImGui::SetCursorScreenPos(p0);
