@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -80,9 +81,9 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     ImGui::PushFont(fonts().mono);
     const std::pair<const char*, float> stats[] = {{tr("min %s"), st.min}, {tr("max %s"), st.max},
                                                    {tr("mean %s"), st.mean}, {tr("std %s"), st.std}};
-    for (const auto& [format, value] : stats) {
-        std::snprintf(fact, sizeof fact, format, ui::format_value(value).c_str());
-        if (format != stats[0].first) SameLineIfFits(ImGui::CalcTextSize(fact).x);
+    for (std::size_t k = 0; k < std::size(stats); ++k) {
+        std::snprintf(fact, sizeof fact, stats[k].first, ui::format_value(stats[k].second).c_str());
+        if (k > 0) SameLineIfFits(ImGui::CalcTextSize(fact).x);
         ImGui::TextUnformatted(fact);
     }
     ImGui::PopFont();

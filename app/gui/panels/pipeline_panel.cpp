@@ -77,11 +77,12 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         return;
     }
     // Playback controls.
+    const char* keys = tr("\u2190/\u2192 Home End Space");
     if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) ui.stepper.key(ui::StepKey::Prev);
     ImGui::SameLine();
     if (ImGui::Button(ui.stepper.playing ? tr("Pause") : tr("Play"), ImVec2(ImGui::GetFontSize() * 4, 0)))
         ui.stepper.key(ui::StepKey::TogglePlay);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("keys: %s"), tr("\u2190/\u2192 Home End Space"));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("keys: %s"), keys);
     ImGui::SameLine();
     if (ImGui::ArrowButton("##next", ImGuiDir_Right)) ui.stepper.key(ui::StepKey::Next);
     ImGui::SameLine();
@@ -89,7 +90,6 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     float pace = static_cast<float>(ui.stepper.interval);
     if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, tr("%.1f s / step"))) ui.stepper.interval = pace;
     // The keys beside the controls when they fit; always in the Play button's tooltip.
-    const char* keys = tr("\u2190/\u2192 Home End Space");
     if (FitsOnThisLine(ImGui::CalcTextSize(keys).x)) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", keys);
