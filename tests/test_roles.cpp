@@ -38,6 +38,8 @@ TEST_CASE("steps by their pinned names and common aliases, with the block from t
         {"context_layer", {2, 5, 24}, "merged (as context_layer)"},
         {"attn_output", {2, 5, 24}, "out (as attn_output)"},
         {"layers/7/qkv_heads", {3, 2, 4, 5, 6}, "qkv_heads (block 7)"},
+        {"qkv", {2, 5, 72}, "qkv"},
+        {"blocks.1.attn.qkv", {3, 2, 4, 5, 6}, "qkv_heads (as qkv, block 1)"},  // after reshape + permute
     };
     for (const auto& c : cases) {
         CAPTURE(c.name);

@@ -181,6 +181,8 @@ Role step_role(const std::string& name, const Shape& shape) {
     const auto& steps = attention_step_names();
     if (names_context(last))
         role.name = shape.size() == 3 ? "merged" : "context";
+    else if ((last == "qkv" || last == "mixed_qkv") && shape.size() == 5 && shape[0] == 3)
+        role.name = "qkv_heads";  // [3, B, h, N, c]: after the reshape and permute, not self.qkv(x)
     else if (std::find(steps.begin(), steps.end(), last) != steps.end())
         role.name = last;
     for (const Alias& a : kAliases)
