@@ -16,7 +16,7 @@ PACKAGES := g++ make cmake pkgconf libxtensor-dev libxsimd-dev libopenblas-dev n
             librsvg2-bin help2man
 # Headless GUI tests (python3-xlib drops files on the live app) and the install tests (menu entry,
 # MIME types, man page, bash completion).
-TEST_PACKAGES := xvfb xauth libgl1-mesa-dri python3-xlib desktop-file-utils shared-mime-info man-db bash-completion
+TEST_PACKAGES := xvfb xauth imagemagick libgl1-mesa-dri python3-xlib desktop-file-utils shared-mime-info man-db bash-completion
 # make package / check-package: CPack's shlibdeps (dpkg-dev), lintian, file.
 PACKAGE_PACKAGES := dpkg-dev lintian file
 # Fixture and benchmark scripts in tools/ and bench/ (Debian's /usr/bin/python3 with torch).

@@ -24,6 +24,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include <stb_image.h>
 
 #include "softgl/backdrop.hpp"
@@ -164,7 +165,7 @@ void HandleKeys(const Trace& trace, UiState& ui) {
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ui.stepper.key(ui::StepKey::Next);
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) ui.stepper.key(ui::StepKey::First);
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) ui.stepper.key(ui::StepKey::Last);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) ui.stepper.key(ui::StepKey::TogglePlay);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) TogglePlay(ui);
     }
     // 1.86: io.KeysDown is indexed by GLFW key codes for keys without an ImGuiKey_.
     if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) ui.show_help = !ui.show_help;
@@ -185,6 +186,21 @@ void HandleKeys(const Trace& trace, UiState& ui) {
     }
 }
 
+// The inspector's slice of the step moved to keeps the head, batch item and shown axes chosen on
+// the step left (logic/slice.hpp: carried_slice), so one head can be followed through the steps.
+void CarrySlice(const Trace& trace, UiState& ui, const std::string& left, const Step& to) {
+    const Step* from = trace.find(left);
+    const auto seen = ui.views.find(left);
+    if (!from || seen == ui.views.end() || !seen->second.has_spec) return;
+    const ui::SliceSpec from_spec = seen->second.spec;
+    InspectorView& v = ui.views[to.name];
+    if (!v.has_spec) {
+        v.spec = ui::default_slice(to.shape());
+        v.has_spec = true;
+    }
+    v.spec = ui::carried_slice(from_spec, from->axes(), from->shape(), v.spec, to.axes(), to.shape());
+}
+
 // Keeps ui.selected_step equal to the stepper's step; starts the axis animation on a change.
 void SyncSelection(const Trace& trace, UiState& ui) {
     ui.stepper.set_count(static_cast<int>(trace.steps.size()));
@@ -193,6 +209,7 @@ void SyncSelection(const Trace& trace, UiState& ui) {
     if (ui.stepper.playing) ui.start_hint = false;
     if (name != ui.selected_step) {
         if (!ui.selected_step.empty()) ui.start_hint = false;  // the user moved (the first frame only selects)
+        CarrySlice(trace, ui, ui.selected_step, trace.steps[static_cast<std::size_t>(ui.stepper.selected)]);
         ui.previous_step = ui.selected_step;
         ui.selected_step = name;
         ui.step_changed_at = ui.now;
@@ -241,6 +258,14 @@ std::string FileStartStep(const FileTrace& file, const std::string& wanted) {
     if (const StepDifference* d = FirstDivergence(t)) return d->step;
     if (!wanted.empty() && t.find(wanted)) return wanted;
     if (t.find("attn")) return "attn";
+    return t.steps.empty() ? std::string() : t.steps.front().name;
+}
+
+// The step a config run opens at: the one wanted (on screen before, --step) when the trace has it,
+// else attn (the heads grid and row sums at once), else context (flash has no attn), else the first.
+std::string ConfigStartStep(const Trace& t, const std::string& wanted) {
+    for (const char* name : {wanted.c_str(), "attn", "context"})
+        if (t.find(name)) return name;
     return t.steps.empty() ? std::string() : t.steps.front().name;
 }
 
@@ -346,7 +371,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.file_error.clear();
         if (first) ui.views.clear();  // other shapes than the demo's
         CloseFile(ui);
-        SelectStep(*trace, ui, ui.selected_step.empty() ? "attn" : ui.selected_step);
+        SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selected_step));
     } else if (r.file) {
         const bool same_file = ui.file_path == path;
         ui.file_path = path;
@@ -367,7 +392,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
         ui.bug = r.zoo ? r.zoo->bug : Bug::None;
         ui.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
-        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ui.selected_step.empty() ? "attn" : ui.selected_step);
+        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selected_step));
     }
     return true;
 }
@@ -416,7 +441,7 @@ struct Gui {
     bool open_file = false, open_vit = false;  // FILE, or --model and --image, given
 
     EngineRunner runner;
-    bool start_first_run = false;  // the live app's first run, started once the window exists
+    EngineJob first_job;  // the live app's first run (the config's, or --bug's zoo run), started once the window exists
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const VitSnapshot> vit, trained_vit;  // the ViT on screen; the checkpoint's run (patch slider)
     const Trace empty_trace;
@@ -433,6 +458,8 @@ struct Gui {
     bool keep_layout = false;  // the live app keeps the window layout in imgui.ini
     FramePacer pacer;          // the live app draws only when something can have changed
     std::string window_title = "attnscope";
+    std::string state_path;   // ATTNSCOPE_STATE_JSON: where the app's state goes after each frame that changed it
+    std::string state_written;  // what was written there last
     float built_scale = 1.0f;  // the fonts' scale and language
     ui::Language built_language = ui::Language::English;
     gfx::HeatmapRenderer heatmaps;
@@ -540,7 +567,7 @@ bool StartFirstRun(Gui& g) {
         if (g.open_vit) g.trained_vit = g.vit;
     } else if (ui.config_errors.empty()) {
         if (options.screenshot_path.empty()) {  // the live app and --bench-gui
-            g.start_first_run = true;
+            g.first_job = EngineRunner::config_job(g.config);
         } else {
             EngineResult r = EngineRunner::run_now(g.config);
             if (!r.trace) {
@@ -552,11 +579,16 @@ bool StartFirstRun(Gui& g) {
             ++ui.trace_generation;
         }
     }
-    // --bug: the zoo's run of that bug replaces the config's (waited for in --screenshot).
+    // --bug: the zoo's run of that bug replaces the config's (waited for in --screenshot; the live
+    // app's first run).
     if (!options.bug.empty() && !g.open_file && !g.open_vit && ui.config_errors.empty()) {
         ui.bug = bug_from_key(options.bug).value_or(Bug::None);
-        g.runner.start(EngineRunner::zoo_job(g.config, ui.bug));
-        if (g.shot && !WaitForRun(g, "the zoo job was cancelled")) return false;
+        if (g.first_job) {
+            g.first_job = EngineRunner::zoo_job(g.config, ui.bug);
+        } else {
+            g.runner.start(EngineRunner::zoo_job(g.config, ui.bug));
+            if (g.shot && !WaitForRun(g, "the zoo job was cancelled")) return false;
+        }
     }
     return true;
 }
@@ -572,9 +604,11 @@ bool ShowStartView(Gui& g) {
         ui.follow.pin(options.follow_step, options.follow_index);
         ui.follow_reveal = options.step.empty();
     }
-    std::string start_step = !options.step.empty()
-                                 ? options.step
-                                 : (!g.shot && g.settings && !g.settings->step.empty() ? g.settings->step : "attn");
+    // --quiz asks from the first step on (each next step's shape, the lesson's order).
+    std::string start_step = !options.step.empty() ? options.step
+                             : options.quiz        ? attention_step_names().front()
+                             : !g.shot && g.settings && !g.settings->step.empty() ? g.settings->step
+                                                                                  : "attn";
     if (!g.trace) {
         ui.selected_step = start_step;
         return true;
@@ -588,7 +622,7 @@ bool ShowStartView(Gui& g) {
                          StepList(trace).c_str());
             if (g.shot) return false;
         }
-        start_step = trace.find("attn") ? "attn" : "context";  // flash has no attn step
+        start_step = ConfigStartStep(trace, "attn");
     }
     SelectStep(trace, ui, start_step);
     SyncSelection(trace, ui);
@@ -847,7 +881,11 @@ void FollowPresentationMode(Gui& g) {
 // A finished worker run: swap the snapshot in, or keep the last good trace.
 void AcceptFinishedRun(Gui& g) {
     if (auto r = g.runner.poll()) {
-        if (AcceptResult(*r, g.trace, g.vit, g.ui) && r->vit && r->vit->fresh_patch == 0) g.trained_vit = r->vit;
+        const bool accepted = AcceptResult(*r, g.trace, g.vit, g.ui);
+        if (accepted && r->vit && r->vit->fresh_patch == 0) g.trained_vit = r->vit;
+        // The first file or ViT could not be opened and nothing is on screen (its job superseded the
+        // demo's): the demo, so the app is never left empty.
+        if (!accepted && !g.trace) g.ui.rerun_requested = true;
         if (r->trace && (r->file || r->vit) && !g.ui.settings_path.empty())
             SaveSettings(g.ui.settings_path, g.ui, g.ui.config_draft);  // the recent-files list survives a crash
     }
@@ -959,6 +997,9 @@ void HandleRequests(Gui& g) {
         ui.bug = *ui.bug_request;
         ui.bug_request.reset();
         ui.rerun_requested = true;
+        // The zoo runs the single-layer config: what it replaces is said, with the way back.
+        if (ui.bug != Bug::None && (ui.vit_on_screen || !ui.file_path.empty()))
+            ui.set_status(tr("the Bug zoo runs on the single-layer demo: the ViT or file on screen was closed (File > Open recent brings it back)"));
     }
     if (ui.back_to_config_requested) {
         ui.back_to_config_requested = false;
@@ -1000,6 +1041,7 @@ void RenderFrame(Gui& g) {
     ImGui::NewFrame();
     g.backdrop->begin_frame();
     g.ui.animating = false;
+    g.ui.item_rects.clear();
     DrawFrame(shown, g.vit.get(), g.ui);
     if (g.ui.follow.end_frame()) g.ui.animating = true;  // the mouse left the followed cell: draw it gone
     g.backdrop->end_frame();
@@ -1132,6 +1174,76 @@ std::string LayoutReport() {
     return ui::layout_report_json(ctx.IO.DisplaySize.x, ctx.IO.DisplaySize.y, menu_h, report);
 }
 
+// ATTNSCOPE_STATE_JSON=PATH: what the user sees, for tests that drive the window like a user (keys and
+// clicks through XTEST) and read the outcome without pixels: the step, the inspector's slice (head,
+// batch item), the followed element, the bug, the quiz, the file, the message shown, and every
+// panel's rectangle and cuts as --layout-json reports them.
+std::string StateReport(const Gui& g) {
+    const UiState& ui = g.ui;
+    nlohmann::json j;
+    j["trace"] = g.trace != nullptr;
+    j["steps"] = g.trace ? g.trace->steps.size() : 0;
+    j["step"] = ui.selected_step;
+    j["step_index"] = ui.stepper.selected;
+    j["playing"] = ui.stepper.playing;
+    j["head"] = nullptr;
+    j["batch"] = nullptr;
+    const Step* step = g.trace ? g.trace->find(ui.selected_step) : nullptr;
+    j["shape"] = step ? step->shape() : Shape{};
+    const auto view = ui.views.find(ui.selected_step);
+    if (step && view != ui.views.end() && view->second.has_spec) {
+        const ui::SliceSpec& s = view->second.spec;
+        const Axes& axes = step->axes();
+        j["slice"] = {{"axes", axes}, {"row_axis", s.row_axis}, {"col_axis", s.col_axis}, {"index", s.index}};
+        for (std::size_t a = 0; a < axes.size() && a < s.index.size(); ++a) {
+            const bool shown = static_cast<int>(a) == s.row_axis || static_cast<int>(a) == s.col_axis;
+            if (axes[a] == "h" && !shown) j["head"] = s.index[a];
+            if (axes[a] == "B" && !shown) j["batch"] = s.index[a];
+        }
+    }
+    j["followed"] = ui.follow.active() ? nlohmann::json{{"step", ui.follow.step}, {"index", ui.follow.index}, {"pinned", ui.follow.pinned}}
+                                       : nlohmann::json(nullptr);
+    j["bug"] = ui.zoo ? bug_info(ui.bug).key : "none";
+    j["presentation"] = ui.classroom.presentation;
+    j["slide_title"] = ui.classroom.presentation ? ui.classroom.slide_title : std::string();
+    const ui::ClassroomState& c = ui.classroom;
+    const bool asking = g.trace && c.asking >= 0 && c.asking < static_cast<int>(g.trace->steps.size());
+    j["quiz"] = {{"on", c.quiz},
+                 {"asking", asking ? nlohmann::json(g.trace->steps[static_cast<std::size_t>(c.asking)].name) : nlohmann::json(nullptr)},
+                 {"asking_shape", asking ? g.trace->steps[static_cast<std::size_t>(c.asking)].shape() : Shape{}},
+                 {"right", c.score.right},
+                 {"asked", c.score.asked},
+                 {"last_answer", c.feedback && c.feedback->given ? (c.feedback->correct ? "right" : "wrong") : ""}};
+    j["language"] = ui::language() == ui::Language::Chinese ? "zh" : "en";
+    j["file"] = ui.file_path;
+    j["source"] = g.trace ? g.trace->source_path : std::string();
+    j["loading"] = ui.loading_path;
+    j["busy"] = ui.engine_busy;
+    j["vit"] = ui.vit_on_screen;
+    j["message"] = ui.file_error;  // the "Cannot open the file" dialog, while it is open
+    j["run_error"] = ui.run_error;
+    j["status"] = ui.status;
+    j["back_to_demo_enabled"] = !ui.file_path.empty() || ui.vit_on_screen;  // File > Back to the demo / config
+    j["items"] = nlohmann::json::object();
+    for (const auto& [name, r] : ui.item_rects) j["items"][name] = {r.x, r.y, r.w, r.h};
+    j["layout"] = nlohmann::json::parse(LayoutReport());
+    return j.dump(1) + "\n";
+}
+
+// Writes StateReport() when it changed since the last frame (atomically: a reader never sees half).
+void WriteStateWhenChanged(Gui& g) {
+    if (g.state_path.empty()) return;
+    std::string now = StateReport(g);
+    if (now == g.state_written) return;
+    try {
+        write_file_atomic(g.state_path, now);
+        g.state_written = std::move(now);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: ATTNSCOPE_STATE_JSON %s: %s\n", g.state_path.c_str(), e.what());
+        g.state_path.clear();
+    }
+}
+
 // --layout-json: LayoutReport() of the last frame, written atomically. False, after one line on
 // stderr, when it cannot be written.
 bool WriteLayoutReport(const Gui& g) {
@@ -1189,6 +1301,8 @@ void Shutdown(Gui& g) {
 
 int run_gui(const GuiOptions& options) {
     Gui gui(options);
+    if (const char* state = std::getenv("ATTNSCOPE_STATE_JSON")) gui.state_path = state;
+    gui.ui.record_items = !gui.state_path.empty();
     LoadSettingsAndOptions(gui);
     if (!CheckOptions(gui)) return 2;
     if (!StartFirstRun(gui)) return 2;
@@ -1198,7 +1312,7 @@ int run_gui(const GuiOptions& options) {
     // takes a core for a while, longer with the engine's threads beside it, so GL and the fonts are
     // set up meanwhile and the first frame does not wait for the run (the panels show "running").
     if (!OpenWindow(gui)) return 2;
-    if (gui.start_first_run) gui.runner.start(gui.config);
+    if (gui.first_job) gui.runner.start(std::move(gui.first_job));
     if (!LoadGl(gui)) return 2;
     SetupImGui(gui);
     if (!gui.shot) StartOpening(gui);  // the demo stays on screen meanwhile; errors go to the modal
@@ -1222,6 +1336,7 @@ int run_gui(const GuiOptions& options) {
         FollowPresentationMode(gui);
         HandleRequests(gui);
         RenderFrame(gui);
+        WriteStateWhenChanged(gui);
         SaveLayoutWhenAsked(gui);
         ExportWhenAsked(gui);
         if (gui.bench) {

@@ -171,6 +171,10 @@ struct UiState {
     ui::ExportDialog export_dialog;     // File > Export heatmap as PNG
     std::string status;                 // one line in the menu bar (export written, settings error)
     double status_time = -1e9;
+    // ATTNSCOPE_STATE_JSON: where this frame drew the items a test clicks (menus, heads, the quiz's
+    // field), by a stable name ("menu:File", "bug:softmax-dim-2", "head:3"); empty otherwise.
+    bool record_items = false;
+    std::map<std::string, ui::Rect> item_rects;
 
     // ---- classroom: presentation mode, the shape quiz (panels/classroom_panel.cpp)
     ui::ClassroomState classroom;

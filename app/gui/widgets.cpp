@@ -151,7 +151,9 @@ void WrappedTooltip(const char* text, float width) {
 }
 
 void HelpMarker(const char* text) {
+    ImGui::PushTextWrapPos(-1.0f);  // never broken inside wrapped text
     ImGui::TextDisabled("(?)");
+    ImGui::PopTextWrapPos();
     if (ImGui::IsItemHovered()) WrappedTooltip(text, 30.0f);
 }
 

@@ -86,10 +86,12 @@ def main():
             fail(where + " reaches outside the display")
         if p["y"] < menu - eps:
             fail(where + " overlaps the menu bar (%.1f px high)" % menu)
-    for needed in ("Pipeline", "Shape view", "Tensor inspector", "Heads", "Row sums"):
+    # --gradients: the Gradients panel takes the right column (Heads and Row sums).
+    right = ("gradients",) if "--gradients" in app_args else ("Heads", "Row sums")
+    for needed in ("Pipeline", "Shape view", "Tensor inspector") + right:
         if needed not in panels:
             fail("no %s panel at %s (panels: %s)" % (needed, size, ", ".join(panels)))
-    if panels["Heads"]["visible_fraction"] < 0.999:
+    if "Heads" in panels and panels["Heads"]["visible_fraction"] < 0.999:
         fail("Heads is %.0f%% covered at %s" % (100 * (1 - panels["Heads"]["visible_fraction"]), size))
     if panels["Pipeline"]["scrolls"]:
         fail("the pipeline's 17 rows need a scrollbar at %s (h %.1f)" % (size, panels["Pipeline"]["h"]))

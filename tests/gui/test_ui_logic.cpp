@@ -165,6 +165,42 @@ TEST_CASE("normalized repairs specs after the shape changes") {
     CHECK(m.row_axis != m.col_axis);
 }
 
+TEST_CASE("carried_slice keeps the head and batch item chosen on the step left, where they apply") {
+    const Axes attn_axes{"B", "h", "N", "N'"};
+    const Shape attn_shape{2, 8, 16, 16};
+    SliceSpec head3 = default_slice(attn_shape);
+    head3.index = {1, 3, 0, 0};  // batch item 1, head 3
+    // attn -> context [B, h, N, c]: the same head and batch item.
+    const SliceSpec ctx = carried_slice(head3, attn_axes, attn_shape, default_slice({2, 8, 16, 96}),
+                                        {"B", "h", "N", "c"}, {2, 8, 16, 96});
+    CHECK(ctx.index[0] == 1);
+    CHECK(ctx.index[1] == 3);
+    CHECK(ctx.row_axis == 2);
+    CHECK(ctx.col_axis == 3);
+    // -> context_t [B, N, h, c]: h is shown as rows there, so only B is carried.
+    const SliceSpec ctx_t = carried_slice(ctx, {"B", "h", "N", "c"}, {2, 8, 16, 96}, default_slice({2, 16, 8, 96}),
+                                          {"B", "N", "h", "c"}, {2, 16, 8, 96});
+    CHECK(ctx_t.index[0] == 1);
+    CHECK(ctx_t.row_axis == 2);
+    // A head that the next step does not have (fewer heads) keeps the step's own index.
+    const SliceSpec fewer = carried_slice(head3, attn_axes, attn_shape, default_slice({2, 2, 16, 16}), attn_axes,
+                                          {2, 2, 16, 16});
+    CHECK(fewer.index[1] == 0);
+    // Default shown axes are not forced on the next step (k [.., N, c] -> k_t [.., c, N] stays c x N) ...
+    const SliceSpec kt = carried_slice(default_slice({2, 8, 16, 96}), {"B", "h", "N", "c"}, {2, 8, 16, 96},
+                                       default_slice({2, 8, 96, 16}), {"B", "h", "c", "N"}, {2, 8, 96, 16});
+    CHECK(kt.row_axis == 2);
+    CHECK(kt.col_axis == 3);
+    // ... but shown axes the user chose are, when the next step names both.
+    SliceSpec chosen = default_slice(attn_shape);
+    chosen.row_axis = 1;  // h x N'
+    chosen.index = {0, 0, 5, 0};
+    const SliceSpec next = carried_slice(chosen, attn_axes, attn_shape, default_slice(attn_shape), attn_axes, attn_shape);
+    CHECK(next.row_axis == 1);
+    CHECK(next.col_axis == 3);
+    CHECK(next.index[2] == 5);  // N is fixed there: its index is carried too
+}
+
 TEST_CASE("describe_slice and format_index") {
     SliceSpec s = default_slice({2, 8, 16, 16});
     s.index[0] = 1;

@@ -22,6 +22,34 @@ SliceSpec default_slice(const Shape& shape) {
     return spec;
 }
 
+SliceSpec carried_slice(const SliceSpec& from, const Axes& from_axes, const Shape& from_shape, SliceSpec to,
+                        const Axes& to_axes, const Shape& to_shape) {
+    to = normalized(std::move(to), to_shape);
+    if (from_axes.size() != from_shape.size() || to_axes.size() != to_shape.size()) return to;
+    auto axis_in_to = [&](int a) -> int {  // the axis of `to` named like `from`'s axis a, or -1
+        if (a < 0 || a >= static_cast<int>(from_axes.size())) return -1;
+        for (std::size_t i = 0; i < to_axes.size(); ++i)
+            if (to_axes[i] == from_axes[static_cast<std::size_t>(a)]) return static_cast<int>(i);
+        return -1;
+    };
+    const SliceSpec from_default = default_slice(from_shape);
+    if (from.row_axis != from_default.row_axis || from.col_axis != from_default.col_axis) {
+        const int r = axis_in_to(from.row_axis), c = axis_in_to(from.col_axis);
+        if (r >= 0 && c >= 0 && r != c) {
+            to.row_axis = r;
+            to.col_axis = c;
+        }
+    }
+    for (int a = 0; a < static_cast<int>(from_shape.size()); ++a) {
+        if (a == from.row_axis || a == from.col_axis || static_cast<std::size_t>(a) >= from.index.size()) continue;
+        const int t = axis_in_to(a);
+        if (t < 0 || t == to.row_axis || t == to.col_axis) continue;
+        const std::size_t i = from.index[static_cast<std::size_t>(a)];
+        if (i < to_shape[static_cast<std::size_t>(t)]) to.index[static_cast<std::size_t>(t)] = i;
+    }
+    return to;
+}
+
 SliceSpec normalized(SliceSpec spec, const Shape& shape) {
     const int rank = static_cast<int>(shape.size());
     spec.index.resize(shape.size(), 0);

@@ -28,6 +28,13 @@ SliceSpec default_slice(const Shape& shape);
 // axes in range and distinct, indices clamped, index sized to the rank.
 SliceSpec normalized(SliceSpec spec, const Shape& shape);
 
+// The slice of the step the user moves to, keeping what they chose on the step they leave: the
+// index of every fixed axis both steps name (a head h, a batch item B) where it is in range there,
+// and the shown rows and columns when the user chose other ones than the left step's default and
+// the new step names both. Axes of other names keep `to`'s choice.
+SliceSpec carried_slice(const SliceSpec& from, const Axes& from_axes, const Shape& from_shape, SliceSpec to,
+                        const Axes& to_axes, const Shape& to_shape);
+
 struct Slice2D {
     std::size_t rows = 0;
     std::size_t cols = 0;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -68,9 +69,13 @@ void HandleClassroomKeys(UiState& ui) {
 void QuizGate(const Trace& trace, UiState& ui) {
     ui::ClassroomState& c = ui.classroom;
     c.show_trace(ui.trace_generation);  // a new trace: a new quiz
+    if (trace.steps.empty()) {  // the first run still going: the quiz asks once it is there
+        c.asking = -1;
+        return;
+    }
     const bool turned_on = c.quiz && !c.quiz_was_on;
     c.quiz_was_on = c.quiz;
-    if (!c.quiz || trace.steps.empty()) {
+    if (!c.quiz) {
         c.asking = -1;
         return;
     }
@@ -105,6 +110,37 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap);
 // [SECTION] presentation
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+// What the slide tells about a step: the pipeline's story, except on a bug of the zoo, where the
+// buggy line gets the bug's own story (what the line does instead, the reference's line, what it
+// breaks) and every step after it is said to carry the bug's numbers.
+ui::StepNarrative SlideNarrative(const Trace& trace, const Step& step, const UiState& ui) {
+    ui::StepNarrative n = ui::step_narrative(step.name, ui::language(), trace.config.reference);
+    if (!ui.zoo || ui.bug == Bug::None) return n;
+    const BugInfo& info = bug_info(ui.bug);
+    if (step.code.find("# BUG") != std::string::npos) {
+        char title[256];
+        std::snprintf(title, sizeof title, tr("the bug: %s"), tr(info.title));
+        n.title = title;
+        n.text = std::string(tr("This line is the bug. The reference writes it as")) + ":\n    " + info.right_line + "\n\n" +
+                 ui::tr_core(info.symptom);
+        return n;
+    }
+    const StepDifference* d = trace.difference(step.name);
+    if (d && !d->ok) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      tr("In this buggy run the numbers here differ from the correct pipeline's (largest difference %.3g): "
+                         "the bug above changed them. What follows is what the correct step does."),
+                      d->max_error);
+        n.text = std::string(line) + "\n\n" + n.text;
+    }
+    return n;
+}
+
+}  // namespace
+
 void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const ImGuiIO& io = ImGui::GetIO();
     ImGui::SetNextWindowPos(ImVec2(0, 0));
@@ -126,7 +162,8 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     }
     const float fs = ImGui::GetFontSize();
     const float width = ImGui::GetContentRegionAvail().x;
-    const ui::StepNarrative n = ui::step_narrative(step->name, ui::language(), trace.config.reference);
+    const ui::StepNarrative n = SlideNarrative(trace, *step, ui);
+    ui.classroom.slide_title = n.title;
 
     // ---- where we are, and the step's title
     ImGui::TextDisabled(tr("step %d / %zu"), ui.stepper.selected + 1, trace.steps.size());
@@ -143,7 +180,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     }
     // ---- the PyTorch line
     ImGui::PushFont(fonts().mono);
-    ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "%s", step->code.c_str());
+    ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "%s", ui::tr_code(step->code).c_str());
     ImGui::PopFont();
     ImGui::TextDisabled("%s", ui::tr_formula(step->formula).c_str());
     ImGui::Spacing();
@@ -192,32 +229,37 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const float footer = ImGui::GetTextLineHeightWithSpacing() + fs * 0.3f;
     const float body_h = std::max(ImGui::GetContentRegionAvail().y - footer, fs * 4.0f);
     const float text_w = width * 0.46f;
-    ImGui::BeginChild("##narrative", ImVec2(text_w, body_h), false);
+    // With the quiz on, the column's lower part is the quiz's own region (it scrolls, the narrative stays).
+    const float quiz_h = ui.classroom.quiz ? std::floor(body_h * 0.45f) : 0.0f;
+    ImGui::BeginGroup();
+    ImGui::BeginChild("##narrative", ImVec2(text_w, body_h - quiz_h), false);
     WrappedText(n.text.empty() ? step->note.c_str() : n.text.c_str());  // Chinese breaks between characters
     ImGui::PushTextWrapPos(0.0f);
     // The engine's note on memory (English only), unless it would push the ViT's strip below the slide.
     const float strip = vit ? VitSlideHeight(ImGui::GetContentRegionAvail().x, *vit) : 0.0f;
     const float note_h = ImGui::CalcTextSize(step->note.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
     if (!n.text.empty() && ui::language() == ui::Language::English && !step->note.empty() &&
-        (!vit || ImGui::GetCursorPosY() + note_h + strip + 2.0f * ImGui::GetStyle().ItemSpacing.y <= body_h)) {
+        (!vit || ImGui::GetCursorPosY() + note_h + strip + 2.0f * ImGui::GetStyle().ItemSpacing.y <= body_h - quiz_h)) {
         ImGui::Spacing();
         ImGui::TextDisabled("%s", step->note.c_str());
     }
     ImGui::PopTextWrapPos();
     if (vit) {  // the ViT: its picture and the class token's maps, at the bottom of the column
         ImGui::Spacing();
-        ImGui::SetCursorPosY(std::max(ImGui::GetCursorPosY(), body_h - strip));
+        ImGui::SetCursorPosY(std::max(ImGui::GetCursorPosY(), body_h - quiz_h - strip));
         DrawVitSlide(*vit, ui, ImGui::GetContentRegionAvail().x);
     }
-    if (ui.classroom.quiz) {  // the quiz, inline under the narrative
-        ImGui::Spacing();
+    ImGui::EndChild();
+    if (ui.classroom.quiz) {  // the quiz, under the narrative
+        ImGui::BeginChild("##quiz", ImVec2(text_w, 0), false);
         ImGui::Separator();
         ImGui::TextColored(WarnColor(), "%s", tr("Quiz: predict the next shape"));
         const bool new_question = ui.classroom.focus_answer;
         DrawQuizBody(trace, ui, ImGui::GetContentRegionAvail().x);
         if (new_question) ImGui::SetScrollHereY(1.0f);  // the question in view
+        ImGui::EndChild();
     }
-    ImGui::EndChild();
+    ImGui::EndGroup();
     ImGui::SameLine(0, fs);
     ImGui::BeginChild("##picture", ImVec2(0, body_h), false);
     const Shape shape = step->shape();
@@ -336,12 +378,14 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
         char hint[96];
         std::snprintf(hint, sizeof hint, tr("e.g. %s or %s"), example.numbers.c_str(), example.symbols.c_str());
         bool submit = ImGui::InputTextWithHint("##answer", hint, c.answer, sizeof c.answer, ImGuiInputTextFlags_EnterReturnsTrue);
+        MarkItem(ui, "quiz:answer");
         // The buttons beside the field when they fit in the wrap width, else on the line below.
         const ImGuiStyle& style = ImGui::GetStyle();
         const float buttons = ImGui::CalcTextSize(tr("Check")).x + ImGui::CalcTextSize(tr("Show me")).x +
                               4.0f * style.FramePadding.x + 2.0f * style.ItemSpacing.x;
         if (field + buttons <= wrap) ImGui::SameLine();
         submit |= ImGui::Button(tr("Check"));
+        MarkItem(ui, "quiz:check");
         ImGui::SameLine();
         const bool give_up = ImGui::Button(tr("Show me"));
         if (submit || give_up) {
@@ -389,7 +433,16 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
     bool open = true;
     const bool shown = ImGui::Begin(ui::window_title(tr("Quiz: predict the next shape"), "Quiz").c_str(), &open,
                                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
-    if (shown) DrawQuizBody(trace, ui, wrap);
+    if (shown) {
+        DrawQuizBody(trace, ui, wrap);
+        // Grown by a question (auto-resized downwards from where it appeared): moved back up inside
+        // the display, under the menu bar, so the field and Check stay in sight.
+        const ImVec2 d = ImGui::GetIO().DisplaySize, size = ImGui::GetWindowSize(), pos = ImGui::GetWindowPos();
+        const float top = ImGui::GetFrameHeight();
+        const ImVec2 inside(std::clamp(pos.x, 0.0f, std::max(d.x - size.x, 0.0f)),
+                            std::clamp(pos.y, top, std::max(d.y - size.y, top)));
+        if (inside.x != pos.x || inside.y != pos.y) ImGui::SetWindowPos(inside);
+    }
     ImGui::End();
     if (!open) c.quiz = false;
 }
@@ -398,14 +451,16 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
 // [SECTION] language
 // ---------------------------------------------------------------------------------------------
 
-void DrawLanguageMenu(UiState& /*ui*/) {
-    if (!ImGui::BeginMenu(tr("Language"))) return;
+void DrawLanguageMenu(UiState& ui) {
+    if (!BeginMarkedMenu(ui, tr("Language"), "Language")) return;
     if (ImGui::MenuItem("English", nullptr, ui::language() == ui::Language::English))
         ui::set_language(ui::Language::English);
+    MarkItem(ui, "lang:en");
     const bool cjk = cjk_font_path() != nullptr;
     if (ImGui::MenuItem(cjk ? "\u4e2d\u6587\uff08\u7b80\u4f53\uff09" : "Chinese (simplified)", nullptr,
                         ui::language() == ui::Language::Chinese, cjk))
         ui::set_language(ui::Language::Chinese);
+    MarkItem(ui, "lang:zh");
     if (!cjk && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(tr("No Chinese font is installed: apt-get install %s (make run installs it)"), kCjkPackage);
     ImGui::EndMenu();

@@ -22,7 +22,7 @@ bool SameConfig(const AttentionConfig& a, const AttentionConfig& b) {
            a.shift == b.shift && a.patch_merge == b.patch_merge && a.scaled == b.scaled && a.reference == b.reference;
 }
 
-constexpr float kSizeInputWidth = 5.5f;  // B, N, C, h: the field with its -/+ buttons, in font sizes
+constexpr float kSizeInputWidth = 6.5f;  // B, N, C, h: the field with its -/+ buttons (room for 4 digits: C = 2048), in font sizes
 
 // An unsigned input that reports a change when typing ends or a +/- button is used.
 bool SizeInput(const char* label, std::size_t* value, const char* help) {

@@ -60,7 +60,9 @@ void DrawFileBrowser(UiState& ui) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("parent folder"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::InputText("##folder", ui.browser_edit, sizeof ui.browser_edit, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    const bool entered = ImGui::InputText("##folder", ui.browser_edit, sizeof ui.browser_edit, ImGuiInputTextFlags_EnterReturnsTrue);
+    MarkItem(ui, "browser:path");
+    if (entered) {
         const std::string typed = ui.browser_edit;
         if (ui::is_openable_file(typed)) RequestOpen(ui, typed);  // a file path typed in: open it
         else GoTo(ui, typed);

@@ -79,7 +79,9 @@ void Thumbnail(const Trace& trace, UiState& ui, const Step& step, const Boxes& b
         if (hover.clicked) SelectStep(trace, ui, step.name);
     }
     ImGui::PushFont(fonts().mono);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", ui::describe_slice(step.name, spec, step.shape().size()).c_str());
+    ImGui::PopTextWrapPos();
     ImGui::PopFont();
 }
 
@@ -152,9 +154,12 @@ void FollowedLine(UiState& ui) {
     ImGui::PopFont();
     ImGui::SameLine();
     if (ImGui::SmallButton(tr("clear (Esc)"))) ui.follow.clear();
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", ui.follow.pinned ? tr("pinned: outlines mark where it comes from and what it feeds")
-                                               : tr("(hover)"));
+    // One line always (the inspector keeps its height for it): the explanation only where it fits.
+    const char* what = ui.follow.pinned ? tr("pinned: outlines mark where it comes from and what it feeds") : tr("(hover)");
+    if (FitsOnThisLine(ImGui::CalcTextSize(what).x, ImGui::GetStyle().ItemSpacing.x)) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", what);
+    }
 }
 
 void DrawFollowPanel(const Trace& trace, UiState& ui) {
@@ -173,23 +178,28 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
         view.spec.index = ui.follow.index;
         view.spec = ui::normalized(view.spec, followed->shape());
     }
+    // Each piece on the line when it fits, else on the next (a narrow panel, a long index).
+    const float pad = 2.0f * ImGui::GetStyle().FramePadding.x;
+    const std::string element = ui.follow.step + ui::format_index(ui.follow.index);
     ImGui::TextUnformatted(tr("following"));
-    ImGui::SameLine();
     ImGui::PushFont(fonts().mono);
-    ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s%s", ui.follow.step.c_str(), ui::format_index(ui.follow.index).c_str());
+    SameLineIfFits(ImGui::CalcTextSize(element.c_str()).x);
+    ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s", element.c_str());
     ImGui::PopFont();
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize(tr("unpin")).x + pad);
     if (ImGui::SmallButton(tr("unpin"))) ui.follow.unpin();
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize(tr("show")).x + pad);
     if (ImGui::SmallButton(tr("show"))) ui.follow_reveal = true;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("open the followed element's slice in the inspector"));
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize(tr("clear (Esc)")).x + pad);
     if (ImGui::SmallButton(tr("clear (Esc)"))) ui.follow.clear();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(1)), "%s", tr("\u25a0 comes from"));
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize(tr("\u25a0 feeds")).x);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(2)), "%s", tr("\u25a0 feeds"));
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize(tr("(thumbnails: click to open the step)")).x);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", tr("(thumbnails: click to open the step)"));
+    ImGui::PopTextWrapPos();
     bool maps_differ = false;  // a zoo bug that moves elements: the correct pipeline's maps beside
     if (ui.zoo && ui.zoo->bug != Bug::None)
         for (const Related& r : related)
@@ -211,8 +221,9 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             ImGui::TableNextColumn();
             const int role = self ? 3 : (r->source ? 1 : 2);
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(role)), "%s", step.name.c_str());
-            ImGui::SameLine();
-            ImGui::TextDisabled("%s", self ? tr("the element") : r->source ? tr("comes from") : tr("feeds"));
+            const char* role_text = self ? tr("the element") : r->source ? tr("comes from") : tr("feeds");
+            SameLineIfFits(ImGui::CalcTextSize(role_text).x);
+            ImGui::TextDisabled("%s", role_text);
             ImGui::PushFont(fonts().mono);
             ImGui::PushTextWrapPos(0.0f);
             const Boxes boxes = self ? Boxes{element_box(ui.follow.index)} : r->boxes;
@@ -225,12 +236,14 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             ImGui::PopTextWrapPos();
             ImGui::PopFont();
             const std::size_t count = self ? std::size_t{1} : element_count(boxes);
+            ImGui::PushTextWrapPos(0.0f);
             if (count == 1)
                 ImGui::TextDisabled(tr("1 element, %s"), op_name(step.op));
             else
                 ImGui::TextDisabled(tr("%zu elements, %s"), count, op_name(step.op));
+            ImGui::PopTextWrapPos();
             ImGui::TableNextColumn();
-            Thumbnail(trace, ui, step, boxes, ImVec2(thumb_w - 6.0f, thumb_h));
+            Thumbnail(trace, ui, step, boxes, ImVec2(std::max(ImGui::GetContentRegionAvail().x, 20.0f), thumb_h));
         }
         ImGui::EndTable();
     }

@@ -130,22 +130,24 @@ void RememberRun(const Trace& trace, const Gradients& g, UiState& ui) {
 void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
     AttentionConfig& c = ui.config_draft;
     bool scaled = c.scaled;
-    if (ImGui::Checkbox(tr("scale the scores by c^-0.5 (self.scale)"), &scaled)) {
+    if (ImGui::Checkbox("##scaled", &scaled)) {  // its label wraps beside it on a narrow panel
         c.scaled = scaled;
         ui.rerun_requested = true;
     }
     ImGui::SameLine();
+    ImGui::TextUnformatted(tr("scale the scores by c^-0.5 (self.scale)"));
+    SameLineIfFits(ImGui::CalcTextSize("(?)").x);
     HelpMarker(tr("Without the scale, q.k grows like sqrt(c): larger scores push softmax towards a one-hot row. "
                   "Its backward is attn * (g - sum(g * attn)), which is 0 for a one-hot row whatever g is, so the "
                   "gradient into the scores (and on to q, k and qkv.weight) vanishes. self.scale = c^-0.5 keeps the "
                   "scores' spread near 1 for any c. Off: the `scaled` step multiplies by 1 (the CLI's --no-scale)."));
     ImGui::TextUnformatted(tr("raise C:"));
-    ImGui::SameLine();
+    SameLineIfFits(ButtonWidth(tr("C / 2")));
     if (ImGui::SmallButton(tr("C / 2")) && c.dim / 2 >= c.heads && (c.dim / 2) % c.heads == 0) {
         c.dim /= 2;
         ui.rerun_requested = true;
     }
-    ImGui::SameLine();
+    SameLineIfFits(ButtonWidth(tr("C x 2")));
     if (ImGui::SmallButton(tr("C x 2")) && c.dim <= 4096) {
         c.dim *= 2;
         ui.rerun_requested = true;
@@ -156,7 +158,7 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
         c.dim = 2048;
         ui.rerun_requested = true;
     }
-    ImGui::SameLine();
+    SameLineIfFits(ButtonWidth(tr("reset")));
     if (ImGui::SmallButton(tr("reset"))) {
         c.scaled = true;
         c.dim = 768;
@@ -240,10 +242,11 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui) {
         return;
     }
     RememberRun(trace, *g, ui);
+    ImGui::PushTextWrapPos(0.0f);  // every line wraps at the panel's edge (in a table: the column's)
     ImGui::TextUnformatted(tr("loss = sum(out_drop * G)"));
     ImGui::SameLine();
     ImGui::TextDisabled(tr("G: %s"), g->grad_output_source.c_str());
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize("(?)").x);
     HelpMarker(tr("The backward pass of this layer for an upstream gradient G on its output, exactly as "
                   "PyTorch's autograd computes it. The CLI: attnscope run --grad-output G.npy --dump DIR."));
 
@@ -280,6 +283,7 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui) {
         const float rest = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 1.5f;
         GradientHeatmap(trace, *s, ui, std::max(rest, ImGui::GetFontSize() * 6.0f));
     }
+    ImGui::PopTextWrapPos();
     ImGui::End();
 }
 

@@ -154,6 +154,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         opt.selected = sel;
         static const ui::Slice2D kEmpty;
         const HeatmapHover hover = DrawHeatmap(tex, s ? *s : kEmpty, opt);
+        MarkItem(ui, "head:" + std::to_string(hd));
         if (hover.hovered && s) {
             const auto spec = ui::head_slice(axes, shape, view.spec, hd);
             const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);

@@ -238,8 +238,9 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         if (!ui.show_numbers) {
             const ImVec2 avail = ImGui::GetContentRegionAvail();
             const float legend_w = ColorLegendWidth();
-            const float hover_h =
-                ImGui::GetTextLineHeightWithSpacing() * (1.0f + (any_marked ? 1.0f : 0.0f) + (ui.follow.pinned ? 1.0f : 0.0f)) + 2.0f;
+            // The hover line and the followed element's line are always budgeted, so a click that pins
+            // an element does not shrink the map under the mouse.
+            const float hover_h = ImGui::GetTextLineHeightWithSpacing() * (2.0f + (any_marked ? 1.0f : 0.0f)) + 2.0f;
             const ImVec2 area(std::max(avail.x - legend_w - ImGui::GetStyle().ItemSpacing.x, 50.0f),
                               std::max(avail.y - hover_h, 50.0f));
             const std::string problem = ui.heatmaps ? ui.heatmaps->problem("inspector") : "no renderer";
@@ -265,6 +266,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                     opt.outline_marked_rows = false;
                 }
                 const HeatmapHover hover = DrawHeatmap(tex, slice, opt);
+                MarkItem(ui, "inspector:map");
                 const float map_h = ImGui::GetItemRectSize().y;
                 ImGui::SameLine();
                 ColorLegend(range, map_h, slice.nan_count > 0, slice.inf_count > 0);
@@ -277,7 +279,10 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                     ui.follow.hover(step->name, idx, hover.clicked);  // followed while hovered; a click pins
                     const float v = slice.at(hover.row, hover.col);
                     const std::string what = show_diff ? tr("(yours \u2212 reference) ") + step->name : step->name;
-                    ImGui::Text("%s%s = %s", what.c_str(), ui::format_index(idx).c_str(), ui::format_value(v).c_str());
+                    const std::string line = what + ui::format_index(idx) + " = " + ui::format_value(v);
+                    const std::string value = ui::format_index(idx) + " = " + ui::format_value(v);  // narrow: without the name
+                    const bool fits = ImGui::CalcTextSize(line.c_str()).x <= ImGui::GetContentRegionAvail().x;
+                    ImGui::TextUnformatted(fits ? line.c_str() : value.c_str());
                     ImGui::BeginTooltip();
                     ImGui::Text("%s%s", what.c_str(), ui::format_index(idx).c_str());
                     ImGui::Text("= %.7g", static_cast<double>(v));

@@ -14,12 +14,13 @@ namespace attnscope {
 
 void DrawMenuBar(const Trace& trace, UiState& ui) {
     if (!ImGui::BeginMainMenuBar()) return;
-    if (ImGui::BeginMenu(tr("File"))) {
+    if (BeginMarkedMenu(ui, tr("File"), "File")) {
         if (ImGui::MenuItem(tr("Export heatmap as PNG"), nullptr, false, SelectedStep(trace, ui) != nullptr))
             OpenExportDialog(ui);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(tr("Writes the inspector's current slice as a PNG: choose the folder and name (asks before replacing a file)"));
         if (ImGui::MenuItem(tr("Open ..."), "Ctrl+O")) OpenFileBrowser(ui);
+        MarkItem(ui, "file:open");
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(tr("Your saved activations (torch.save .pt/.pth, .npz, .safetensors, a folder of .npy), a dump or a checkpoint; "
                               "you can also drop a file on the window"));
@@ -52,11 +53,12 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         }
         if (ImGui::MenuItem(tr("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit_on_screen))
             ui.back_to_config_requested = true;
+        MarkItem(ui, "file:back");
         ImGui::Separator();
         if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) ui.quit_requested = true;
         ImGui::EndMenu();
     }
-    if (ImGui::BeginMenu(tr("View"))) {
+    if (BeginMarkedMenu(ui, tr("View"), "View")) {
         ImGui::MenuItem(tr("Pipeline"), nullptr, &ui.panels.pipeline);
         ImGui::MenuItem(tr("Shape view"), nullptr, &ui.panels.shape);
         ImGui::MenuItem(tr("Tensor inspector"), nullptr, &ui.panels.inspector);
@@ -80,7 +82,9 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             ImGui::SetTooltip(tr("Every panel back to its place and size for this window and zoom"));
         ImGui::Separator();
         ImGui::MenuItem(tr("Presentation mode"), "F5", &ui.classroom.presentation);
+        MarkItem(ui, "view:presentation");
         ImGui::MenuItem(tr("Quiz: predict the next shape"), nullptr, &ui.classroom.quiz);
+        MarkItem(ui, "view:quiz");
         DrawLanguageMenu(ui);
         ImGui::EndMenu();
     }

@@ -80,6 +80,13 @@ void DrawExportDialog(UiState& ui);    // ... and "replace the file?" before ove
 const Step* SelectedStep(const Trace& trace, const UiState& ui);
 // Selects a step by name (keeps the stepper in sync).
 void SelectStep(const Trace& trace, UiState& ui, const std::string& name);
+// Play or Pause (the button, Space). The first Play, before the user moved, starts at the first step:
+// the opening step is where the maps are, but the lesson begins with the input.
+void TogglePlay(UiState& ui);
+// Records the last item's rectangle under `name` for the live tests (UiState::item_rects).
+void MarkItem(UiState& ui, const std::string& name);
+// BeginMenu, with the menu's label recorded as "menu:<id>".
+bool BeginMarkedMenu(UiState& ui, const char* label, const char* id, bool enabled = true);
 // The inspector's view of a step, created and normalized for its shape.
 InspectorView& ViewFor(UiState& ui, const Step& step);
 // The default arrangement's rectangle of a panel for this display, menu bar and UI scale

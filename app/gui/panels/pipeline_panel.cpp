@@ -81,7 +81,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) ui.stepper.key(ui::StepKey::Prev);
     ImGui::SameLine();
     if (ImGui::Button(ui.stepper.playing ? tr("Pause") : tr("Play"), ImVec2(ImGui::GetFontSize() * 4, 0)))
-        ui.stepper.key(ui::StepKey::TogglePlay);
+        TogglePlay(ui);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("keys: %s"), keys);
     ImGui::SameLine();
     if (ImGui::ArrowButton("##next", ImGuiDir_Right)) ui.stepper.key(ui::StepKey::Next);
@@ -110,9 +110,9 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ImGui::EndGroup();
             if (ImGui::IsItemHovered()) WrappedTooltip(ui::tr_core(first->diagnosis));
         } else if (!trace.differences.empty()) {
-            ImGui::TextColored(OkColor(), tr("\u2713 every step of the file equals the reference"));
+            WrappedText(OkColor(), tr("\u2713 every step of the file equals the reference"));
         } else {
-            ImGui::TextDisabled(tr("the file's steps are not compared (see the Config panel for why)"));
+            WrappedText(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], tr("the file's steps are not compared (see the Config panel for why)"));
         }
     }
     // The check column names the check ("✗ scale after softmax") when the columns fit the panel with

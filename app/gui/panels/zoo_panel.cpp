@@ -17,13 +17,14 @@ namespace attnscope {
 using ui::tr;
 
 void DrawBugZooMenu(const Trace& /*trace*/, UiState& ui) {
-    if (!ImGui::BeginMenu(tr("Bug zoo"))) return;
+    if (!BeginMarkedMenu(ui, tr("Bug zoo"), "Bug zoo")) return;
     ImGui::TextDisabled("%s", tr("one classic mistake at a time, run beside the correct pipeline"));
     ImGui::Separator();
     for (const BugInfo& b : bug_infos()) {
         const bool on = ui.bug == b.bug && (b.bug == Bug::None || ui.zoo);
         if (ImGui::MenuItem(b.bug == Bug::None ? tr("None (the correct pipeline)") : ui::tr_core(b.title), nullptr, on))
             ui.bug_request = b.bug;
+        MarkItem(ui, std::string("bug:") + b.key);
         if (b.bug != Bug::None && ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();
             ImGui::PushFont(fonts().mono);

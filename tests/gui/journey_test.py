@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""The app as people use it: a teacher's lesson, a student's exploration and a practitioner's files,
+driven through the live window with real key presses and clicks (XTEST) and checked on the state
+the app writes (ATTNSCOPE_STATE_JSON): every step of the journey did what the user asked, nothing
+is cut off and nothing is off screen.
+
+usage (under xvfb-run -s "-screen 0 WxHx24"):
+  journey_test.py lesson|student|practitioner ATTNSCOPE WxH en|zh [CAPTURE_DIR]
+CAPTURE_DIR: also save the screen (import -window root) at the journey's main moments.
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from live import Failure, check_nothing_cut, drop, launched  # noqa: E402
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def center(rect):
+    x, y, w, h = rect
+    return x + w / 2, y + h / 2
+
+
+def click_item(app, name, what):
+    """Clicks the item the last frame drew under `name` (menus, heads, the quiz's field)."""
+    s = app.wait(f"{what}: '{name}' on screen", lambda s: name in s["items"], 10)
+    x, y, w, h = s["items"][name]
+    dw, dh = s["layout"]["display"]
+    if x < 0 or y < 0 or x + w > dw or y + h > dh:
+        raise Failure(f"{what}: '{name}' at {x:.0f},{y:.0f} {w:.0f}x{h:.0f} is off the {dw:.0f}x{dh:.0f} screen")
+    app.click(*center(s["items"][name]))
+
+
+def menu(app, menu_name, item, what):
+    click_item(app, "menu:" + menu_name, what)
+    click_item(app, item, what)
+
+
+def shape_text(shape):
+    return ",".join(str(n) for n in shape)
+
+
+class Journey:
+    def __init__(self, app, captures, tag):
+        self.app, self.captures, self.tag = app, captures, tag
+
+    def capture(self, moment):
+        if self.captures:
+            self.app.capture(os.path.join(self.captures, f"{self.tag}_{moment}.png"))
+
+    def settled(self, what, predicate, timeout=20.0):
+        """Waits for predicate, then checks that nothing is cut or off screen once the frames after
+        it are drawn too (ImGui gives a grown window its scrollbar one frame late)."""
+        self.app.wait(what, predicate, timeout)
+        time.sleep(0.8)
+        s = self.app.wait(what, predicate, 5)
+        check_nothing_cut(s, what)
+        return s
+
+
+def lesson(app, j):
+    """Start, Play from the first step to the last, presentation mode through five steps, the quiz
+    answered right and wrong, a bug of the zoo opened from the menu and presented."""
+    s = j.settled("the demo on screen", lambda s: s["trace"] and not s["busy"] and s["steps"] > 10, 30)
+    last, opening = s["steps"] - 1, s["step_index"]
+    j.capture("start")
+    app.key("space")
+    # From the first step (the reshapes and permutes), not from the opening step (attn): one step
+    # each 1.2 s, so the first steps are seen playing even on a busy machine.
+    s = app.wait("Play starts at the first step", lambda s: s["playing"] and s["step_index"] < opening, 10)
+    if opening < 3:
+        raise Failure(f"the app opens at step {opening}: this journey expects it to open on the maps")
+    j.settled("Play runs to the last step and stops", lambda s: not s["playing"] and s["step_index"] == last, 60)
+    app.key("F5")
+    j.settled("F5: presentation mode", lambda s: s["presentation"])
+    app.key("Home")
+    j.settled("Home: the first step", lambda s: s["step_index"] == 0)
+    for i in range(1, 6):
+        app.key("Right")
+        j.settled(f"presentation mode, step {i + 1}", lambda s, i=i: s["presentation"] and s["step_index"] == i)
+    j.capture("presentation")
+    app.key("F5")
+    j.settled("F5 again: the panels", lambda s: not s["presentation"])
+
+    menu(app, "View", "view:quiz", "the quiz from the View menu")
+    s = j.settled("the quiz asks the next step's shape", lambda s: s["quiz"]["on"] and s["quiz"]["asking"] is not None)
+    click_item(app, "quiz:answer", "the quiz's answer field")
+    app.type(shape_text(s["quiz"]["asking_shape"]))
+    app.key("Return")
+    s = j.settled("a right answer is scored right", lambda s: s["quiz"]["right"] == 1 and s["quiz"]["asked"] == 1)
+    if s["quiz"]["last_answer"] != "right":
+        raise Failure(f"the right answer was graded {s['quiz']['last_answer']}")
+    app.key("Right")
+    j.settled("→ with the quiz on: the next question", lambda s: s["quiz"]["asking"] is not None)
+    click_item(app, "quiz:answer", "the quiz's answer field")
+    app.type("1,1")
+    click_item(app, "quiz:check", "the quiz's Check button")
+    j.settled("a wrong answer is scored wrong",
+              lambda s: s["quiz"]["asked"] == 2 and s["quiz"]["right"] == 1 and s["quiz"]["last_answer"] == "wrong")
+    j.capture("quiz")
+    menu(app, "View", "view:quiz", "the quiz off")
+    j.settled("the quiz off", lambda s: not s["quiz"]["on"])
+
+    menu(app, "Bug zoo", "bug:softmax-dim-2", "a bug from the Bug zoo menu")
+    j.settled("the bug's run and its Bug zoo panel",
+              lambda s: s["bug"] == "softmax-dim-2" and not s["busy"] and any(p["title"] == "zoo" for p in s["layout"]["panels"]),
+              30)
+    j.capture("bug")
+    app.key("F5")
+    s = j.settled("the bug presented", lambda s: s["presentation"] and s["bug"] == "softmax-dim-2")
+    # The slide tells the bug's story at its line, not the correct softmax's ("every row sums to 1").
+    bug_title = {"en": "the bug: softmax over dim -2", "zh": "错误：在 dim -2 上做 softmax"}[s["language"]]
+    if s["step"] != "attn" or s["slide_title"] != bug_title:
+        raise Failure(f"the bug's slide at {s['step']} is titled {s['slide_title']!r}, not {bug_title!r}")
+    j.capture("bug_presented")
+
+
+def student(app, j):
+    """Click a head, step forward three times: the head stays; follow an element; switch language."""
+    j.settled("the demo at attn", lambda s: s["trace"] and not s["busy"] and s["step"] == "attn", 30)
+    click_item(app, "head:3", "head 3 in the Heads grid")
+    j.settled("head 3 chosen", lambda s: s["head"] == 3)
+    for i in range(3):
+        before = app.state()["step_index"]
+        app.key("Right")
+        s = j.settled(f"→ number {i + 1}", lambda s, b=before: s["step_index"] == b + 1)
+        if "h" in s["slice"]["axes"] and s["head"] is not None and s["head"] != 3:
+            raise Failure(f"at {s['step']} the inspector shows head {s['head']}, not the head 3 the student chose")
+        if i < 2 and s["head"] != 3:
+            raise Failure(f"at {s['step']} (axes {s['slice']['axes']}) head 3 is not kept: {s['head']}")
+    click_item(app, "inspector:map", "a cell of the inspector's map")
+    j.settled("a clicked element is followed", lambda s: s["followed"] is not None and s["followed"]["pinned"])
+    j.capture("followed")
+    other = "zh" if app.state()["language"] == "en" else "en"
+    click_item(app, "menu:View", "the View menu")
+    click_item(app, "menu:Language", "the Language menu")
+    click_item(app, "lang:" + other, "the other language")
+    s = j.settled("the language switched", lambda s: s["language"] == other)
+    if s["followed"] is None:
+        raise Failure("switching the language dropped the followed element")
+    j.capture("language")
+
+
+def practitioner(app, j):
+    """A broken file from the command line, a checkpoint and saved activations by drag-and-drop and
+    by File > Open, a broken file dropped, and back to the demo."""
+    broken = os.path.join(SOURCE, "tests/data/torch/bad/truncated.pt")
+    s = j.settled("the broken file's message over the demo",
+                  lambda s: "truncated.pt" in s["message"] and s["trace"] and not s["busy"], 30)
+    j.capture("broken")
+    app.key("Escape")
+    s = j.settled("after OK the demo is usable", lambda s: s["message"] == "" and s["trace"] and s["steps"] > 10)
+    app.key("Right")
+    j.settled("→ steps the demo", lambda s, b=s["step_index"]: s["step_index"] == b + 1)
+
+    acts = os.path.join(SOURCE, "tests/data/torch/acts.pt")
+    if not drop(app.d, app.window, acts):
+        raise Failure("the window did not take the dropped activations")
+    j.settled("dropped activations on screen", lambda s: s["file"].endswith("acts.pt") and not s["busy"], 30)
+    menu(app, "File", "file:back", "File > Back to the demo")
+    j.settled("back to the demo", lambda s: s["file"] == "" and s["trace"] and not s["busy"], 30)
+
+    checkpoint = os.path.join(SOURCE, "tests/data/torch/checkpoint.pth")
+    menu(app, "File", "file:open", "File > Open")
+    click_item(app, "browser:path", "the Open dialog's path field")
+    app.key("a", ctrl=True)
+    app.type(checkpoint, quick=True)
+    app.key("Return")
+    j.settled("the checkpoint opened from File > Open", lambda s: s["file"].endswith("checkpoint.pth") and not s["busy"], 30)
+    j.capture("checkpoint")
+
+    if not drop(app.d, app.window, broken):
+        raise Failure("the window did not take the dropped broken file")
+    j.settled("the dropped broken file's message", lambda s: "truncated.pt" in s["message"], 30)
+    app.key("Escape")
+    j.settled("the checkpoint stays on screen", lambda s: s["message"] == "" and s["file"].endswith("checkpoint.pth"))
+    menu(app, "File", "file:back", "File > Back to the demo")
+    j.settled("back to the demo", lambda s: s["file"] == "" and s["trace"] and not s["busy"], 30)
+
+
+JOURNEYS = {"lesson": (lesson, []),
+            "student": (student, []),
+            "practitioner": (practitioner, [os.path.join(SOURCE, "tests/data/torch/bad/truncated.pt")])}
+
+
+def main():
+    name, exe, size, lang = sys.argv[1:5]
+    captures = sys.argv[5] if len(sys.argv) > 5 else None
+    if captures:
+        os.makedirs(captures, exist_ok=True)
+    run, extra = JOURNEYS[name]
+    try:
+        with launched(exe, ["--size", size, "--lang", lang] + extra) as app:
+            journey = Journey(app, captures, f"{name}_{size}_{lang}")
+            try:
+                run(app, journey)
+            except Failure:
+                journey.capture("failure")  # what the user saw when it went wrong
+                raise
+    except Failure as e:
+        sys.exit(f"FAIL ({name} at {size}, {lang}): {e}")
+    print(f"PASS: the {name} journey at {size} in {lang}")
+
+
+if __name__ == "__main__":
+    main()
