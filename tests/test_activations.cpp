@@ -134,16 +134,17 @@ TEST_CASE("a multi-block export: each block its own trace, all steps match the r
     CHECK(hf.trace.at("scores").origin == StepOrigin::Computed);
 }
 
-TEST_CASE("a checkpoint without activations runs the reference on a seeded input") {
-    const FileTrace ft = open_trace("timm_model.safetensors", 1);
+TEST_CASE("a checkpoint without activations runs the reference on a seeded input, with h given: its state dict does not say it") {
+    const TensorSource timm = TensorSource::open(kData + "timm_model.safetensors");
+    CHECK_THROWS_WITH_AS(trace_from_file(timm, 1), doctest::Contains("pass --heads H with H one of 1, 2, 3, 4, 6, 8, 12, 24"),
+                         HeadsUnknown);
+    const FileTrace ft = open_trace("timm_model.safetensors", 1, 4);
     CHECK(ft.block == std::optional<std::size_t>(1));
     CHECK(ft.trace.steps.size() == attention_step_names().size());
     for (const Step& s : ft.trace.steps) CHECK(s.origin == StepOrigin::Computed);
     CHECK(ft.trace.config.dim == 24);
     CHECK(ft.trace.config.tokens == 5);  // from pos_embed [1, 5, 24]
-    bool said_assumed = false;
-    for (const std::string& n : ft.notes) said_assumed |= n.find("assumed") != std::string::npos;
-    CHECK(said_assumed);
+    CHECK(std::find(ft.notes.begin(), ft.notes.end(), "heads h = 4 (chosen)") != ft.notes.end());
     CHECK(open_trace("timm_model.safetensors", 0, 4).trace.config.heads == 4);
 }
 

@@ -130,7 +130,10 @@ TEST_CASE("golden: logits and every block's attention equal PyTorch's within 1e-
         CAPTURE(name);
         const fs::path dir = kVit / name;
         const nlohmann::json meta = read_json(dir / "meta.json");
-        const VitModel model = load_vit_model((dir / "model.safetensors").string(), std::nullopt, kNoLimit);
+        // Without metadata the file does not say h: meta.json (PyTorch's side) gives it.
+        const std::optional<std::size_t> heads =
+            meta["metadata"] ? std::nullopt : std::optional<std::size_t>(meta["heads"].get<std::size_t>());
+        const VitModel model = load_vit_model((dir / "model.safetensors").string(), heads, kNoLimit);
         CHECK(model.config.image_size == meta["image_size"]);
         CHECK(model.config.patch_size == meta["patch_size"]);
         CHECK(model.config.dim == meta["dim"]);
@@ -138,7 +141,7 @@ TEST_CASE("golden: logits and every block's attention equal PyTorch's within 1e-
         CHECK(model.config.heads == meta["heads"]);
         CHECK(model.config.mlp_hidden == meta["mlp_hidden"]);
         CHECK(model.config.classes == meta["classes"]);
-        CHECK(model.heads_from == (meta["metadata"] ? "metadata num_heads" : "dim / 64"));
+        CHECK(model.heads_from == (meta["metadata"] ? "metadata num_heads" : "--heads"));
         const VitTrace trace = run_vit(model, Tensor{read_npy((dir / "pixels.npy").string()), {}});
         const double logits = worst_vs_torch(trace.logits(), read_npy((dir / "logits.npy").string()));
         MESSAGE(name << ": logits at " << logits << " of the 1e-4 bound");
@@ -227,12 +230,19 @@ TEST_CASE("run_vit reports progress over every step and can be cancelled") {
 }
 
 // ---- reading checkpoints --------------------------------------------------------------------
-TEST_CASE("heads come from --heads, else the metadata, else dim / 64") {
+TEST_CASE("heads come from --heads, else the metadata; a file that says nothing is refused, never guessed") {
     const fs::path meta = kVit / "meta_i32_p8_d64_h4_l2" / "model.safetensors";
     const fs::path nometa = kVit / "nometa_i48_p8_d128_h2_l3" / "model.safetensors";
     CHECK(load_vit_model(meta.string(), std::nullopt, kNoLimit).config.heads == 4);
     CHECK(load_vit_model(meta.string(), 2, kNoLimit).heads_from == "--heads");
-    CHECK(load_vit_model(nometa.string(), std::nullopt, kNoLimit).config.heads == 2);
+    CHECK(load_vit_model(meta.string(), std::nullopt, kNoLimit).heads_from == "metadata num_heads");
+    // D = 128 with 3 blocks is no published ViT's: dim / 64 would say 2 heads, and is not taken.
+    CHECK_THROWS_WITH_AS(load_vit_model(nometa.string(), std::nullopt, kNoLimit),
+                         (nometa.string() + ": the file does not say how many heads its attention has (dim 128; no "
+                                            "num_heads in its metadata, in a checkpoint config or in a config.json "
+                                            "beside it, and its sizes are no published ViT's); pass --heads H with H "
+                                            "one of 1, 2, 4, 8, 16, 32, 64, 128").c_str(),
+                         HeadsUnknown);
     CHECK(load_vit_model(nometa.string(), 8, kNoLimit).config.heads == 8);
     refused(nometa,
             nometa.string() + ": dim 128 of patch_embed.proj.weight is not divisible by 3 heads (from --heads); pass a "
@@ -242,7 +252,7 @@ TEST_CASE("heads come from --heads, else the metadata, else dim / 64") {
     CHECK(m.labels[3] == "class 3");
     CHECK(m.mean[1] == doctest::Approx(0.4));
     CHECK(m.std[2] == doctest::Approx(0.3));
-    const VitModel plain = load_vit_model(nometa.string(), std::nullopt, kNoLimit);
+    const VitModel plain = load_vit_model(nometa.string(), 2, kNoLimit);
     CHECK(plain.mean[0] == doctest::Approx(0.485));  // ImageNet's
     CHECK(plain.labels[6] == "class 6");
 }

@@ -236,10 +236,17 @@ int cmd_run(RunArgs& args) {
     std::optional<AttentionWeights> weights;
     if (!weights_path.empty()) {
         const bool dim_known = input || o.dim->count();
-        SourceWeights found = load_attention_weights(TensorSource::open(weights_path), block,
+        const TensorSource source = TensorSource::open(weights_path);
+        SourceWeights found = load_attention_weights(source, block,
                                                      dim_known ? std::optional<std::size_t>(cfg.dim) : std::nullopt);
         weights = std::move(found.weights);
         cfg.dim = weights->proj_weight.shape()[0];
+        // The weights do not tell h: the file's configuration must, or --heads (never the demo's 8).
+        if (!o.heads->count()) {
+            const HeadCount count = resolve_heads(source, {cfg.dim, 0, 0}, std::nullopt);
+            cfg.heads = count.heads;
+            std::printf("heads h = %zu from %s\n", count.heads, count.from.c_str());
+        }
         // Hugging Face's names: the steps show ViTSelfAttention's lines unless --reference says otherwise.
         if (found.convention == kHuggingFaceConvention && !o.reference->count()) cfg.reference = Reference::hf;
         if (o.qkv_bias->count() && !weights->qkv_bias)

@@ -180,11 +180,11 @@ int cmd_check(const CheckOptions& o) {
     Tensor x = input_of(o, steps);
 
     const std::string weights_path = o.weights.empty() ? o.dump : o.weights;
-    const SourceWeights found =
-        load_attention_weights(o.weights.empty() ? dump : TensorSource::open(o.weights), block, x.values.shape()[2]);
+    const TensorSource weights_source = o.weights.empty() ? dump : TensorSource::open(o.weights);
+    const SourceWeights found = load_attention_weights(weights_source, block, x.values.shape()[2]);
     require_finite_weights(found.weights, weights_path);
-    const std::optional<std::size_t> heads = o.heads ? o.heads : infer_heads(dump, steps);
-    if (!heads) throw UsageError(o.dump + ": cannot tell the number of heads (no 4-D q, k, v or attn); pass --heads H");
+    std::optional<std::size_t> heads = o.heads ? o.heads : infer_heads(dump, steps);
+    if (!heads) heads = resolve_heads(weights_source, {x.values.shape()[2], 0, 0}, std::nullopt).heads;
     const AttentionConfig cfg = reference_config(x, found, *heads);
 
     std::printf("check %s: B=%zu N=%zu C=%zu h=%zu c=%zu; weights: %s (%s names%s); input: %s\n", o.dump.c_str(),

@@ -348,7 +348,7 @@ void add_vit_command(CLI::App& app, CommandAction& action) {
     vit->add_option("--image", o->image, "PNG/JPG/...: resized bilinearly (align_corners=False, no antialias) "
                                           "to the model's size, normalized with its mean/std");
     vit->add_option("--pixels", o->pixels, "already normalized float32 .npy [1, 3, H, W]");
-    vit->add_option("--heads", o->heads, "heads (else the metadata num_heads, else dim / 64)")->check(CLI::Range(1, 1 << 16));
+    vit->add_option("--heads", o->heads, "heads (else the file's metadata num_heads, its checkpoint config or config.json, or a published ViT's sizes)")->check(CLI::Range(1, 1 << 16));
     vit->add_flag("--json", o->json, "print {\"logits\": [...], \"top\": [{\"index\", \"label\", \"prob\"}, ...]}");
     vit->add_option("--top", o->top, "how many classes to list")->check(CLI::Range(1, 1 << 20))->capture_default_str();
     add_memory_budget_option(*vit);

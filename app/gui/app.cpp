@@ -245,6 +245,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
     DrawFileErrorModal(ui);
+    DrawHeadsQuestion(ui);
     DrawQuizWindow(trace, ui);
     DrawExportDialog(ui);
     SyncSelection(trace, ui);
@@ -290,7 +291,6 @@ void CloseFile(UiState& ui) {
     ui.file_block.reset();
     ui.file_notes.clear();
     ui.file_vit_family.clear();
-    ui.file_vit_needs_heads = false;
     ui.open_heads.reset();
     ui.show_difference = false;
 }
@@ -328,7 +328,14 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
     ui.loading_path.clear();
     ui.vit_loading = false;
     if (!r.trace) {
-        if (was_file || was_vit) {
+        if (r.heads_unknown) {  // ask for h; the trace on screen stays until it is given
+            ui.heads_question_path = r.heads_unknown->path;
+            ui.heads_question_picture = r.heads_unknown->picture;
+            ui.heads_question_block = was_file ? ui.open_block : std::nullopt;
+            ui.heads_question_dim = r.heads_unknown->dim;
+            ui.heads_question_choice = head_count_suggestion(r.heads_unknown->dim);
+            ui.heads_question_shown = false;
+        } else if (was_file || was_vit) {
             ui.file_error = r.error;
             ui.file_error_shown = false;
         } else {
@@ -379,7 +386,6 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.file_block = r.file->block;
         ui.file_notes = r.file->notes;
         ui.file_vit_family = r.vit_family;
-        ui.file_vit_needs_heads = r.vit_needs_heads;
         ui.file_error.clear();
         RememberRecent(ui, path);
         if (!same_file) ui.views.clear();  // other shapes: zoom and slices start fresh
@@ -912,7 +918,9 @@ void OpenRequestedFile(Gui& g) {
             ui.open_block.reset();
             StartFile(g.runner, ui, ui.file_path, ui.vit_picture);
         } else if (!model.empty()) {
-            StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.vit_picture, g.options.heads));
+            const std::optional<std::size_t> heads =  // the h the model on screen ran with
+                g.trained_vit ? std::optional<std::size_t>(g.trained_vit->trained_config.heads) : g.options.heads;
+            StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.vit_picture, heads));
         } else {
             ui.file_error = ui.open_request +
                             ": a picture needs a ViT model: open a ViT checkpoint (File > "
@@ -950,7 +958,8 @@ void RunRequestedPositions(Gui& g) {
     g.ui.vit_position_request.reset();
     if (!g.trained_vit || choice == g.trained_vit->positions) return;
     StartVit(g.runner, g.ui,
-             EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, g.options.heads, choice,
+             EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path,
+                                   g.trained_vit->trained_config.heads, choice,
                                    g.trained_vit->drop_path));
 }
 
@@ -965,8 +974,8 @@ void RunRequestedDropPath(Gui& g) {
                  EngineRunner::fresh_vit_job(g.trained_vit, g.vit->fresh_patch, g.vit->fresh_stem, choice));
     else
         StartVit(g.runner, g.ui,
-                 EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, g.options.heads,
-                                       g.trained_vit->positions, choice));
+                 EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path,
+                                       g.trained_vit->trained_config.heads, g.trained_vit->positions, choice));
 }
 
 // The config run again (a bug of the zoo beside the correct run): in the worker when its trace is
@@ -1221,6 +1230,14 @@ std::string StateReport(const Gui& g) {
     j["busy"] = ui.engine_busy;
     j["vit"] = ui.vit_on_screen;
     j["message"] = ui.file_error;  // the "Cannot open the file" dialog, while it is open
+    j["heads"] = g.trace ? g.trace->config.heads : 0;
+    j["file_notes"] = ui.file_notes;  // where input, weights and heads came from
+    j["heads_question"] = ui.heads_question_path.empty()
+                              ? nlohmann::json(nullptr)
+                              : nlohmann::json{{"path", ui.heads_question_path},
+                                               {"picture", ui.heads_question_picture},
+                                               {"dim", ui.heads_question_dim},
+                                               {"choice", ui.heads_question_choice}};
     j["run_error"] = ui.run_error;
     j["status"] = ui.status;
     j["back_to_demo_enabled"] = !ui.file_path.empty() || ui.vit_on_screen;  // File > Back to the demo / config

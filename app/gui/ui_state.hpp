@@ -102,7 +102,6 @@ struct UiState {
     std::optional<std::size_t> file_block;   // the block shown
     std::vector<std::string> file_notes;     // where input, weights, heads came from
     std::string file_vit_family;             // the file is a whole ViT of this family: a picture runs it
-    bool file_vit_needs_heads = false;       // ... which has not run on the picture on screen: h unknown
     std::string vit_picture;                 // the last picture opened: a whole ViT opened next runs on it
     std::string loading_path;                // a file job is running for this path
     std::string open_request;                // File > Open, drop, recent: the frame loop opens it
@@ -110,6 +109,13 @@ struct UiState {
     std::optional<std::size_t> open_heads;   // h chosen in the config panel for a file
     bool back_to_config_requested = false;   // "back to the demo / config"
     std::string file_error;                  // the last file that could not be opened (modal)
+    // A file that does not say how many heads its attention has: the app asks before it shows a map.
+    std::string heads_question_path;         // empty: no question
+    std::string heads_question_picture;      // the picture a whole ViT runs on once h is given
+    std::optional<std::size_t> heads_question_block;
+    std::size_t heads_question_dim = 0;
+    std::size_t heads_question_choice = 0;   // prefilled: the count of heads of 64 channels nearest to dim / 64
+    bool heads_question_shown = false;       // the modal has been opened
     bool file_error_shown = false;           // the modal has been opened for file_error
     std::vector<std::string> recent_files;   // most recent first (settings.json)
 

@@ -242,12 +242,12 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
     std::optional<std::size_t> h = heads ? heads : infer_heads(source, user);
     if (heads) result.notes.push_back("heads h = " + std::to_string(*heads) + " (chosen)");
     else if (h) result.notes.push_back("heads h = " + std::to_string(*h) + " (from the file)");
-    if (!h && x) {
+    if (!h && x) {  // the weights alone do not tell h: the file's configuration must, or the user
         const std::size_t dim = x->values.shape()[2];
-        h = dim % 64 == 0 ? dim / 64 : 1;
-        result.notes.push_back("heads h = " + std::to_string(*h) +
-                               " assumed: the file does not say (no metadata num_heads, no 4-D q, k, v or attn); "
-                               "choose h with --heads or in the Config panel");
+        const std::optional<HeadCount> said = heads_from_file(source, {dim, result.blocks.size(), 0});
+        if (!said) throw HeadsUnknown(path, dim);
+        h = said->heads;
+        result.notes.push_back("heads h = " + std::to_string(*h) + " (from " + said->from + ")");
     }
 
     // The reference run and the comparison.

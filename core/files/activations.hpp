@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "heads.hpp"
 #include "pipeline.hpp"
 #include "tensor_source.hpp"
 #include "trace.hpp"
@@ -60,8 +61,8 @@ struct CheckpointInput {
 };
 
 // Builds the trace of `block` (default: the first block the file names). heads: h, else the
-// file's metadata or a 4-D step; a checkpoint that says neither assumes h = C / 64 (ViT's head
-// size) or 1, and says so in the notes. FileError "path: ..." when nothing in the file is a step
+// file's metadata or a 4-D step, else its configuration (heads_from_file); the notes say which.
+// HeadsUnknown when the reference must run and nothing gives h. FileError "path: ..." when nothing in the file is a step
 // or attention weights, when `block` is not in the file, or a step cannot be read (0-d, bad dtype).
 FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t> block = std::nullopt,
                           std::optional<std::size_t> heads = std::nullopt, const CheckpointInput& checkpoint = {});

@@ -259,7 +259,7 @@ TensorSource TensorSource::open(const std::string& path) {
             std::move(file), ext == ".npz" ? ".npz" : torch_ext ? "torch.save file" : "torch.save file or .npz");
         if (is_torch_save(*archive)) {
             source.format_ = "torch.save";
-            source.reader_ = open_torch_save(std::move(archive), &source.tensors_);
+            source.reader_ = open_torch_save(std::move(archive), &source.tensors_, &source.metadata_);
         } else {
             source.format_ = "npz";
             auto reader = std::make_shared<NpzReader>(std::move(archive));

@@ -40,7 +40,9 @@ public:
     const std::string& format() const { return format_; }  // "torch.save", "npy", "npz", "safetensors", "folder"
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* find(const std::string& name) const;  // nullptr when absent
-    const std::map<std::string, std::string>& metadata() const { return metadata_; }  // safetensors only
+    // A safetensors file's __metadata__; a torch.save file's int, float, bool and str values by dotted
+    // name ({"epoch": 3, "config": {"num_heads": 4}} gives epoch -> 3, config.num_heads -> 4).
+    const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
     // The tensor as float32, row-major. FileError "path: tensor 'name' ..." when it cannot be read.
     Array load(const std::string& name) const;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 
@@ -109,6 +110,17 @@ std::string python_type(const PickleValue* v) {
         case Kind::Global: return "dtype";
         case Kind::Storage: return "storage";
         default: return "object";
+    }
+}
+
+// An int, float, bool or str as metadata holds it (4, 0.1, true, vit_b_16); nullopt for the rest.
+std::optional<std::string> scalar_text(const PickleValue* v) {
+    switch (v->kind) {
+        case Kind::Bool: return std::string(v->flag ? "true" : "false");
+        case Kind::Int: return std::to_string(v->integer);
+        case Kind::Float: return number_text(v->number);
+        case Kind::String: return v->text;
+        default: return std::nullopt;
     }
 }
 
@@ -312,7 +324,8 @@ private:
 bool is_torch_save(const ZipArchive& archive) { return find_data_pkl(archive) != nullptr; }
 
 std::shared_ptr<const TensorSource::Reader> open_torch_save(std::shared_ptr<const ZipArchive> archive,
-                                                            std::vector<TensorInfo>* tensors) {
+                                                            std::vector<TensorInfo>* tensors,
+                                                            std::map<std::string, std::string>* values) {
     const std::string& path = archive->path();
     const ZipMember* data_pkl = find_data_pkl(*archive);
     if (!data_pkl) throw FileError(path + ": a zip archive without data.pkl, so not a torch.save file");
@@ -342,6 +355,7 @@ std::shared_ptr<const TensorSource::Reader> open_torch_save(std::shared_ptr<cons
             info.problem = path + ": '" + item.name + "' is " + value_text(item.value) + ", not a tensor";
             info.listed_only = true;
             tensors->push_back(std::move(info));
+            if (const std::optional<std::string> text = scalar_text(item.value)) (*values)[item.name] = *text;
             continue;
         }
         TorchTensor t = geometry(*archive, prefix, item.value->tensor, label);

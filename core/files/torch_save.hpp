@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,11 +26,13 @@ namespace attnscope {
 // True when the archive holds a torch.save pickle (<archive>/data.pkl).
 bool is_torch_save(const ZipArchive& archive);
 
-// Lists the tensors of a torch.save archive into *tensors and returns the reader that loads them.
+// Lists the tensors of a torch.save archive into *tensors, its int, float, bool and str values into
+// *values by dotted name ("config.num_heads" -> "4"), and returns the reader that loads the tensors.
 // FileError "path: ..." for a TorchScript archive, a big-endian file, a refused pickle, a storage
 // record that is missing or smaller than its pickle says, a tensor that reaches past its storage.
 std::shared_ptr<const TensorSource::Reader> open_torch_save(std::shared_ptr<const ZipArchive> archive,
-                                                            std::vector<TensorInfo>* tensors);
+                                                            std::vector<TensorInfo>* tensors,
+                                                            std::map<std::string, std::string>* values);
 
 // For a file that is not a zip archive: "path: ..." explaining a legacy (PyTorch < 1.6)
 // torch.save file or a plain pickle and how to re-save it; empty when the bytes are neither.

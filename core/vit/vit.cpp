@@ -209,6 +209,8 @@ public:
         return j;
     }
 
+    const TensorSource& source() const { return source_; }
+
 private:
     TensorSource source_;
     const VitNames* names_ = nullptr;
@@ -317,20 +319,9 @@ VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, st
     cfg.qkv_bias = ck.has_file_name(ck.block_name(n.qkv[0] ? n.qkv[1] : n.q[1], 0));
     cfg.layer_scale = n.ls[0] && ck.has_file_name(ck.block_name(n.ls[0], 0));
 
-    const std::optional<std::size_t> meta_heads = ck.metadata_count("num_heads");
-    if (heads) {
-        cfg.heads = *heads;
-        *heads_from = "--heads";
-    } else if (meta_heads) {
-        cfg.heads = *meta_heads;
-        *heads_from = "metadata num_heads";
-    } else {
-        if (cfg.dim % 64 != 0)
-            throw VitHeadsUnknown(ck.where("no num_heads in the metadata, and dim " + std::to_string(cfg.dim) +
-                                           " is not a multiple of 64 (the usual head size); pass --heads H"));
-        cfg.heads = cfg.dim / 64;
-        *heads_from = "dim / 64";
-    }
+    const HeadCount count = resolve_heads(ck.source(), {cfg.dim, cfg.depth, cfg.mlp_hidden}, heads);
+    cfg.heads = count.heads;
+    *heads_from = count.from;
     if (cfg.heads == 0 || cfg.dim % cfg.heads != 0)
         ck.fail("dim " + std::to_string(cfg.dim) + " of " + patch + " is not divisible by " + std::to_string(cfg.heads) +
                 " heads (from " + *heads_from + "); pass a --heads that divides it");

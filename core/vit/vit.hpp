@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "heads.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
 #include "trace.hpp"
@@ -149,7 +150,7 @@ struct VitModel {
     std::vector<std::string> labels;               // K names ("class 3" when the file has none)
     std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // per channel; ImageNet's unless the file says
     std::array<float, 3> std{0.229f, 0.224f, 0.225f};
-    std::string heads_from;  // "--heads", "metadata num_heads" or "dim / 64": where h came from
+    std::string heads_from;  // where h came from: "--heads", "metadata num_heads" ... (core/files/heads)
 };
 
 // Reads a ViT checkpoint in any format TensorSource opens (safetensors, torch.save, npz), under the
@@ -168,7 +169,8 @@ struct VitModel {
 //                attention.output.dense, layernorm_after, intermediate.dense, output.dense},
 //                (vit.)layernorm, classifier (absent in a ViTModel: no head)
 // Depth, dim, patch size, image size, MLP width and classes come from the tensors; heads from
-// `heads`, else the metadata key num_heads, else dim / 64. Metadata labels (a JSON list), mean and
+// `heads`, else what the file, its configuration or its architecture says (resolve_heads), else
+// HeadsUnknown. Metadata labels (a JSON list), mean and
 // std (JSON lists of 3 numbers) are used when present. The config is validated for one image against
 // the memory budget before any tensor is read. FileError("path: ...") names the missing tensor, or
 // both tensors whose shapes disagree.
@@ -176,11 +178,6 @@ VitModel load_vit_model(const std::string& path, std::optional<std::size_t> head
                         std::uint64_t memory_budget_bytes);
 VitModel load_vit_model(const TensorSource& source, std::optional<std::size_t> heads,
                         std::uint64_t memory_budget_bytes);  // a file already open
-// load_vit_model's error when neither `heads`, the metadata nor D (a multiple of 64) gives h.
-struct VitHeadsUnknown : FileError {
-    using FileError::FileError;
-};
-
 // The family of the whole ViT in `source` (its patch embedding and position embedding under one
 // prefix), without reading a tensor; nullopt when the file holds none (e.g. one attention layer).
 std::optional<VitFamily> whole_vit_family(const TensorSource& source);

@@ -168,7 +168,19 @@ def practitioner(app, j):
     app.key("a", ctrl=True)
     app.type(checkpoint, quick=True)
     app.key("Return")
-    j.settled("the checkpoint opened from File > Open", lambda s: s["file"].endswith("checkpoint.pth") and not s["busy"], 30)
+    # MultiHeadAttention(16, 4)'s state dict does not say its 4 heads: the app asks, the demo stays.
+    s = j.settled("the question: how many heads", lambda s: s["heads_question"] is not None and not s["busy"], 30)
+    if s["heads_question"]["dim"] != 16 or s["file"] != "":
+        raise Failure(f"the heads question for dim 16 over the demo, got {s['heads_question']} with file '{s['file']}'")
+    j.capture("heads_question")
+    click_item(app, "heads:choice", "the heads selector")
+    click_item(app, "heads:4", "h = 4 in the heads selector")
+    j.settled("h = 4 chosen", lambda s: s["heads_question"] and s["heads_question"]["choice"] == 4)
+    click_item(app, "heads:open", "Open with h = 4")
+    s = j.settled("the checkpoint opened with h = 4",
+                  lambda s: s["file"].endswith("checkpoint.pth") and not s["busy"] and s["heads_question"] is None, 30)
+    if s["heads"] != 4 or "heads h = 4 (chosen)" not in s["file_notes"]:
+        raise Failure(f"h = 4 and the note saying it was chosen, got h = {s['heads']}, notes {s['file_notes']}")
     j.capture("checkpoint")
 
     if not drop(app.d, app.window, broken):
@@ -180,9 +192,30 @@ def practitioner(app, j):
     j.settled("back to the demo", lambda s: s["file"] == "" and s["trace"] and not s["busy"], 30)
 
 
+def vit_heads(app, j):
+    """A torchvision ViT's state dict (4 heads at D = 64) on a picture: the app asks for h before it
+    shows a map, and shows the count it ran with beside the maps."""
+    s = j.settled("the question: how many heads", lambda s: s["heads_question"] is not None and not s["busy"], 30)
+    q = s["heads_question"]
+    if q["dim"] != 64 or not q["picture"].endswith("03_square.png") or s["vit"]:
+        raise Failure(f"the heads question for dim 64 and the picture, before any ViT map; got {q}, vit {s['vit']}")
+    j.capture("question")
+    click_item(app, "heads:choice", "the heads selector")
+    click_item(app, "heads:4", "h = 4 in the heads selector")
+    j.settled("h = 4 chosen", lambda s: s["heads_question"] and s["heads_question"]["choice"] == 4)
+    click_item(app, "heads:open", "Open with h = 4")
+    s = j.settled("the ViT on the picture with h = 4",
+                  lambda s: s["vit"] and not s["busy"] and s["heads_question"] is None, 30)
+    if s["heads"] != 4 or s["shape"] != [1, 4, 17, 17] or "image:heads" not in s["items"]:
+        raise Failure(f"attn [1, 4, 17, 17] and the head count beside the maps, got h = {s['heads']}, shape {s['shape']}")
+    j.capture("vit")
+
+
 JOURNEYS = {"lesson": (lesson, []),
             "student": (student, []),
-            "practitioner": (practitioner, [os.path.join(SOURCE, "tests/data/torch/bad/truncated.pt")])}
+            "practitioner": (practitioner, [os.path.join(SOURCE, "tests/data/torch/bad/truncated.pt")]),
+            "vit_heads": (vit_heads, ["--model", os.path.join(SOURCE, "tests/data/heads/vit/model.pth"),
+                                      "--image", os.path.join(SOURCE, "assets/samples/03_square.png")])}
 
 
 def main():

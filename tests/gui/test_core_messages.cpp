@@ -185,7 +185,7 @@ std::vector<Statement> statements(const std::string& src) {
 // the user's: they stay English.
 bool writes_message(const Statement& s) {
     static const std::regex sink(
-        R"(\bthrow\b|\b(fail|error|malformed|abandon|where)\s*\(|\b(FileError|ShapeError|VitHeadsUnknown)\s*\()"
+        R"(\bthrow\b|\b(fail|error|malformed|abandon|where)\s*\(|\b(FileError|ShapeError|HeadsUnknown)\s*\()"
         R"(|\bproblems?\s*(=|\.push_back|\.emplace_back)|\.problem\s*=|\*\s*(error|why)\s*=|notes\.push_back)"
         R"(|Listing\b|Accepts\b|\bVitNames\s+k\w+\s*=)");
     // Functions whose returned text is a message or part of one.
@@ -682,7 +682,7 @@ TEST_CASE("core messages: core's errors on crafted bad inputs all have a Chinese
     vit_case("fc1", [](Checkpoint& c) { c.at("blocks.0.mlp.fc1.weight") = zeros({192}); }, "expected 2-D [M, D]");
     vit_case("head", [](Checkpoint& c) { c.at("head.weight") = zeros({4}); }, "expected 2-D [K, D]");
     vit_case("heads_word", [](Checkpoint& c) { c.metadata["num_heads"] = "three"; }, "is not a positive whole number");
-    vit_case("no_heads", [](Checkpoint& c) { c.metadata.erase("num_heads"); }, "no num_heads in the metadata, and dim 96");
+    vit_case("no_heads", [](Checkpoint& c) { c.metadata.erase("num_heads"); }, "does not say how many heads its attention has (dim 96");
     vit_case("heads_chosen", [](Checkpoint&) {}, "is not divisible by 5 heads (from --heads)", 5);
     vit_case("image_size", [](Checkpoint& c) { c.metadata["image_size"] = "72"; }, "disagrees with the tensors");
     vit_case("labels", [](Checkpoint& c) { c.metadata["labels"] = R"(["circle"])"; }, "must be a JSON list of 4 names");

@@ -138,29 +138,37 @@ TEST_CASE("engine runner: a whole ViT opened as a file runs on the picture, else
     CHECK(r->vit->trace.blocks.size() == 2);
     CHECK(r->trace.get() == &r->vit->trace.blocks.back().attention);
 
-    // No picture, a block asked for, or h unknown (D = 48, no metadata): the block's attention on a
-    // seeded input, and the family; only the last needs h before it can run on the picture.
+    // No picture, or a block asked for: the block's attention on a seeded input, and the family.
     struct Open {
-        std::optional<std::size_t> block, heads;
+        std::optional<std::size_t> block;
         std::string picture;
-        bool needs_heads;
     };
-    for (const Open& open : {Open{std::nullopt, 4, "", false}, Open{1, 4, picture, false},
-                             Open{std::nullopt, std::nullopt, picture, true}}) {
-        runner.start(EngineRunner::file_job(model, open.block, open.heads, open.picture));
+    for (const Open& open : {Open{std::nullopt, ""}, Open{1, picture}}) {
+        runner.start(EngineRunner::file_job(model, open.block, 4, open.picture));
         r = runner.wait();
         REQUIRE(r);
         INFO(r->error);
         REQUIRE(r->file);
         CHECK_FALSE(r->vit);
         CHECK(r->vit_family == "torchvision");
-        CHECK(r->vit_needs_heads == open.needs_heads);
         CHECK(r->file->block == open.block.value_or(0));
+    }
+    // h unknown (D = 48, 2 blocks, nothing in the file says): no trace, and the dim for the app's question.
+    for (const std::string& with_picture : {picture, std::string()}) {
+        runner.start(EngineRunner::file_job(model, std::nullopt, std::nullopt, with_picture));
+        r = runner.wait();
+        REQUIRE(r);
+        CHECK_FALSE(r->trace);
+        REQUIRE(r->heads_unknown);
+        CHECK(r->heads_unknown->dim == 48);
+        CHECK(r->heads_unknown->path == model);
+        CHECK(r->heads_unknown->picture == with_picture);
+        CHECK(r->error.find("pass --heads H with H one of 1, 2, 3, 4, 6, 8, 12, 16, 24, 48") != std::string::npos);
     }
 
     // One attention layer is not a whole ViT: a picture changes nothing.
     runner.start(EngineRunner::file_job(ATTNSCOPE_TEST_DATA "/conventions/reference_mha/weights.pt", std::nullopt,
-                                        std::nullopt, picture));
+                                        4, picture));
     r = runner.wait();
     REQUIRE(r);
     REQUIRE(r->file);

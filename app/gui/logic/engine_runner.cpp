@@ -111,6 +111,14 @@ EngineResult run_vit_file(VitModel model, const std::string& model_path, const s
     return run_vit_on(positions.pos_embed ? std::move(model) : without_pos_embed(model), std::move(snap), hooks);
 }
 
+// The result that asks for h: the file and picture to run again once it is chosen.
+EngineResult heads_question(const HeadsUnknown& e, const std::string& path, const std::string& picture) {
+    EngineResult r;
+    r.error = e.what();
+    r.heads_unknown = HeadsQuestion{path, picture, e.dim};
+    return r;
+}
+
 }  // namespace
 
 EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::size_t> block,
@@ -118,18 +126,16 @@ EngineJob EngineRunner::file_job(const std::string& path, std::optional<std::siz
     return [path, block, heads, picture](const RunHooks& hooks) {
         const TensorSource source = TensorSource::open(path);
         const std::optional<VitFamily> family = whole_vit_family(source);
-        bool heads_unknown = false;
-        if (family && !block && !picture.empty()) {
-            try {
+        std::shared_ptr<const FileTrace> file;
+        try {
+            if (family && !block && !picture.empty())
                 return run_vit_file(load_vit_model(source, heads, memory_budget()), path, picture, hooks);
-            } catch (const VitHeadsUnknown&) {
-                heads_unknown = true;  // the block view asks for h; with it the file runs on the picture
-            }
+            file = std::make_shared<const FileTrace>(trace_from_file(source, block, heads));
+        } catch (const HeadsUnknown& e) {
+            return heads_question(e, path, picture);
         }
         EngineResult r;
-        auto file = std::make_shared<const FileTrace>(trace_from_file(source, block, heads));
         if (family) r.vit_family = vit_family_name(*family);
-        r.vit_needs_heads = heads_unknown;
         r.config = file->trace.config;
         r.trace = std::shared_ptr<const Trace>(file, &file->trace);  // shares ownership with the file
         r.file = std::move(file);
@@ -141,8 +147,13 @@ EngineJob EngineRunner::vit_job(const std::string& model_path, const std::string
                                 std::optional<std::size_t> heads, VitPositionChoice positions,
                                 VitDropPathChoice drop_path) {
     return [model_path, image_path, heads, positions, drop_path](const RunHooks& hooks) {
-        return run_vit_file(load_vit_model(model_path, heads, memory_budget()), model_path, image_path, hooks,
-                            positions, drop_path);
+        std::optional<VitModel> model;
+        try {
+            model = load_vit_model(model_path, heads, memory_budget());
+        } catch (const HeadsUnknown& e) {
+            return heads_question(e, model_path, image_path);
+        }
+        return run_vit_file(std::move(*model), model_path, image_path, hooks, positions, drop_path);
     };
 }
 

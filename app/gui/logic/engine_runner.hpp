@@ -47,6 +47,13 @@ struct VitSnapshot {
     std::string accuracy_error;                // why that table could not be read
 };
 
+// A file that does not say its head count (HeadsUnknown): the app asks, then runs it again.
+struct HeadsQuestion {
+    std::string path;     // the file (a checkpoint, or --model)
+    std::string picture;  // the picture a whole ViT runs on; empty: none
+    std::size_t dim = 0;  // h must divide it
+};
+
 struct EngineResult {
     AttentionConfig config;
     std::shared_ptr<const Trace> trace;     // null on error
@@ -54,8 +61,8 @@ struct EngineResult {
     std::shared_ptr<const VitSnapshot> vit; // a ViT run; trace points at its last block's attention
     std::shared_ptr<const ZooRun> zoo;      // a bug-zoo run; trace points at its buggy trace
     std::string vit_family;                 // set with file: the file is a whole ViT of this family
-    bool vit_needs_heads = false;           // ... which did not run on the picture: h is not known
     std::string error;                      // what the engine or the file reader threw
+    std::optional<HeadsQuestion> heads_unknown;  // set with error: the file does not say its head count
     double seconds = 0.0;
 };
 

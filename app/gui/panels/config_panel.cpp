@@ -57,16 +57,11 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         std::size_t heads = f.heads;
         if (SizeInput("h##file", &heads, tr("heads h for this file: reruns the reference with h heads")) && heads != f.heads) {
             ui.open_request = ui.file_path.empty() ? trace.source_path : ui.file_path;
-            ui.open_block = ui.file_vit_needs_heads ? std::nullopt : ui.file_block;  // with h the ViT runs on the picture
+            ui.open_block = ui.file_block;
             ui.open_heads = heads;
         }
         ImGui::PushTextWrapPos(0.0f);
-        if (ui.file_vit_needs_heads) {
-            ImGui::TextColored(WarnColor(),
-                               tr("a whole %s ViT that does not say how many heads it has: set h above and it runs "
-                                  "on the picture"),
-                               ui.file_vit_family.c_str());
-        } else if (!ui.file_vit_family.empty()) {
+        if (!ui.file_vit_family.empty()) {
             ImGui::TextColored(OkColor(),
                                tr("a whole %s ViT: open a picture (File > Open, or drop it on the window) to run the "
                                   "model on it"),

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "heads.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
 
@@ -150,6 +151,66 @@ void DrawFileErrorModal(UiState& ui) {
         }
         ImGui::EndPopup();
     }
+}
+
+// The head count a file does not say: a choice among the divisors of its dim, prefilled with heads
+// of 64 channels; no map of the file is shown before it is confirmed.
+void DrawHeadsQuestion(UiState& ui) {
+    if (ui.heads_question_path.empty()) return;
+    if (!ui.heads_question_shown) {
+        ImGui::OpenPopup("###heads_question");
+        ui.heads_question_shown = true;
+    }
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.4f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSizeConstraints(ImVec2(ImGui::GetFontSize() * 20, 0), ImVec2(d.x * 0.8f, d.y * 0.8f));
+    if (!ImGui::BeginPopupModal(ui::window_title(tr("How many heads?"), "heads_question").c_str(), nullptr,
+                                ImGuiWindowFlags_AlwaysAutoResize))
+        return;
+    const std::size_t dim = ui.heads_question_dim, h = ui.heads_question_choice;
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34);
+    ImGui::TextColored(WarnColor(), tr("%s does not say how many heads its attention has."),
+                       ui::display_name(ui.heads_question_path).c_str());
+    ImGui::TextUnformatted(tr("Its weights are the same for any head count that divides the dim, but the attention "
+                              "maps and the outputs differ: choose the num_heads of the model's code."));
+    ImGui::PopTextWrapPos();
+    ImGui::Spacing();
+    char label[64];
+    std::snprintf(label, sizeof label, tr("h = %zu (head size %zu)"), h, dim / h);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
+    if (ImGui::BeginCombo(tr("heads##question"), label)) {
+        for (const std::size_t choice : head_count_choices(dim)) {
+            std::snprintf(label, sizeof label, tr("h = %zu (head size %zu)"), choice, dim / choice);
+            if (ImGui::Selectable(label, choice == h)) ui.heads_question_choice = choice;
+            MarkItem(ui, "heads:" + std::to_string(choice));
+        }
+        ImGui::EndCombo();
+    }
+    MarkItem(ui, "heads:choice");
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34);
+    ImGui::TextDisabled("%s", tr("prefilled with the head size nearest ViT's usual 64; check it against num_heads in "
+                                 "the model's code"));
+    ImGui::PopTextWrapPos();
+    ImGui::Spacing();
+    std::snprintf(label, sizeof label, tr("Open with h = %zu"), h);
+    const bool open = ImGui::Button(label) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false);
+    MarkItem(ui, "heads:open");
+    ImGui::SameLine();
+    const bool cancel =
+        ImGui::Button(tr("Cancel")) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
+    MarkItem(ui, "heads:cancel");
+    if (open) {
+        ui.open_request = ui.heads_question_path;
+        ui.open_block = ui.heads_question_block;
+        ui.open_heads = h;
+        if (!ui.heads_question_picture.empty()) ui.vit_picture = ui.heads_question_picture;
+    }
+    if (open || cancel) {
+        ui.heads_question_path.clear();
+        ui.heads_question_shown = false;
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
 }
 
 }  // namespace attnscope

@@ -801,6 +801,15 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         ImGui::SetTooltip(
             tr("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
                "plus the identity for the residual, rows renormalized, multiplied over all blocks"));
+    // The head count beside the maps, with where it came from (a state dict never says it).
+    char heads[256];
+    std::snprintf(heads, sizeof heads, tr("%zu heads (%s)"), vit->trained_config.heads,
+                  vit->heads_from == "--heads" ? tr("chosen") : vit->heads_from.c_str());
+    SameLineIfFits(ImGui::CalcTextSize(heads).x);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", heads);
+    ImGui::PopTextWrapPos();
+    MarkItem(ui, "image:heads");
 
     if (ImGui::BeginTabBar("##image_tabs")) {
         // One tab: selected once when `select` asks for it (an experiment started from the command line).

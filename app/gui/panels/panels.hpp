@@ -59,6 +59,7 @@ void FollowedLine(UiState& ui);
 void DrawFileBrowser(UiState& ui);     // File > Open
 void OpenFileBrowser(UiState& ui);     // shows it, listing the last folder (or the open file's)
 void DrawFileErrorModal(UiState& ui);  // a file that could not be opened
+void DrawHeadsQuestion(UiState& ui);   // a file that does not say its head count: which h?
 // The classroom (panels/classroom_panel.cpp): F5 / Esc, the quiz's hold on "next", presentation
 // mode (replaces every other panel), the Quiz window, View > Language.
 void HandleClassroomKeys(UiState& ui);

@@ -1,0 +1,148 @@
+#include "heads.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+namespace attnscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A checkpoint's entries that hold its model's configuration, and the names of a head count in them.
+constexpr const char* kConfigEntries[] = {"config", "args", "hparams", "hyper_parameters"};
+constexpr const char* kCountNames[] = {"num_heads", "nhead", "n_heads", "heads", "num_attention_heads"};
+
+// Published ViTs, identified by width, depth and an MLP of 4 D.
+struct Published {
+    std::size_t dim, depth, heads;
+    const char* name;
+};
+constexpr Published kPublished[] = {
+    {192, 12, 3, "timm's and DeiT's tiny ViT"},
+    {384, 12, 6, "timm's and DeiT's small ViT"},
+    {768, 12, 12, "torchvision's vit_b_16 and vit_b_32, timm's and DeiT's base ViT"},
+    {1024, 24, 16, "torchvision's vit_l_16 and vit_l_32, timm's large ViT"},
+    {1280, 32, 16, "torchvision's vit_h_14, timm's huge ViT"},
+};
+
+// config.json beside a file is a few kilobytes; a larger one is not Hugging Face's.
+constexpr std::uintmax_t kMaxConfigJsonBytes = 1 << 20;
+
+bool one_of(const std::string& word, const char* const (&names)[5]) {
+    for (const char* n : names)
+        if (word == n) return true;
+    return false;
+}
+bool is_config_entry(const std::string& word) {
+    for (const char* n : kConfigEntries)
+        if (word == n) return true;
+    return false;
+}
+
+// A positive whole number written as JSON (4) or as text ("4"); nullopt for anything else.
+std::optional<std::size_t> whole_number(const nlohmann::json& j) {
+    if (j.is_number_unsigned() && j.get<std::uint64_t>() > 0 && j.get<std::uint64_t>() < (1u << 20))
+        return j.get<std::size_t>();
+    if (j.is_string()) return whole_number(nlohmann::json::parse(j.get<std::string>(), nullptr, false));
+    return std::nullopt;
+}
+
+// What the file itself says: metadata num_heads and the checkpoint's configuration entries.
+void from_metadata(const TensorSource& source, std::vector<HeadCount>& said) {
+    for (const auto& [key, text] : source.metadata()) {
+        const std::size_t first = key.find('.'), last = key.rfind('.');
+        const bool top = key == "num_heads";
+        const bool in_config = first != std::string::npos && is_config_entry(key.substr(0, first)) &&
+                               one_of(key.substr(last + 1), kCountNames);
+        if (!top && !in_config) continue;
+        const std::optional<std::size_t> n = whole_number(nlohmann::json(text));
+        if (!n)
+            throw FileError(source.path() + ": " + (top ? "metadata " : "checkpoint entry ") + key + " = '" +
+                            text.substr(0, 40) + "' is not a positive whole number of heads");
+        said.push_back({*n, top ? "metadata num_heads" : key + " in the checkpoint"});
+    }
+}
+
+// Hugging Face's config.json in the file's folder (or in the folder itself, for a folder of .npy).
+void from_config_json(const TensorSource& source, std::vector<HeadCount>& said) {
+    std::error_code error;
+    const fs::path path = fs::is_directory(source.path(), error) ? fs::path(source.path()) / "config.json"
+                                                                 : fs::path(source.path()).parent_path() / "config.json";
+    if (!fs::is_regular_file(path, error)) return;
+    const std::string shown = path.string();
+    if (fs::file_size(path, error) > kMaxConfigJsonBytes)
+        throw FileError(shown + ": larger than 1 MiB, so not a model's config.json; move it away or pass --heads");
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object())
+        throw FileError(shown + ": not a JSON object, so its head count (num_attention_heads) cannot be read; fix it "
+                                "or pass --heads");
+    for (const char* name : kCountNames) {
+        if (!j.contains(name)) continue;
+        const std::optional<std::size_t> n = whole_number(j[name]);
+        if (!n) throw FileError(shown + ": " + name + " = " + j[name].dump().substr(0, 40) + " is not a positive whole number");
+        said.push_back({*n, std::string(name) + " in " + shown});
+    }
+}
+
+std::string divisors_text(std::size_t dim) {
+    std::string text;
+    for (const std::size_t h : head_count_choices(dim)) text += (text.empty() ? "" : ", ") + std::to_string(h);
+    return text;
+}
+
+}  // namespace
+
+std::vector<std::size_t> head_count_choices(std::size_t dim) {
+    std::vector<std::size_t> out;
+    for (std::size_t h = 1; h <= dim; ++h)
+        if (dim % h == 0) out.push_back(h);
+    return out;
+}
+
+std::size_t head_count_suggestion(std::size_t dim) {
+    std::size_t best = 1;
+    auto distance = [dim](std::size_t h) { const double c = double(dim) / double(h); return c > 64 ? c / 64 : 64 / c; };
+    for (const std::size_t h : head_count_choices(dim))
+        if (distance(h) < distance(best)) best = h;
+    return best;
+}
+
+HeadsUnknown::HeadsUnknown(const std::string& path, std::size_t dim_)
+    : FileError(path + ": the file does not say how many heads its attention has (dim " + std::to_string(dim_) +
+                "; no num_heads in its metadata, in a checkpoint config or in a config.json beside it, and its "
+                "sizes are no published ViT's); pass --heads H with H one of " + divisors_text(dim_)),
+      dim(dim_) {}
+
+std::optional<HeadCount> heads_from_file(const TensorSource& source, const ModelSizes& sizes) {
+    std::vector<HeadCount> said;
+    from_metadata(source, said);
+    from_config_json(source, said);
+    for (const HeadCount& s : said) {
+        if (s.heads != said.front().heads)
+            throw FileError(source.path() + ": " + said.front().from + " says " + std::to_string(said.front().heads) +
+                            " heads but " + s.from + " says " + std::to_string(s.heads) + "; pass --heads");
+        if (sizes.dim % s.heads != 0)
+            throw FileError(source.path() + ": " + s.from + " says " + std::to_string(s.heads) +
+                            " heads, which do not divide dim " + std::to_string(sizes.dim) + "; pass --heads H with H one of " +
+                            divisors_text(sizes.dim));
+    }
+    if (!said.empty()) return said.front();
+    for (const Published& p : kPublished)
+        if (p.dim == sizes.dim && p.depth == sizes.depth && sizes.mlp == 4 * p.dim)
+            return HeadCount{p.heads, p.name + std::string(" (D ") + std::to_string(p.dim) + ", " +
+                                          std::to_string(p.depth) + " blocks)"};
+    return std::nullopt;
+}
+
+HeadCount resolve_heads(const TensorSource& source, const ModelSizes& sizes, std::optional<std::size_t> heads) {
+    if (heads) return {*heads, "--heads"};
+    if (std::optional<HeadCount> found = heads_from_file(source, sizes)) return *found;
+    throw HeadsUnknown(source.path(), sizes.dim);
+}
+
+}  // namespace attnscope
