@@ -25,29 +25,21 @@ of 64 or 4 heads of 16. Every model here has 4 heads at D = 64, where the usual 
 """
 import json
 import os
+import sys
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_fixtures import hf_vit_names, randomize, save_npy  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "heads")
 S, P, D, H, DEPTH, M, K = 32, 8, 64, 4, 3, 128, 5
 
 
 def save(case, name, t):
-    os.makedirs(os.path.join(OUT, case), exist_ok=True)
-    np.save(os.path.join(OUT, case, name + ".npy"), np.ascontiguousarray(t.detach().numpy().astype("<f4")))
-
-
-def randomize(module, gen):
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if name.endswith("weight") and p.dim() == 1:  # LayerNorm scales near 1
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
-            else:
-                p.copy_(0.3 * torch.randn(p.shape, generator=gen))
-    return module
+    save_npy(os.path.join(OUT, case), name, t)
 
 
 def vit_outputs(tv, pixels):
@@ -65,26 +57,10 @@ def vit_outputs(tv, pixels):
 
 
 def hf_names(sd):
-    out = {"vit.embeddings.cls_token": sd["class_token"],
-           "vit.embeddings.position_embeddings": sd["encoder.pos_embedding"],
-           "vit.embeddings.patch_embeddings.projection.weight": sd["conv_proj.weight"],
-           "vit.embeddings.patch_embeddings.projection.bias": sd["conv_proj.bias"]}
-    for i in range(DEPTH):
-        tvp, hfp = f"encoder.layers.encoder_layer_{i}.", f"vit.encoder.layer.{i}."
-        w, b = sd[tvp + "self_attention.in_proj_weight"], sd[tvp + "self_attention.in_proj_bias"]
-        for j, part in enumerate(["query", "key", "value"]):
-            out[hfp + f"attention.attention.{part}.weight"] = w[j * D:(j + 1) * D]
-            out[hfp + f"attention.attention.{part}.bias"] = b[j * D:(j + 1) * D]
-        pairs = {"layernorm_before": "ln_1", "attention.output.dense": "self_attention.out_proj",
-                 "layernorm_after": "ln_2", "intermediate.dense": "mlp.0", "output.dense": "mlp.3"}
-        for hf_name, tv_name in pairs.items():
-            for kind in ("weight", "bias"):
-                out[hfp + f"{hf_name}.{kind}"] = sd[tvp + f"{tv_name}.{kind}"]
-    out["vit.layernorm.weight"] = sd["encoder.ln.weight"]
-    out["vit.layernorm.bias"] = sd["encoder.ln.bias"]
-    out["classifier.weight"] = sd["heads.head.weight"]
-    out["classifier.bias"] = sd["heads.head.bias"]
-    return {k: v.clone() for k, v in out.items()}
+    out = hf_vit_names(sd, "vit.", DEPTH, D)
+    out["classifier.weight"] = sd["heads.head.weight"].clone()
+    out["classifier.bias"] = sd["heads.head.bias"].clone()
+    return out
 
 
 def main():

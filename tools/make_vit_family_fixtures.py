@@ -37,24 +37,14 @@ from torchvision.models.vision_transformer import EncoderBlock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import write_safetensors  # noqa: E402
+from torch_fixtures import hf_vit_names, randomize, save_npy  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vit_families")
 S, P, D, H, DEPTH, M, K = 32, 8, 48, 4, 2, 96, 5
 
 
 def save(case, name, t):
-    os.makedirs(os.path.join(OUT, case), exist_ok=True)
-    np.save(os.path.join(OUT, case, name + ".npy"), np.ascontiguousarray(t.detach().numpy().astype("<f4")))
-
-
-def randomize(module, gen):
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if name.endswith("weight") and p.dim() == 1:  # LayerNorm scales near 1
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
-            else:
-                p.copy_(0.3 * torch.randn(p.shape, generator=gen))
-    return module
+    save_npy(os.path.join(OUT, case), name, t)
 
 
 class HfViTSelfAttention(nn.Module):
@@ -147,27 +137,7 @@ with torch.no_grad():
     x, hf_attns = block_attention(tv.encoder.layers, x)
     hf_norm = tv.encoder.ln(x)
 
-    def hf_names(prefix):
-        out = {prefix + "embeddings.cls_token": sd["class_token"],
-               prefix + "embeddings.position_embeddings": sd["encoder.pos_embedding"],
-               prefix + "embeddings.patch_embeddings.projection.weight": sd["conv_proj.weight"],
-               prefix + "embeddings.patch_embeddings.projection.bias": sd["conv_proj.bias"]}
-        for i in range(DEPTH):
-            tvp, hfp = f"encoder.layers.encoder_layer_{i}.", f"{prefix}encoder.layer.{i}."
-            w, b = sd[tvp + "self_attention.in_proj_weight"], sd[tvp + "self_attention.in_proj_bias"]
-            for j, part in enumerate(["query", "key", "value"]):
-                out[hfp + f"attention.attention.{part}.weight"] = w[j * D:(j + 1) * D]
-                out[hfp + f"attention.attention.{part}.bias"] = b[j * D:(j + 1) * D]
-            pairs = {"layernorm_before": "ln_1", "attention.output.dense": "self_attention.out_proj",
-                     "layernorm_after": "ln_2", "intermediate.dense": "mlp.0", "output.dense": "mlp.3"}
-            for hf_name, tv_name in pairs.items():
-                for kind in ("weight", "bias"):
-                    out[hfp + f"{hf_name}.{kind}"] = sd[tvp + f"{tv_name}.{kind}"]
-        out[prefix + "layernorm.weight"] = sd["encoder.ln.weight"]
-        out[prefix + "layernorm.bias"] = sd["encoder.ln.bias"]
-        return {k: v.clone() for k, v in out.items()}
-
-    cls = hf_names("vit.")
+    cls = hf_vit_names(sd, "vit.", DEPTH, D)
     cls["classifier.weight"] = sd["heads.head.weight"].clone()
     cls["classifier.bias"] = sd["heads.head.bias"].clone()
     os.makedirs(os.path.join(OUT, "hf_classifier"), exist_ok=True)
@@ -189,7 +159,7 @@ with torch.no_grad():
     for name, t in hf_steps.items():
         save("hf_classifier", f"block1_{name}", t)
 
-    base = hf_names("")
+    base = hf_vit_names(sd, "", DEPTH, D)
     base["pooler.dense.weight"] = torch.randn(D, D, generator=gen)  # ViTModel's pooler: not on the path to norm
     base["pooler.dense.bias"] = torch.randn(D, generator=gen)
     os.makedirs(os.path.join(OUT, "hf_model"), exist_ok=True)

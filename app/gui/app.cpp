@@ -899,6 +899,12 @@ void AcceptFinishedRun(Gui& g) {
     g.ui.engine_progress = g.runner.progress();
 }
 
+// The h a ViT runs with again: the one the checkpoint on screen ran with (from its file, or chosen
+// when the file did not say), else --heads.
+std::optional<std::size_t> VitHeads(const Gui& g) {
+    return g.trained_vit ? std::optional<std::size_t>(g.trained_vit->trained_config.heads) : g.options.heads;
+}
+
 // Files: dropped on the window, File > Open, Open Recent, the block selector.
 void OpenRequestedFile(Gui& g) {
     UiState& ui = g.ui;
@@ -918,9 +924,7 @@ void OpenRequestedFile(Gui& g) {
             ui.open_block.reset();
             StartFile(g.runner, ui, ui.file_path, ui.vit_picture);
         } else if (!model.empty()) {
-            const std::optional<std::size_t> heads =  // the h the model on screen ran with
-                g.trained_vit ? std::optional<std::size_t>(g.trained_vit->trained_config.heads) : g.options.heads;
-            StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.vit_picture, heads));
+            StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.vit_picture, VitHeads(g)));
         } else {
             ui.file_error = ui.open_request +
                             ": a picture needs a ViT model: open a ViT checkpoint (File > "
@@ -958,8 +962,7 @@ void RunRequestedPositions(Gui& g) {
     g.ui.vit_position_request.reset();
     if (!g.trained_vit || choice == g.trained_vit->positions) return;
     StartVit(g.runner, g.ui,
-             EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path,
-                                   g.trained_vit->trained_config.heads, choice,
+             EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, VitHeads(g), choice,
                                    g.trained_vit->drop_path));
 }
 
@@ -974,8 +977,8 @@ void RunRequestedDropPath(Gui& g) {
                  EngineRunner::fresh_vit_job(g.trained_vit, g.vit->fresh_patch, g.vit->fresh_stem, choice));
     else
         StartVit(g.runner, g.ui,
-                 EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path,
-                                       g.trained_vit->trained_config.heads, g.trained_vit->positions, choice));
+                 EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, VitHeads(g),
+                                       g.trained_vit->positions, choice));
 }
 
 // The config run again (a bug of the zoo beside the correct run): in the worker when its trace is

@@ -31,13 +31,9 @@ constexpr Published kPublished[] = {
 // config.json beside a file is a few kilobytes; a larger one is not Hugging Face's.
 constexpr std::uintmax_t kMaxConfigJsonBytes = 1 << 20;
 
-bool one_of(const std::string& word, const char* const (&names)[5]) {
+template <std::size_t N>
+bool one_of(const std::string& word, const char* const (&names)[N]) {
     for (const char* n : names)
-        if (word == n) return true;
-    return false;
-}
-bool is_config_entry(const std::string& word) {
-    for (const char* n : kConfigEntries)
         if (word == n) return true;
     return false;
 }
@@ -55,7 +51,7 @@ void from_metadata(const TensorSource& source, std::vector<HeadCount>& said) {
     for (const auto& [key, text] : source.metadata()) {
         const std::size_t first = key.find('.'), last = key.rfind('.');
         const bool top = key == "num_heads";
-        const bool in_config = first != std::string::npos && is_config_entry(key.substr(0, first)) &&
+        const bool in_config = first != std::string::npos && one_of(key.substr(0, first), kConfigEntries) &&
                                one_of(key.substr(last + 1), kCountNames);
         if (!top && !in_config) continue;
         const std::optional<std::size_t> n = whole_number(nlohmann::json(text));

@@ -38,6 +38,14 @@ def menu(app, menu_name, item, what):
     click_item(app, item, what)
 
 
+def answer_heads(app, j, h):
+    """Picks h in the "How many heads?" dialog and opens the file with it."""
+    click_item(app, "heads:choice", "the heads selector")
+    click_item(app, f"heads:{h}", f"h = {h} in the heads selector")
+    j.settled(f"h = {h} chosen", lambda s: s["heads_question"] and s["heads_question"]["choice"] == h)
+    click_item(app, "heads:open", f"Open with h = {h}")
+
+
 def shape_text(shape):
     return ",".join(str(n) for n in shape)
 
@@ -173,10 +181,7 @@ def practitioner(app, j):
     if s["heads_question"]["dim"] != 16 or s["file"] != "":
         raise Failure(f"the heads question for dim 16 over the demo, got {s['heads_question']} with file '{s['file']}'")
     j.capture("heads_question")
-    click_item(app, "heads:choice", "the heads selector")
-    click_item(app, "heads:4", "h = 4 in the heads selector")
-    j.settled("h = 4 chosen", lambda s: s["heads_question"] and s["heads_question"]["choice"] == 4)
-    click_item(app, "heads:open", "Open with h = 4")
+    answer_heads(app, j, 4)
     s = j.settled("the checkpoint opened with h = 4",
                   lambda s: s["file"].endswith("checkpoint.pth") and not s["busy"] and s["heads_question"] is None, 30)
     if s["heads"] != 4 or "heads h = 4 (chosen)" not in s["file_notes"]:
@@ -200,10 +205,7 @@ def vit_heads(app, j):
     if q["dim"] != 64 or not q["picture"].endswith("03_square.png") or s["vit"]:
         raise Failure(f"the heads question for dim 64 and the picture, before any ViT map; got {q}, vit {s['vit']}")
     j.capture("question")
-    click_item(app, "heads:choice", "the heads selector")
-    click_item(app, "heads:4", "h = 4 in the heads selector")
-    j.settled("h = 4 chosen", lambda s: s["heads_question"] and s["heads_question"]["choice"] == 4)
-    click_item(app, "heads:open", "Open with h = 4")
+    answer_heads(app, j, 4)
     s = j.settled("the ViT on the picture with h = 4",
                   lambda s: s["vit"] and not s["busy"] and s["heads_question"] is None, 30)
     if s["heads"] != 4 or s["shape"] != [1, 4, 17, 17] or "image:heads" not in s["items"]:

@@ -128,16 +128,26 @@ void DrawFileBrowser(UiState& ui) {
     ImGui::EndPopup();
 }
 
-void DrawFileErrorModal(UiState& ui) {
-    if (ui.file_error.empty()) return;
-    if (!ui.file_error_shown) {
-        ImGui::OpenPopup("###cannot_open");
-        ui.file_error_shown = true;
+namespace {
+
+// A modal centred a little above the middle, opened the first frame it is asked for (*shown).
+bool BeginCentredModal(const char* title, const char* id, bool* shown) {
+    const std::string window_id = std::string("###") + id;
+    if (!*shown) {
+        ImGui::OpenPopup(window_id.c_str());
+        *shown = true;
     }
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.4f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSizeConstraints(ImVec2(ImGui::GetFontSize() * 20, 0), ImVec2(d.x * 0.8f, d.y * 0.8f));
-    if (ImGui::BeginPopupModal(ui::window_title(tr("Cannot open the file"), "cannot_open").c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    return ImGui::BeginPopupModal(ui::window_title(title, id).c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+}
+
+}  // namespace
+
+void DrawFileErrorModal(UiState& ui) {
+    if (ui.file_error.empty()) return;
+    if (BeginCentredModal(tr("Cannot open the file"), "cannot_open", &ui.file_error_shown)) {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
         ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui::tr_core(ui.file_error));
         ImGui::Spacing();
@@ -157,16 +167,7 @@ void DrawFileErrorModal(UiState& ui) {
 // of 64 channels; no map of the file is shown before it is confirmed.
 void DrawHeadsQuestion(UiState& ui) {
     if (ui.heads_question_path.empty()) return;
-    if (!ui.heads_question_shown) {
-        ImGui::OpenPopup("###heads_question");
-        ui.heads_question_shown = true;
-    }
-    const ImVec2 d = ImGui::GetIO().DisplaySize;
-    ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.4f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowSizeConstraints(ImVec2(ImGui::GetFontSize() * 20, 0), ImVec2(d.x * 0.8f, d.y * 0.8f));
-    if (!ImGui::BeginPopupModal(ui::window_title(tr("How many heads?"), "heads_question").c_str(), nullptr,
-                                ImGuiWindowFlags_AlwaysAutoResize))
-        return;
+    if (!BeginCentredModal(tr("How many heads?"), "heads_question", &ui.heads_question_shown)) return;
     const std::size_t dim = ui.heads_question_dim, h = ui.heads_question_choice;
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34);
     ImGui::TextColored(WarnColor(), tr("%s does not say how many heads its attention has."),
