@@ -62,6 +62,32 @@ volatile std::sig_atomic_t g_stop = 0;  // SIGINT/SIGTERM: leave the loop and sh
 
 std::vector<std::string> g_dropped;  // paths dropped on the window (GLFW drop callback)
 
+// Key presses as the window system reports them: each press once, and the system's auto-repeat
+// while a key is held. ImGui 1.86 samples which keys are down once a frame, so it loses a press
+// released before the next frame and repeats a key whose press spans a frame longer than its repeat
+// delay (0.275 s); both happen when software GL draws slowly. The app's own keys read these.
+struct KeyPress {
+    int key;
+    int mods;  // GLFW_MOD_CONTROL, ...
+    bool repeat;
+};
+std::vector<KeyPress> g_key_presses;  // since the last frame began
+std::vector<KeyPress> g_frame_keys;   // the presses this frame handles
+GLFWkeyfun g_next_key_callback = nullptr;
+
+void OnKey(GLFWwindow* window, int key, int scancode, int action, int mods) {
+    if (action == GLFW_PRESS || action == GLFW_REPEAT) g_key_presses.push_back({key, mods, action == GLFW_REPEAT});
+    if (g_next_key_callback) g_next_key_callback(window, key, scancode, action, mods);
+}
+
+// Whether this frame saw `key` pressed (with Ctrl when ctrl; held down and auto-repeating too when
+// repeat).
+bool Pressed(int key, bool repeat = false, bool ctrl = false) {
+    for (const KeyPress& k : g_frame_keys)
+        if (k.key == key && (repeat || !k.repeat) && ((k.mods & GLFW_MOD_CONTROL) != 0) == ctrl) return true;
+    return false;
+}
+
 void OnSignal(int) { g_stop = 1; }
 
 void OnDrop(GLFWwindow*, int count, const char** paths) {
@@ -161,29 +187,28 @@ void SetupStyle(float scale, bool software_gl) {
 void HandleKeys(const Trace& trace, UiState& ui) {
     const ImGuiIO& io = ImGui::GetIO();
     if (!io.WantTextInput && !trace.steps.empty()) {
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) ui.stepper.key(ui::StepKey::Prev);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ui.stepper.key(ui::StepKey::Next);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) ui.stepper.key(ui::StepKey::First);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) ui.stepper.key(ui::StepKey::Last);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) TogglePlay(ui);
+        if (Pressed(GLFW_KEY_LEFT, true)) ui.stepper.key(ui::StepKey::Prev);
+        if (Pressed(GLFW_KEY_RIGHT, true)) ui.stepper.key(ui::StepKey::Next);
+        if (Pressed(GLFW_KEY_HOME)) ui.stepper.key(ui::StepKey::First);
+        if (Pressed(GLFW_KEY_END)) ui.stepper.key(ui::StepKey::Last);
+        if (Pressed(GLFW_KEY_SPACE)) TogglePlay(ui);
     }
-    // 1.86: io.KeysDown is indexed by GLFW key codes for keys without an ImGuiKey_.
-    if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) ui.show_help = !ui.show_help;
+    if (Pressed(GLFW_KEY_F1)) ui.show_help = !ui.show_help;
     // Esc clears a followed element (presentation mode, which follows nothing, leaves on Esc).
+    const bool escape = Pressed(GLFW_KEY_ESCAPE);
     if (!io.WantTextInput && !ui.classroom.presentation && ui.follow.active() &&
-        !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+        !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) && escape)
         ui.follow.clear();
-    HandleClassroomKeys(ui);  // F5, Esc
-    if (io.KeyCtrl) {
-        if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
-            ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
-        if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
-            ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
-        if (ImGui::IsKeyPressed(GLFW_KEY_0, false)) ui.ui_scale = 1.0f;
-        if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) ui.quit_requested = true;
-        if (ImGui::IsKeyPressed(GLFW_KEY_O, false)) OpenFileBrowser(ui);
-        if (ImGui::IsKeyPressed(GLFW_KEY_L, false)) ResetLayout(ui);
-    }
+    HandleClassroomKeys(ui, Pressed(GLFW_KEY_F5), escape);
+    constexpr bool kRepeat = true, kCtrl = true;
+    if (Pressed(GLFW_KEY_EQUAL, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_ADD, kRepeat, kCtrl))
+        ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
+    if (Pressed(GLFW_KEY_MINUS, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_SUBTRACT, kRepeat, kCtrl))
+        ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
+    if (Pressed(GLFW_KEY_0, false, kCtrl)) ui.ui_scale = 1.0f;
+    if (Pressed(GLFW_KEY_Q, false, kCtrl)) ui.quit_requested = true;
+    if (Pressed(GLFW_KEY_O, false, kCtrl)) OpenFileBrowser(ui);
+    if (Pressed(GLFW_KEY_L, false, kCtrl)) ResetLayout(ui);
 }
 
 // The inspector's slice of the step moved to keeps the head, batch item and shown axes chosen on
@@ -712,6 +737,7 @@ void SetupImGui(Gui& g) {
     if (g.keep_layout && std::filesystem::exists(g.ini_path, ini_error))
         ImGui::LoadIniSettingsFromDisk(g.ini_path.c_str());
     if (!g.shot) g.pacer.install(g.window);  // before ImGui's backend, which chains to these callbacks
+    g_next_key_callback = glfwSetKeyCallback(g.window, OnKey);  // chains to the pacer's
     ImGui_ImplGlfw_InitForOpenGL(g.window, true);
     glfwSetDropCallback(g.window, OnDrop);  // the ImGui backend does not install one
 }
@@ -1041,6 +1067,8 @@ void HandleRequests(Gui& g) {
 void RenderFrame(Gui& g) {
     const Trace& shown = g.trace ? *g.trace : g.empty_trace;
     if (g.bench) g.bench->before_frame(shown, g.ui);
+    g_frame_keys.swap(g_key_presses);
+    g_key_presses.clear();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     if (g.shot) {

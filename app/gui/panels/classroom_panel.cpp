@@ -3,8 +3,6 @@
 //
 // [SECTION] keys and the quiz gate   [SECTION] presentation   [SECTION] quiz window   [SECTION] language
 #include <imgui.h>
-#define GLFW_INCLUDE_NONE
-#include <GLFW/glfw3.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -56,11 +54,9 @@ float AxisBoxRow(ImDrawList* dl, ImVec2 pos, const Shape& shape, const Axes& axe
 // [SECTION] keys and the quiz gate
 // ---------------------------------------------------------------------------------------------
 
-void HandleClassroomKeys(UiState& ui) {
-    // 1.86: io.KeysDown is indexed by GLFW key codes for keys without an ImGuiKey_.
-    if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) ui.classroom.presentation = !ui.classroom.presentation;
-    if (ui.classroom.presentation && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false) &&
-        ui.classroom.asking < 0)
+void HandleClassroomKeys(UiState& ui, bool f5, bool escape) {
+    if (f5) ui.classroom.presentation = !ui.classroom.presentation;
+    if (ui.classroom.presentation && escape && ui.classroom.asking < 0)
         ui.classroom.presentation = false;
 }
 

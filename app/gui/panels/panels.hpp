@@ -62,7 +62,7 @@ void DrawFileErrorModal(UiState& ui);  // a file that could not be opened
 void DrawHeadsQuestion(UiState& ui);   // a file that does not say its head count: which h?
 // The classroom (panels/classroom_panel.cpp): F5 / Esc, the quiz's hold on "next", presentation
 // mode (replaces every other panel), the Quiz window, View > Language.
-void HandleClassroomKeys(UiState& ui);
+void HandleClassroomKeys(UiState& ui, bool f5, bool escape);  // whether each was pressed this frame
 void QuizGate(const Trace& trace, UiState& ui);
 void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui);
 // Presentation mode's ViT strip (image_panel.cpp): the picture with its patch grid and where the class
