@@ -112,7 +112,7 @@ put("settings", "junk.json", b'{"version": 1, "recent_files": [1, 2], "panels": 
 # torch.save: files torch.save wrote (state dict, protocol 4, views, a checkpoint), hostile ones,
 # and the bare pickles inside them for the pickle machine alone.
 for f in ["state_dict.pt", "protocol4.pt", "acts.pt", "list.pt", "bad/crafted_ok.pt", "bad/system.pt",
-          "bad/past_storage.pt", "bad/legacy.pt", "bad/scripted.pt"]:
+          "bad/past_storage.pt", "bad/scripted.pt"]:
     data = open(os.path.join(root, "tests/data/torch", f), "rb").read()
     put("torch", os.path.basename(f), data)
     if data[:2] == b"PK":
@@ -120,3 +120,13 @@ for f in ["state_dict.pt", "protocol4.pt", "acts.pt", "list.pt", "bad/crafted_ok
             for member in z.namelist():
                 if member.endswith("/data.pkl"):
                     put("pickle", os.path.basename(f) + ".pkl", z.read(member))
+# Legacy files (pickles one after another, then the storages) and modules pickled whole, from
+# tests/data/saved (tools/make_saved_kinds_fixtures.py); the hostile one calls builtins.getattr.
+for f in ["legacy/state_dict.pt", "legacy/protocol4.pt", "legacy/views.pt", "whole/mha.pt", "hostile/getattr.pt"]:
+    data = open(os.path.join(root, "tests/data/saved", f), "rb").read()
+    put("torch", f.replace("/", "_"), data)
+    if data[:2] == b"PK":
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            for member in z.namelist():
+                if member.endswith("/data.pkl"):
+                    put("pickle", f.replace("/", "_") + ".pkl", z.read(member))

@@ -46,19 +46,21 @@ std::optional<std::size_t> whole_number(const nlohmann::json& j) {
     return std::nullopt;
 }
 
-// What the file itself says: metadata num_heads and the checkpoint's configuration entries.
+// What the file itself says: metadata num_heads, the checkpoint's configuration entries, and the
+// num_heads attributes of a model pickled whole (blocks.0.attn.num_heads = 4).
 void from_metadata(const TensorSource& source, std::vector<HeadCount>& said) {
     for (const auto& [key, text] : source.metadata()) {
         const std::size_t first = key.find('.'), last = key.rfind('.');
         const bool top = key == "num_heads";
         const bool in_config = first != std::string::npos && one_of(key.substr(0, first), kConfigEntries) &&
                                one_of(key.substr(last + 1), kCountNames);
-        if (!top && !in_config) continue;
+        const bool attribute = !in_config && last != std::string::npos && key.substr(last + 1) == "num_heads";
+        if (!top && !in_config && !attribute) continue;
         const std::optional<std::size_t> n = whole_number(nlohmann::json(text));
         if (!n)
-            throw FileError(source.path() + ": " + (top ? "metadata " : "checkpoint entry ") + key + " = '" +
+            throw FileError(source.path() + ": " + (top ? "metadata " : "entry ") + key + " = '" +
                             text.substr(0, 40) + "' is not a positive whole number of heads");
-        said.push_back({*n, top ? "metadata num_heads" : key + " in the checkpoint"});
+        said.push_back({*n, top ? "metadata num_heads" : key + (in_config ? " in the checkpoint" : " in the file")});
     }
 }
 

@@ -6,8 +6,9 @@
 //                       top-level "num_heads": 4)
 //   its configuration   a torch.save checkpoint's config, args, hparams or hyper_parameters entry
 //                       holding num_heads, nhead, n_heads, heads or num_attention_heads (at any depth:
-//                       hyper_parameters.model.num_heads); Hugging Face's config.json beside the file
-//                       (num_attention_heads)
+//                       hyper_parameters.model.num_heads); a model pickled whole: its modules'
+//                       num_heads attributes (encoder.layers.encoder_layer_0.self_attention.num_heads);
+//                       Hugging Face's config.json beside the file (num_attention_heads)
 //   the architecture    a published ViT whose sizes identify it: torchvision's vit_b_16/b_32 (D 768,
 //                       12 blocks), vit_l_16/l_32 (1024, 24), vit_h_14 (1280, 32); timm's and DeiT's
 //                       tiny (192, 12), small (384, 12), base, large and huge, all with MLP 4 D

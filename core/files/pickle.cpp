@@ -1,7 +1,7 @@
 // The restricted unpickler (see pickle.hpp): a stack machine over the opcodes of protocols 2-4.
 //
-// [SECTION] Globals: which module.name pairs are accepted, and what they stand for
-// [SECTION] Calls: REDUCE on an accepted global
+// [SECTION] Globals: which module.name pairs are understood, inert or refused
+// [SECTION] Calls: REDUCE on an understood global; NEWOBJ of an inert class
 // [SECTION] The machine: one case per opcode
 //
 // Every size read from the stream is checked against the bytes left before anything is
@@ -24,7 +24,7 @@ using Kind = PickleValue::Kind;
 // ============================================================================================
 // [SECTION] Globals
 // ============================================================================================
-enum class Callable { None, OrderedDict, RebuildTensor, RebuildParameter, RebuildFromType, Size, Device };
+enum class Callable { None, OrderedDict, Set, Partial, RebuildTensor, RebuildParameter, RebuildFromType, Size, Device };
 
 struct StorageType {
     const char* name;  // torch.<name>
@@ -48,10 +48,33 @@ struct GlobalInfo {
     bool allowed = false;
     Callable callable = Callable::None;
     const StorageType* storage = nullptr;
+    bool inert = false;  // a class known by name only: NEWOBJ makes an Object of it, REDUCE is refused
 };
 
+// Modules whose globals only a hostile file needs: to run a command or code, import, open files
+// or sockets, or reach other objects through attribute and item chains. Their submodules too.
+constexpr const char* kHostileModules[] = {
+    "os", "posix", "nt", "subprocess", "_posixsubprocess", "sys", "shutil", "socket", "pty", "runpy", "ctypes",
+    "code", "codeop", "importlib", "pickle", "_pickle", "marshal", "webbrowser", "multiprocessing", "signal",
+    "types", "operator", "_operator", "inspect", "platform", "commands", "popen2", "timeit", "pdb",
+    "asyncio", "io", "_io", "pathlib", "tempfile", "glob", "threading", "_thread", "copyreg", "copy_reg", "dill",
+    "torch.hub", "torch.jit", "torch.utils.cpp_extension", "torch.package", "torch.serialization", "torch._C"};
+
+bool hostile_global(const std::string& module, const std::string& name) {
+    if (module == "builtins" || module == "__builtin__") return name != "set" && name != "frozenset";
+    for (const char* m : kHostileModules) {
+        const std::size_t n = std::strlen(m);
+        if (module.compare(0, n, m) == 0 && (module.size() == n || module[n] == '.')) return true;
+    }
+    return false;
+}
+
 GlobalInfo classify_global(const std::string& module, const std::string& name) {
+    if (hostile_global(module, name)) return {};
     if (module == "collections" && name == "OrderedDict") return {true, Callable::OrderedDict};
+    if ((module == "builtins" || module == "__builtin__") && (name == "set" || name == "frozenset"))
+        return {true, Callable::Set};
+    if (module == "functools" && name == "partial") return {true, Callable::Partial};  // torchvision's norm_layer
     if (module == "torch._utils" && name == "_rebuild_tensor_v2") return {true, Callable::RebuildTensor};
     if (module == "torch._utils" && (name == "_rebuild_parameter" || name == "_rebuild_parameter_with_state"))
         return {true, Callable::RebuildParameter};
@@ -66,7 +89,7 @@ GlobalInfo classify_global(const std::string& module, const std::string& name) {
         for (const char* d : kTorchDtypes)
             if (name == d) return {true, Callable::None};
     }
-    return {};
+    return {true, Callable::None, nullptr, true};  // a class by name: __main__.MultiHeadAttention, nn.Linear
 }
 
 // ============================================================================================
@@ -77,7 +100,7 @@ public:
     Machine(const std::uint8_t* data, std::size_t size, const std::string& label)
         : p_(data), end_(data + size), begin_(data), label_(label) {}
 
-    Unpickled run() {
+    Unpickled run(std::size_t* used) {
         while (true) {
             const std::size_t at = offset();
             const std::uint8_t op = byte();
@@ -87,6 +110,7 @@ public:
         if (stack_.size() != 1 || !marks_.empty())
             fail("the pickle ends with " + std::to_string(stack_.size()) + " values on its stack (expected 1)");
         out_.root = stack_.back();
+        if (used) *used = offset();
         return std::move(out_);
     }
 
@@ -201,25 +225,33 @@ private:
     }
 
     // ---- GLOBAL and STACK_GLOBAL -------------------------------------------------------------
+    static std::string shown(const std::string& name) {  // printable, at most 120 characters
+        std::string out;
+        for (char c : name.substr(0, 120)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+        return out;
+    }
     PickleValue* global(const std::string& module, const std::string& name) {
         const GlobalInfo info = classify_global(module, name);
         const std::string full = module + "." + name;
-        if (!info.allowed) {
-            std::string shown;
-            for (char c : full.substr(0, 120)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
-            fail("pickle global '" + shown + "' is not a tensor type; attnscope never runs code from a file (save "
-                 "tensors, dicts of tensors or a model's state_dict(), not the model object)");
-        }
+        if (!info.allowed)
+            fail("pickle global '" + shown(full) + "' can run code; attnscope never runs code from a file and refuses "
+                 "it (save tensors, dicts of tensors or a model's state_dict())");
         PickleValue* g = text(Kind::Global, full);
         globals_[g] = info;
         return g;
     }
 
-    // ---- BINPERSID: ('storage', torch.<T>Storage, key, location, numel) ----------------------
+    // ---- BINPERSID -----------------------------------------------------------------------------
+    // ('storage', torch.<T>Storage, key, location, numel), and in the legacy format
+    // ('storage', type, key, location, numel, None | (view_key, offset, view_numel)) or
+    // ('module', class, source_file, source): the class, inert (its source is never looked at).
     PickleValue* persistent_load(const PickleValue* pid) {
-        if (pid->kind != Kind::Tuple || pid->items.size() != 5 || pid->items[0]->kind != Kind::String ||
-            pid->items[0]->text != "storage")
-            malformed("a persistent id must be ('storage', type, key, location, numel)");
+        if (pid->kind == Kind::Tuple && pid->items.size() == 4 && pid->items[0]->kind == Kind::String &&
+            pid->items[0]->text == "module" && pid->items[1]->kind == Kind::Global)
+            return const_cast<PickleValue*>(pid->items[1]);  // one of out_'s values, pushed again
+        if (pid->kind != Kind::Tuple || (pid->items.size() != 5 && pid->items.size() != 6) ||
+            pid->items[0]->kind != Kind::String || pid->items[0]->text != "storage")
+            malformed("a persistent id must be ('storage', type, key, location, numel[, view])");
         const PickleValue* type = pid->items[1];
         const auto g = globals_.find(type);
         if (g == globals_.end() || !g->second.storage)
@@ -232,6 +264,15 @@ private:
         s->storage.item_size = g->second.storage->item_size;
         s->storage.key = pid->items[2]->text;
         s->storage.numel = count(pid->items[4], "a storage's numel");
+        if (pid->items.size() == 6 && pid->items[5]->kind != Kind::None) {
+            const PickleValue* view = pid->items[5];
+            if (view->kind != Kind::Tuple || view->items.size() != 3)
+                malformed("a storage's view must be None or (view_key, offset, numel)");
+            require(view->items[0], Kind::String, "a storage view's key");
+            s->storage.view = true;
+            s->storage.view_offset = count(view->items[1], "a storage view's offset");
+            s->storage.view_numel = count(view->items[2], "a storage view's numel");
+        }
         return s;
     }
 
@@ -240,6 +281,9 @@ private:
     // ============================================================================================
     PickleValue* call(const PickleValue* callable, const PickleValue* args) {
         const auto g = globals_.find(callable);
+        if (g != globals_.end() && g->second.inert)
+            fail("pickle calls '" + shown(callable->text) + "' to rebuild a value, which would run the file's code; "
+                 "attnscope never runs code from a file (save tensors, dicts of tensors or a model's state_dict())");
         if (g == globals_.end() || g->second.callable == Callable::None)
             malformed("REDUCE calls " + std::string(kind_text(callable->kind)) +
                       (callable->kind == Kind::Global ? " " + callable->text : "") + ", which is not a function attnscope knows");
@@ -255,6 +299,19 @@ private:
                     d->entries.emplace_back(pair->items[0], pair->items[1]);
                 }
                 return d;
+            }
+            case Callable::Set: {  // set() or set([items])
+                PickleValue* set = make(Kind::Set);
+                if (a.empty()) return set;
+                if (a.size() != 1 || a[0]->kind != Kind::List) malformed("set takes () or a list");
+                set->items = a[0]->items;
+                return set;
+            }
+            case Callable::Partial: {  // partial(func): a record like an object's, never called
+                PickleValue* partial = make(Kind::Object);
+                partial->text = "functools.partial";
+                partial->items.assign(a.begin(), a.end());
+                return partial;
             }
             case Callable::RebuildTensor: {  // (storage, storage_offset, size, stride, requires_grad, hooks[, metadata])
                 if (a.size() != 6 && a.size() != 7) malformed("_rebuild_tensor_v2 takes 6 or 7 arguments, found " + std::to_string(a.size()));
@@ -304,14 +361,38 @@ private:
         malformed("unreachable call");
     }
 
+    // NEWOBJ(_EX): cls.__new__(cls, *args) of an inert class, as an Object without attributes yet.
+    PickleValue* new_object(const PickleValue* cls) {
+        const auto g = globals_.find(cls);
+        if (g == globals_.end() || !g->second.inert)
+            malformed("NEWOBJ makes " + std::string(kind_text(cls->kind)) + (cls->kind == Kind::Global ? " " + cls->text : "") +
+                      ", which is not a class attnscope keeps as a record");
+        PickleValue* object = make(Kind::Object);
+        object->text = cls->text;
+        return object;
+    }
+    // BUILD: the state an object's __setstate__ would get: its __dict__, or (__dict__, slots).
+    void build(PickleValue* object, const PickleValue* state) {
+        const PickleValue* parts[2] = {state, nullptr};
+        if (state->kind == Kind::Tuple && state->items.size() == 2) parts[0] = state->items[0], parts[1] = state->items[1];
+        for (const PickleValue* part : parts) {
+            if (!part || part->kind == Kind::None) continue;
+            if (part->kind == Kind::Dict)
+                object->entries.insert(object->entries.end(), part->entries.begin(), part->entries.end());
+            else
+                object->items.push_back(part);
+        }
+    }
+
     void set_items(PickleValue* dict, const std::vector<PickleValue*>& kv) {
-        if (dict->kind != Kind::Dict) malformed("SETITEM(S) on " + std::string(kind_text(dict->kind)));
+        if (dict->kind != Kind::Dict && dict->kind != Kind::Object)
+            malformed("SETITEM(S) on " + std::string(kind_text(dict->kind)));
         if (kv.size() % 2) malformed("SETITEMS with an odd number of values");
         // Keys are kept as written (a repeated key is rare; core/files/torch_save names the second one apart).
         for (std::size_t i = 0; i < kv.size(); i += 2) dict->entries.emplace_back(kv[i], kv[i + 1]);
     }
     void append(PickleValue* list, const std::vector<PickleValue*>& items) {
-        if (list->kind != Kind::List && list->kind != Kind::Set)
+        if (list->kind != Kind::List && list->kind != Kind::Set && list->kind != Kind::Object)
             malformed("APPEND(S)/ADDITEMS on " + std::string(kind_text(list->kind)));
         list->items.insert(list->items.end(), items.begin(), items.end());
     }
@@ -440,20 +521,37 @@ private:
                 push(call(callable, args));
                 break;
             }
+            case 0x81: {                                                                      // NEWOBJ
+                PickleValue* args = pop();
+                require(args, Kind::Tuple, "NEWOBJ's arguments");
+                push(new_object(pop()));
+                break;
+            }
+            case 0x92: {                                                                      // NEWOBJ_EX
+                require(pop(), Kind::Dict, "NEWOBJ_EX's keyword arguments");
+                require(pop(), Kind::Tuple, "NEWOBJ_EX's arguments");
+                push(new_object(pop()));
+                break;
+            }
             case 'b': {                                                                       // BUILD: obj.__setstate__(state)
-                pop();  // the state: a state_dict's _metadata, a tensor subclass's __dict__; not needed
-                const PickleValue* obj = top();
-                if (obj->kind != Kind::Dict && obj->kind != Kind::Tensor)
-                    malformed("BUILD sets the state of " + std::string(kind_text(obj->kind)) + "; attnscope only keeps a dict's or a tensor's");
+                const PickleValue* state = pop();
+                PickleValue* obj = top();
+                if (obj->kind == Kind::Object) {
+                    build(obj, state);
+                } else if (obj->kind != Kind::Dict && obj->kind != Kind::Tensor) {
+                    // A state_dict's _metadata and a tensor subclass's __dict__ are not needed.
+                    malformed("BUILD sets the state of " + std::string(kind_text(obj->kind)) +
+                              "; attnscope only keeps an object's, a dict's or a tensor's");
+                }
                 break;
             }
             default: {
-                char shown[8];
-                std::snprintf(shown, sizeof shown, "0x%02x", op);
+                char code[8];
+                std::snprintf(code, sizeof code, "0x%02x", op);
                 p_ = begin_ + at;
-                malformed(std::string("opcode ") + shown +
-                          " is not one torch.save writes (attnscope reads pickle protocols 2 to 4 without INST, OBJ, "
-                          "NEWOBJ or extension codes)");
+                malformed(std::string("opcode ") + code +
+                          " is not one torch.save writes (attnscope reads pickle protocols 2 to 4 without INST, OBJ "
+                          "or extension codes)");
             }
         }
     }
@@ -483,16 +581,17 @@ const char* kind_text(PickleValue::Kind kind) {
         case Kind::List: return "a list";
         case Kind::Dict: return "a dict";
         case Kind::Set: return "a set";
-        case Kind::Global: return "a torch type";
+        case Kind::Global: return "a type";
         case Kind::Storage: return "a storage";
         case Kind::Tensor: return "a tensor";
+        case Kind::Object: return "an object";
         case Kind::Other: return "a value";
     }
     return "a value";
 }
 
-Unpickled read_pickle(const std::uint8_t* data, std::size_t size, const std::string& label) {
-    return Machine(data, size, label).run();
+Unpickled read_pickle(const std::uint8_t* data, std::size_t size, const std::string& label, std::size_t* used) {
+    return Machine(data, size, label).run(used);
 }
 
 }  // namespace attnscope

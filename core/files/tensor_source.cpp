@@ -224,6 +224,7 @@ std::string detect_format(const std::string& path, const MappedFile& file) {
     const std::uint8_t* p = file.data();
     if (file.size() >= 6 && std::equal(p, p + 6, "\x93NUMPY")) return "npy";
     if (file.size() >= 2 && p[0] == 'P' && p[1] == 'K') return "zip";
+    if (is_legacy_torch_save(p, file.size())) return "torch.save (legacy)";
     if (const std::string problem = not_zip_torch_file_problem(path, p, file.size()); !problem.empty())
         throw FileError(problem);
     if (ext == ".npz") return "zip";  // ZipArchive says what is wrong with it
@@ -266,6 +267,9 @@ TensorSource TensorSource::open(const std::string& path) {
             source.tensors_ = reader->list();
             source.reader_ = std::move(reader);
         }
+    } else if (source.format_ == "torch.save (legacy)") {
+        source.reader_ = open_legacy_torch_save(std::make_shared<const MappedFile>(std::move(file)), &source.tensors_,
+                                                &source.metadata_);
     } else {
         auto reader = std::make_shared<SafetensorsReader>(SafetensorsFile::open(path));
         source.tensors_ = reader->list();

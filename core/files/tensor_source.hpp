@@ -37,7 +37,7 @@ public:
     static TensorSource open(const std::string& path);
 
     const std::string& path() const { return path_; }
-    const std::string& format() const { return format_; }  // "torch.save", "npy", "npz", "safetensors", "folder"
+    const std::string& format() const { return format_; }  // "torch.save", "torch.save (legacy)", "npy", "npz", "safetensors", "folder"
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* find(const std::string& name) const;  // nullptr when absent
     // A safetensors file's __metadata__; a torch.save file's int, float, bool and str values by dotted

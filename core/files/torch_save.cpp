@@ -1,9 +1,10 @@
 // torch.save archives (see torch_save.hpp).
 //
 // [SECTION] Recognizing the archive: its prefix, TorchScript, byte order
-// [SECTION] Naming: the pickled object flattened into dotted names
+// [SECTION] Naming: the pickled object flattened into dotted names, a module as its state_dict
 // [SECTION] Geometry: a tensor's elements must lie inside its storage
 // [SECTION] The reader: one storage range per tensor, gathered when strided
+// [SECTION] The legacy format: pickles one after another, then the storages
 #include "torch_save.hpp"
 
 #include <algorithm>
@@ -59,6 +60,7 @@ std::uint64_t max_pickle_bytes() { return std::min<std::uint64_t>(256ull << 20, 
 struct Listed {
     std::string name;
     const PickleValue* value = nullptr;
+    bool attribute = false;  // a module's int, float, bool or str attribute: metadata, not listed
 };
 
 std::string number_text(double x) {
@@ -93,6 +95,7 @@ std::string value_text(const PickleValue* v) {
         }
         case Kind::Bytes: return kind + " (" + std::to_string(v->text.size()) + " bytes)";
         case Kind::Global: return v->text;
+        case Kind::Object: return "a " + v->text + " object";
         case Kind::Other: return v->text;
         default: return kind;
     }
@@ -109,6 +112,7 @@ std::string python_type(const PickleValue* v) {
         case Kind::Bytes: return "bytes";
         case Kind::Global: return "dtype";
         case Kind::Storage: return "storage";
+        case Kind::Object: return v->text;
         default: return "object";
     }
 }
@@ -124,15 +128,30 @@ std::optional<std::string> scalar_text(const PickleValue* v) {
     }
 }
 
-// Walks the object: tensors and other leaves get names; empty containers are left out. Sharing
-// (the memo) can make the walk exponential and cycles infinite, so it is bounded.
+const PickleValue* entry(const PickleValue* v, const char* key) {
+    for (const auto& [k, value] : v->entries)
+        if (k->kind == Kind::String && k->text == key) return value;
+    return nullptr;
+}
+
+// An nn.Module pickled whole (torch.save(model)): an object with _parameters and _modules dicts.
+bool is_module(const PickleValue* v) {
+    const PickleValue* parameters = v->kind == Kind::Object ? entry(v, "_parameters") : nullptr;
+    const PickleValue* modules = v->kind == Kind::Object ? entry(v, "_modules") : nullptr;
+    return parameters && modules && parameters->kind == Kind::Dict && modules->kind == Kind::Dict;
+}
+
+// Walks the object: tensors and other leaves get names; empty containers are left out. A module
+// gets its state_dict's names (its parameters, its persistent buffers, then its submodules'), its
+// scalar attributes (num_heads = 4) become metadata. Sharing (the memo) can make the walk
+// exponential and cycles infinite, so it is bounded.
 class Flattener {
 public:
     explicit Flattener(const std::string& path) : path_(path) {}
 
     std::vector<Listed> run(const PickleValue* root, const std::string& root_name) {
         const bool container = root->kind == Kind::Dict || root->kind == Kind::List || root->kind == Kind::Tuple ||
-                               root->kind == Kind::Set;
+                               root->kind == Kind::Set || root->kind == Kind::Object;
         visit(root, container ? "" : root_name);
         return std::move(out_);
     }
@@ -148,16 +167,48 @@ private:
         if (std::find(stack_.begin(), stack_.end(), v) != stack_.end()) return;  // a container inside itself
         if (stack_.size() >= kMaxDepth)
             throw FileError(path_ + ": '" + name + "' nests containers more than " + std::to_string(kMaxDepth) + " deep");
-        auto join = [&](const std::string& part) { return name.empty() ? part : name + "." + part; };
         stack_.push_back(v);
-        if (v->kind == Kind::Dict) {
-            for (std::size_t i = 0; i < v->entries.size(); ++i) visit(v->entries[i].second, join(key_text(v->entries[i].first, i)));
-        } else if (v->kind == Kind::List || v->kind == Kind::Tuple || v->kind == Kind::Set) {
-            for (std::size_t i = 0; i < v->items.size(); ++i) visit(v->items[i], join(std::to_string(i)));
+        if (is_module(v)) {
+            visit_module(v, name);
+        } else if (v->kind == Kind::Dict || v->kind == Kind::List || v->kind == Kind::Tuple || v->kind == Kind::Set ||
+                   (v->kind == Kind::Object && (!v->entries.empty() || !v->items.empty()))) {
+            for (std::size_t i = 0; i < v->entries.size(); ++i) visit(v->entries[i].second, join(name, key_text(v->entries[i].first, i)));
+            for (std::size_t i = 0; i < v->items.size(); ++i) visit(v->items[i], join(name, std::to_string(i)));
         } else {
             out_.push_back({unique(name.empty() ? "value" : name), v});
         }
         stack_.pop_back();
+    }
+
+    static std::string join(const std::string& name, const std::string& part) { return name.empty() ? part : name + "." + part; }
+
+    // As module.state_dict() names it: parameters and persistent buffers (None ones left out), then
+    // each submodule under its attribute name.
+    void visit_module(const PickleValue* module, const std::string& name) {
+        std::vector<std::string> non_persistent;
+        if (const PickleValue* set = entry(module, "_non_persistent_buffers_set"))
+            for (const PickleValue* item : set->items)
+                if (item->kind == Kind::String) non_persistent.push_back(item->text);
+        auto members = [&](const char* dict, bool buffers) {
+            const PickleValue* d = entry(module, dict);
+            if (!d || d->kind != Kind::Dict) return;
+            for (std::size_t i = 0; i < d->entries.size(); ++i) {
+                const auto& [key, value] = d->entries[i];
+                const std::string part = key_text(key, i);
+                const bool skipped = value->kind == Kind::None ||
+                                     (buffers && std::find(non_persistent.begin(), non_persistent.end(), part) != non_persistent.end());
+                if (!skipped) visit(value, join(name, part));
+            }
+        };
+        members("_parameters", false);
+        members("_buffers", true);
+        for (const auto& [key, value] : module->entries) {
+            const bool scalar = value->kind == Kind::Int || value->kind == Kind::Float || value->kind == Kind::Bool ||
+                                value->kind == Kind::String;
+            if (key->kind == Kind::String && scalar && key->text != "training" && key->text.rfind('_', 0) != 0)
+                out_.push_back({join(name, key->text), value, true});
+        }
+        members("_modules", false);
     }
 
     // A second "a.b" (a dict key "a.b" beside a dict "a" holding "b") becomes "a.b#2".
@@ -177,9 +228,16 @@ private:
 // ============================================================================================
 // [SECTION] Geometry
 // ============================================================================================
-// One tensor as the reader needs it: where its elements are in which storage record.
+// Where a storage's bytes are: a record of the zip archive, or a range of a legacy file.
+struct StorageBytes {
+    const ZipMember* record = nullptr;  // the zip format
+    std::uint64_t at = 0;               // the legacy format: the first byte's offset in the file
+    std::uint64_t size = 0;             // bytes
+};
+
+// One tensor as the reader needs it: where its elements are in which storage.
 struct TorchTensor {
-    const ZipMember* record = nullptr;
+    StorageBytes storage;
     std::string dtype;
     std::size_t item_size = 0;
     std::uint64_t offset = 0;  // in elements
@@ -203,22 +261,28 @@ bool add_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t* out) {
 }
 
 // Fills shape, numel, span and contiguity from the pickle's size and stride, and checks that every
-// element lies inside the storage, which must be in the archive with the bytes its pickle says.
-TorchTensor geometry(const ZipArchive& archive, const std::string& prefix, const TensorRef& ref, const std::string& label) {
+// element lies inside the storage (or the legacy storage view), which must have the bytes its
+// pickle says.
+TorchTensor geometry(const StorageBytes& bytes, const TensorRef& ref, const std::string& label) {
     const StorageRef& s = *ref.storage;
     TorchTensor t;
     t.label = label;
     t.dtype = s.dtype;
     t.item_size = s.item_size;
-    t.offset = ref.offset;
     t.stride = ref.stride;
-    t.record = archive.find(prefix + "data/" + s.key);
-    if (!t.record)
-        throw FileError(label + ": its storage record '" + prefix + "data/" + s.key + "' is not in the archive");
+    t.storage = bytes;
     std::uint64_t storage_bytes = 0;
-    if (mul_overflows(s.numel, s.item_size, &storage_bytes) || t.record->size != storage_bytes)
+    if (mul_overflows(s.numel, s.item_size, &storage_bytes) || bytes.size != storage_bytes)
         throw FileError(label + ": its storage '" + s.key + "' should hold " + std::to_string(s.numel) + " elements of " +
-                        s.dtype + " but its record has " + std::to_string(t.record->size) + " bytes");
+                        s.dtype + " but its record has " + std::to_string(bytes.size) + " bytes");
+    std::uint64_t view_end = 0;
+    if (s.view && (add_overflows(s.view_offset, s.view_numel, &view_end) || view_end > s.numel))
+        throw FileError(label + ": its storage view of " + std::to_string(s.view_numel) + " elements from " +
+                        std::to_string(s.view_offset) + " reaches past its storage '" + s.key + "', which holds " +
+                        std::to_string(s.numel));
+    const std::uint64_t holds = s.view ? s.view_numel : s.numel;  // the elements the tensor may address
+    if (add_overflows(ref.offset, s.view ? s.view_offset : 0, &t.offset))
+        throw FileError(label + " has a storage offset too large to address");
     if (ref.size.size() > kMaxAxes)
         throw FileError(label + " has " + std::to_string(ref.size.size()) + " axes; attnscope reads at most " +
                         std::to_string(kMaxAxes));
@@ -239,10 +303,10 @@ TorchTensor geometry(const ZipArchive& archive, const std::string& prefix, const
     if (overflow)
         throw FileError(label + " has shape " + format_shape(t.shape) + " and strides too large to address (the size overflows)");
     if (t.numel > 0) {
-        if (last >= s.numel)
+        if (last >= holds)
             throw FileError(label + " " + format_shape(t.shape) + " at storage offset " + std::to_string(ref.offset) +
                             " reaches element " + std::to_string(last) + " of its storage '" + s.key + "', which holds " +
-                            std::to_string(s.numel));
+                            std::to_string(holds));
         t.span = last - ref.offset + 1;
     }
     return t;
@@ -258,10 +322,13 @@ bool little_endian_host() {
     return first == 1;
 }
 
+// The storages' bytes: the zip archive's records, or (legacy) the mapped file.
 class TorchSaveReader final : public TensorSource::Reader {
 public:
     TorchSaveReader(std::shared_ptr<const ZipArchive> archive, std::map<std::string, TorchTensor> tensors)
         : archive_(std::move(archive)), tensors_(std::move(tensors)) {}
+    TorchSaveReader(std::shared_ptr<const MappedFile> file, std::map<std::string, TorchTensor> tensors)
+        : file_(std::move(file)), tensors_(std::move(tensors)) {}
 
     Array load(const TensorInfo& info) const override {
         const TorchTensor& t = tensors_.at(info.name);
@@ -270,12 +337,12 @@ public:
         prefault_for_writing(out.data(), out.size() * sizeof(float));
         const std::size_t bytes = static_cast<std::size_t>(t.numel) * t.item_size;
         if (t.contiguous && t.dtype == "F32" && little_endian_host()) {  // the file's bytes are the floats
-            archive_->read_range(*t.record, t.offset * t.item_size, bytes, out.data(), t.label);
+            read(t, t.offset * t.item_size, bytes, out.data());
             return out;
         }
         std::vector<std::uint8_t> raw(bytes);
         if (t.contiguous)
-            archive_->read_range(*t.record, t.offset * t.item_size, bytes, raw.data(), t.label);
+            read(t, t.offset * t.item_size, bytes, raw.data());
         else
             gather(t, raw.data());
         decode_floats(t.dtype, raw.data(), static_cast<std::size_t>(t.numel), out.data());
@@ -283,6 +350,14 @@ public:
     }
 
 private:
+    // Bytes [at, at + length) of the tensor's storage, inside it (geometry checked that).
+    void read(const TorchTensor& t, std::uint64_t at, std::size_t length, void* out) const {
+        if (t.storage.record)
+            archive_->read_range(*t.storage.record, at, length, out, t.label);
+        else
+            std::memcpy(out, file_->data() + t.storage.at + at, length);
+    }
+
     // A strided view: read the storage range it spans, then copy its elements out in row-major
     // order, a whole innermost run at a time where that axis has stride 1.
     void gather(const TorchTensor& t, std::uint8_t* out) const {
@@ -292,7 +367,7 @@ private:
                             format_bytes(span_bytes) + " of its storage, over the memory budget of " +
                             format_bytes(memory_budget()) + "; save it with .contiguous()");
         std::vector<std::uint8_t> span(static_cast<std::size_t>(span_bytes));
-        archive_->read_range(*t.record, t.offset * t.item_size, span.size(), span.data(), t.label);
+        read(t, t.offset * t.item_size, span.size(), span.data());
         const std::size_t rank = t.shape.size();
         const std::size_t inner = rank ? t.shape[rank - 1] : 1;
         const std::uint64_t inner_stride = rank ? t.stride[rank - 1] : 1;
@@ -316,8 +391,83 @@ private:
     }
 
     std::shared_ptr<const ZipArchive> archive_;
+    std::shared_ptr<const MappedFile> file_;
     std::map<std::string, TorchTensor> tensors_;
 };
+
+// The object's names, listed into *tensors (non-tensors with a problem) and *values (scalars,
+// module attributes); the tensors' geometry, with their storages' bytes found by `bytes_of`.
+template <typename BytesOf>
+std::map<std::string, TorchTensor> list_object(const std::string& path, const Unpickled& object, BytesOf bytes_of,
+                                               std::vector<TensorInfo>* tensors, std::map<std::string, std::string>* values) {
+    const std::string stem = std::filesystem::path(path).stem().string();
+    std::map<std::string, TorchTensor> loadable;
+    for (const Listed& item : Flattener(path).run(object.root, stem)) {
+        if (item.attribute) {
+            if (const std::optional<std::string> text = scalar_text(item.value)) (*values)[item.name] = *text;
+            continue;
+        }
+        TensorInfo info;
+        info.name = item.name;
+        const std::string label = path + ": tensor '" + item.name + "'";
+        if (item.value->kind != Kind::Tensor) {
+            info.dtype = python_type(item.value);
+            info.problem = path + ": '" + item.name + "' is " + value_text(item.value) + ", not a tensor";
+            info.listed_only = true;
+            tensors->push_back(std::move(info));
+            if (const std::optional<std::string> text = scalar_text(item.value)) (*values)[item.name] = *text;
+            continue;
+        }
+        const TensorRef& ref = item.value->tensor;
+        TorchTensor t = geometry(bytes_of(*ref.storage, label), ref, label);
+        info.dtype = t.dtype;
+        info.shape = t.shape;
+        if (!is_float_dtype(t.dtype)) {
+            info.problem = label + " has dtype " + t.dtype + "; attnscope reads F16, BF16, F32, F64 tensors";
+            info.listed_only = true;
+        }
+        loadable.emplace(item.name, std::move(t));
+        tensors->push_back(std::move(info));
+    }
+    return loadable;
+}
+
+// ============================================================================================
+// [SECTION] The legacy format
+// ============================================================================================
+// torch.save before PyTorch 1.6 (and with _use_new_zipfile_serialization=False) writes
+//   the magic number     a pickled int, 0x1950a86a20f9469cfc6c
+//   the version          a pickled int, 1001
+//   sys_info             a pickled dict: protocol_version, little_endian, type_sizes
+//   the object           storages as persistent ids ('storage', type, key, location, numel, view)
+//   the storage keys     a pickled list: the order of the storages that follow
+//   each storage         its element count as a little-endian int64, then its elements
+constexpr std::int64_t kLegacyVersion = 1001;
+
+// The magic number's pickle: PROTO n, a FRAME from protocol 4 on, LONG1 of 10 bytes, STOP. Its
+// length, or 0 when the bytes do not start with it.
+std::size_t legacy_magic_length(const std::uint8_t* data, std::size_t size) {
+    static const std::uint8_t kMagic[] = {0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, '.'};
+    if (size < 2 || data[0] != 0x80 || data[1] < 2 || data[1] > 4) return 0;
+    const std::size_t at = data[1] >= 4 ? 2 + 9 : 2;  // FRAME: 0x95 and 8 bytes of length
+    if (data[1] >= 4 && (size < at || data[2] != 0x95)) return 0;
+    if (size < at + sizeof kMagic || !std::equal(kMagic, kMagic + sizeof kMagic, data + at)) return 0;
+    return at + sizeof kMagic;
+}
+
+// The storages the object refers to, by key: their dtype and element count.
+std::map<std::string, const StorageRef*> storages_by_key(const std::string& path, const Unpickled& object) {
+    std::map<std::string, const StorageRef*> out;
+    for (const PickleValue& v : object.values) {
+        if (v.kind != Kind::Storage) continue;
+        const auto [it, added] = out.emplace(v.storage.key, &v.storage);
+        if (!added && (it->second->dtype != v.storage.dtype || it->second->numel != v.storage.numel))
+            throw FileError(path + ": storage '" + v.storage.key + "' is given as " + std::to_string(it->second->numel) +
+                            " elements of " + it->second->dtype + " and as " + std::to_string(v.storage.numel) +
+                            " elements of " + v.storage.dtype);
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -343,42 +493,80 @@ std::shared_ptr<const TensorSource::Reader> open_torch_save(std::shared_ptr<cons
     const std::vector<std::uint8_t> pickle =
         archive->read_all(*data_pkl, max_pickle_bytes(), path + ": member '" + data_pkl->name + "'");
     const Unpickled object = read_pickle(pickle.data(), pickle.size(), path);
-    const std::string stem = std::filesystem::path(path).stem().string();
-
-    std::map<std::string, TorchTensor> loadable;
-    for (const Listed& item : Flattener(path).run(object.root, stem)) {
-        TensorInfo info;
-        info.name = item.name;
-        const std::string label = path + ": tensor '" + item.name + "'";
-        if (item.value->kind != Kind::Tensor) {
-            info.dtype = python_type(item.value);
-            info.problem = path + ": '" + item.name + "' is " + value_text(item.value) + ", not a tensor";
-            info.listed_only = true;
-            tensors->push_back(std::move(info));
-            if (const std::optional<std::string> text = scalar_text(item.value)) (*values)[item.name] = *text;
-            continue;
-        }
-        TorchTensor t = geometry(*archive, prefix, item.value->tensor, label);
-        info.dtype = t.dtype;
-        info.shape = t.shape;
-        if (!is_float_dtype(t.dtype)) {
-            info.problem = label + " has dtype " + t.dtype + "; attnscope reads F16, BF16, F32, F64 tensors";
-            info.listed_only = true;
-        }
-        loadable.emplace(item.name, std::move(t));
-        tensors->push_back(std::move(info));
-    }
+    auto bytes_of = [&](const StorageRef& s, const std::string& label) {
+        const ZipMember* record = archive->find(prefix + "data/" + s.key);
+        if (!record) throw FileError(label + ": its storage record '" + prefix + "data/" + s.key + "' is not in the archive");
+        return StorageBytes{record, 0, record->size};
+    };
+    std::map<std::string, TorchTensor> loadable = list_object(path, object, bytes_of, tensors, values);
     return std::make_shared<TorchSaveReader>(std::move(archive), std::move(loadable));
 }
 
+bool is_legacy_torch_save(const std::uint8_t* data, std::size_t size) { return legacy_magic_length(data, size) != 0; }
+
+std::shared_ptr<const TensorSource::Reader> open_legacy_torch_save(std::shared_ptr<const MappedFile> file,
+                                                                   std::vector<TensorInfo>* tensors,
+                                                                   std::map<std::string, std::string>* values) {
+    const std::string& path = file->path();
+    const std::uint8_t* data = file->data();
+    const std::size_t size = file->size();
+    std::size_t at = legacy_magic_length(data, size);
+    if (at == 0) throw FileError(path + ": not a legacy torch.save file (it does not start with its magic number)");
+    auto next_pickle = [&]() {
+        std::size_t used = 0;
+        Unpickled u = read_pickle(data + at, size - at, path, &used);
+        at += used;
+        return u;
+    };
+    const Unpickled version = next_pickle();
+    if (version.root->kind != Kind::Int || version.root->integer != kLegacyVersion)
+        throw FileError(path + ": a legacy torch.save file of version " + value_text(version.root) +
+                        "; attnscope reads version " + std::to_string(kLegacyVersion));
+    const Unpickled sys_info = next_pickle();
+    const PickleValue* little = sys_info.root->kind == Kind::Dict ? entry(sys_info.root, "little_endian") : nullptr;
+    if (!little || little->kind != Kind::Bool)
+        throw FileError(path + ": a legacy torch.save file whose sys_info does not say its byte order");
+    if (!little->flag)
+        throw FileError(path + ": written on a big-endian machine (little_endian False); attnscope reads little-endian "
+                               "torch.save files");
+    const Unpickled object = next_pickle();
+    const Unpickled keys = next_pickle();
+    if (keys.root->kind != Kind::List)
+        throw FileError(path + ": a legacy torch.save file whose storage list is " + value_text(keys.root) + ", not a list");
+
+    // The storages, in the list's order: an int64 element count, then the elements.
+    const std::map<std::string, const StorageRef*> refs = storages_by_key(path, object);
+    std::map<std::string, StorageBytes> bytes;
+    for (const PickleValue* key : keys.root->items) {
+        if (key->kind != Kind::String)
+            throw FileError(path + ": the storage list holds " + value_text(key) + ", not a storage key");
+        const auto ref = refs.find(key->text);
+        if (ref == refs.end())
+            throw FileError(path + ": storage '" + key->text + "' is in the storage list but nothing refers to it, so "
+                                   "its element size is unknown");
+        if (size - at < 8)
+            throw FileError(path + ": the file ends before storage '" + key->text + "' (truncated?)");
+        std::uint64_t count = 0;
+        for (int i = 7; i >= 0; --i) count = (count << 8) | data[at + static_cast<std::size_t>(i)];
+        at += 8;
+        std::uint64_t length = 0;
+        if (count != ref->second->numel || mul_overflows(count, ref->second->item_size, &length) || length > size - at)
+            throw FileError(path + ": storage '" + key->text + "' should hold " + std::to_string(ref->second->numel) +
+                            " elements of " + ref->second->dtype + "; the file gives " + std::to_string(count) +
+                            " and has " + std::to_string(size - at) + " bytes left");
+        bytes[key->text] = StorageBytes{nullptr, at, length};
+        at += static_cast<std::size_t>(length);
+    }
+    auto bytes_of = [&](const StorageRef& s, const std::string& label) {
+        const auto found = bytes.find(s.key);
+        if (found == bytes.end()) throw FileError(label + ": its storage '" + s.key + "' is not in the file's storage list");
+        return found->second;
+    };
+    std::map<std::string, TorchTensor> loadable = list_object(path, object, bytes_of, tensors, values);
+    return std::make_shared<TorchSaveReader>(std::move(file), std::move(loadable));
+}
+
 std::string not_zip_torch_file_problem(const std::string& path, const std::uint8_t* data, std::size_t size) {
-    // Before PyTorch 1.6, torch.save wrote pickles one after another, the first a magic number:
-    // PROTO 2, LONG1 of 10 bytes 0x1950a86a20f9469cfc6c.
-    static const std::uint8_t kLegacy[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
-    const std::string stem = std::filesystem::path(path).stem().string();
-    if (size >= sizeof kLegacy && std::equal(kLegacy, kLegacy + sizeof kLegacy, data))
-        return path + ": a torch.save file in the legacy format of PyTorch before 1.6; re-save it in the zip format "
-                      "with a newer PyTorch: torch.save(torch.load('" + path + "'), '" + stem + "_zip.pt')";
     if (size >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5)
         return path + ": a plain Python pickle, not a torch.save archive; attnscope never unpickles such files: save the "
                       "tensors with torch.save (or as .safetensors, .npz)";

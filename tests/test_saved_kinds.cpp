@@ -1,0 +1,201 @@
+// The other kinds of file PyTorch users save: the legacy torch.save format, modules pickled whole,
+// hostile whole modules. Truth from outside: tests/data/saved/ is written by
+// tools/make_saved_kinds_fixtures.py with torch.save itself; expected.npz holds every tensor as
+// torch.load returns it, the logits and outputs are the modules' own forward.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "activations.hpp"
+#include "heads.hpp"
+#include "io.hpp"
+#include "pickle.hpp"
+#include "run_attnscope.hpp"
+#include "tensor_source.hpp"
+#include "vit.hpp"
+#include "vit_fixtures.hpp"
+
+using namespace attnscope;
+using namespace attnscope::testing;
+using namespace std::string_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(ATTNSCOPE_TEST_DATA) / "saved";
+constexpr std::uint64_t kNoLimit = UINT64_MAX;
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+bool same_bits(const Array& a, const Array& b) {
+    return shape_of(a) == shape_of(b) && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+}
+
+// The file's bytes with `edit` applied, written to a temporary file named `name`.
+fs::path edited(const fs::path& from, const std::string& name, void (*edit)(std::string&)) {
+    std::ifstream in(from, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    edit(bytes);
+    const fs::path out = fs::temp_directory_path() / ("attnscope_saved_" + std::to_string(::getpid()) + "_" + name);
+    std::ofstream(out, std::ios::binary) << bytes;
+    return out;
+}
+
+std::string open_error(const fs::path& path) {
+    try {
+        TensorSource::open(path.string());
+    } catch (const FileError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+void check_logits(const VitModel& model) {
+    const VitTrace t = run_vit(model, Tensor{read_npy((kData / "whole" / "pixels.npy").string()), {}});
+    CHECK(worst_vs_torch_scale(t.logits(), read_npy((kData / "whole" / "logits.npy").string())) <= 1.0);  // 2e-5 of the largest
+}
+
+}  // namespace
+
+TEST_CASE("legacy files and whole modules list the names torch.load gives and load its values bit for bit") {
+    const TensorSource expected = TensorSource::open((kData / "expected.npz").string());
+    std::map<std::string, std::vector<std::string>> by_file;
+    for (const TensorInfo& t : expected.tensors()) {
+        const std::size_t cut = t.name.find('/', t.name.find('/') + 1);
+        by_file[t.name.substr(0, cut)].push_back(t.name.substr(cut + 1));
+    }
+    REQUIRE(by_file.size() == 10);
+    std::size_t compared = 0;
+    for (const auto& [file, names] : by_file) {
+        CAPTURE(file);
+        const TensorSource source = TensorSource::open((kData / file).string());
+        CHECK(source.format() == (file.rfind("legacy/", 0) == 0 ? "torch.save (legacy)" : "torch.save"));
+        std::size_t tensors = 0;
+        for (const TensorInfo& t : source.tensors()) tensors += t.listed_only ? 0 : 1;
+        CHECK(tensors == names.size());  // nothing more: a whole module's non-persistent buffer is left out
+        for (const std::string& name : names) {
+            CAPTURE(name);
+            REQUIRE(source.find(name));
+            CHECK(same_bits(source.load(name), expected.load(file + "/" + name)));
+            ++compared;
+        }
+    }
+    CHECK(compared == 122);
+    // The views of one root storage: 'a' from element 2, 'b' from element 6 with strides (1, 3).
+    const TensorSource views = TensorSource::open((kData / "legacy" / "views.pt").string());
+    CHECK(views.load("b").data()[1] == 3.0f);  // b[0, 1] = root[6 + 1 + 3] = 10 * 0.5 - 2
+}
+
+TEST_CASE("a legacy checkpoint and a whole module say their head count; a legacy state dict does not") {
+    const TensorSource ckpt = TensorSource::open((kData / "legacy" / "checkpoint.pt").string());
+    CHECK(ckpt.metadata().at("config.num_heads") == "4");
+    CHECK(ckpt.find("epoch")->problem.find("'epoch' is an int (3), not a tensor") != std::string::npos);
+    const TensorSource mha = TensorSource::open((kData / "whole" / "mha.pt").string());
+    CHECK(mha.metadata().at("num_heads") == "4");  // the module's attributes, not listed as tensors
+    CHECK(mha.metadata().at("head_dim") == "4");
+    CHECK_FALSE(mha.find("num_heads"));
+    CHECK_FALSE(mha.find("causal"));  // a non-persistent buffer
+
+    CHECK_THROWS_AS(load_vit_model((kData / "legacy" / "vit.pth").string(), std::nullopt, kNoLimit), HeadsUnknown);
+    check_logits(load_vit_model((kData / "legacy" / "vit.pth").string(), 4, kNoLimit));
+    for (const char* file : {"whole/vit.pt", "whole/checkpoint.pt"}) {
+        CAPTURE(file);
+        const VitModel m = load_vit_model((kData / file).string(), std::nullopt, kNoLimit);
+        CHECK(m.config.heads == 4);
+        CHECK(m.heads_from.find("encoder.layers.encoder_layer_0.") != std::string::npos);
+        CHECK(m.heads_from.find("num_heads in the file") != std::string::npos);
+        check_logits(m);
+    }
+}
+
+TEST_CASE("command line: a whole module runs like its state dict and equals its forward; a legacy ViT needs --heads") {
+    const fs::path dump = fs::temp_directory_path() / ("attnscope_saved_" + std::to_string(::getpid()) + "_dump");
+    const ProcessResult r = run_attnscope("run --weights " + quoted(kData / "whole" / "mha.pt") + " --input " +
+                                          quoted(kData / "whole" / "x.npy") + " --dump " + quoted(dump) + " --force");
+    CAPTURE(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("heads h = 4 from metadata num_heads") != std::string::npos);
+    CHECK(worst_vs_torch(read_npy((dump / "out.npy").string()), read_npy((kData / "whole" / "mha_out.npy").string())) <= 1.0);
+    fs::remove_all(dump);
+    check_usage_error("vit --model " + quoted(kData / "legacy" / "vit.pth") + " --pixels " +
+                          quoted(kData / "whole" / "pixels.npy"),
+                      "pass --heads H with H one of 1, 2, 4, 8, 16, 32, 64");
+    const ProcessResult ok = run_attnscope("vit --model " + quoted(kData / "whole" / "vit.pt") + " --pixels " +
+                                           quoted(kData / "whole" / "pixels.npy"));
+    CAPTURE(ok.err);
+    CHECK(ok.status == 0);
+    CHECK(ok.out.find("4 heads (encoder.layers.encoder_layer_0.") != std::string::npos);
+}
+
+TEST_CASE("a whole module carrying a call of subprocess, getattr, importlib or os.system is refused naming it") {
+    struct Case {
+        const char* file;
+        const char* global;
+    };
+    for (const Case& c : {Case{"popen.pt", "commands.Popen"}, Case{"getattr.pt", "__builtin__.getattr"},
+                          Case{"import_module.pt", "importlib.import_module"}, Case{"system.pt", "posix.system"}}) {
+        CAPTURE(c.file);
+        const fs::path file = kData / "hostile" / c.file;
+        const ProcessResult r = run_attnscope("inspect " + quoted(file));
+        CHECK(r.status == 2);
+        CHECK(r.err == "attnscope: " + file.string() + ": pickle global '" + c.global +
+                           "' can run code; attnscope never runs code from a file and refuses it (save tensors, dicts of "
+                           "tensors or a model's state_dict())\n");
+    }
+    CHECK_FALSE(fs::exists("/tmp/attnscope_pwned"));
+}
+
+TEST_CASE("pickle: a class is an inert record; calling one is refused; a partial is never called") {
+    auto error = [](const std::string& bytes) {
+        try {
+            read_pickle(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "p.pkl");
+        } catch (const FileError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    // __main__.Model() with state {"n": 4}: an Object holding n.
+    const std::string object = "\x80\x02" "c__main__\nModel\n)\x81}X\x01\x00\x00\x00nK\x04sb."s;
+    const Unpickled u = read_pickle(reinterpret_cast<const std::uint8_t*>(object.data()), object.size(), "p.pkl");
+    REQUIRE(u.root->kind == PickleValue::Kind::Object);
+    CHECK(u.root->text == "__main__.Model");
+    REQUIRE(u.root->entries.size() == 1);
+    CHECK(u.root->entries[0].second->integer == 4);
+    // REDUCE on a class: it would run the class's code.
+    CHECK(error("\x80\x02" "c__main__\nModel\n)R."s).rfind("p.pkl: pickle calls '__main__.Model' to rebuild a value", 0) == 0);
+    // NEWOBJ of something that is not a class record.
+    CHECK(error("\x80\x02" "ccollections\nOrderedDict\n)\x81."s).find("NEWOBJ makes a type collections.OrderedDict") !=
+          std::string::npos);
+    // functools.partial(posix.system): refused for posix.system, not for partial.
+    CHECK(error("\x80\x02" "cfunctools\npartial\nctorch.nn\nLayerNorm\n\x85R."s).empty());
+    CHECK(error("\x80\x02" "cfunctools\npartial\ncposix\nsystem\n\x85R."s).find("'posix.system' can run code") !=
+          std::string::npos);
+}
+
+TEST_CASE("legacy: a cut file, a storage count that lies, an unknown version: one line each") {
+    const fs::path sd = kData / "legacy" / "state_dict.pt";
+    const fs::path cut = edited(sd, "cut.pt", [](std::string& b) { b.resize(b.size() - 100); });
+    CHECK(open_error(cut).find(cut.string() + ": storage '") == 0);
+    CHECK(open_error(cut).find("bytes left") != std::string::npos);
+    const fs::path no_storages = edited(sd, "no_storages.pt", [](std::string& b) {
+        b.resize(b.rfind("\x80\x02]"));  // up to the storage list
+    });
+    CHECK(open_error(no_storages).find(no_storages.string() + ": malformed pickle") == 0);
+    const fs::path version = edited(sd, "version.pt", [](std::string& b) {
+        const std::size_t at = b.find("M\xe9\x03");  // BININT2 1001
+        b[at + 1] = '\xea';
+    });
+    CHECK(open_error(version) ==
+          version.string() + ": a legacy torch.save file of version an int (1002); attnscope reads version 1001");
+    const fs::path big = edited(sd, "big_endian.pt", [](std::string& b) {
+        const std::size_t at = b.find("little_endian");
+        b[b.find('\x88', at)] = '\x89';  // NEWTRUE -> NEWFALSE
+    });
+    CHECK(open_error(big).find("written on a big-endian machine") != std::string::npos);
+    for (const fs::path& p : {cut, no_storages, version, big}) fs::remove(p);
+}
