@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "activations.hpp"
+#include "diagnose.hpp"
 #include "heads.hpp"
 #include "io.hpp"
 #include "pickle.hpp"
@@ -198,4 +199,54 @@ TEST_CASE("legacy: a cut file, a storage count that lies, an unknown version: on
     });
     CHECK(open_error(big).find("written on a big-endian machine") != std::string::npos);
     for (const fs::path& p : {cut, no_storages, version, big}) fs::remove(p);
+}
+
+TEST_CASE("forward-hook captures: the attention maps are found by their values and named by their module") {
+    const TensorSource expected = TensorSource::open((kData / "expected.npz").string());
+    const TensorSource capture = TensorSource::open((kData / "hooks" / "vit_capture.pt").string());
+    for (std::size_t block : {0u, 1u}) {
+        CAPTURE(block);
+        const std::string module = "encoder.layers.encoder_layer_" + std::to_string(block) + ".self_attention";
+        const FileTrace t = trace_from_file(capture, block);
+        CHECK(t.attention_maps_only);
+        CHECK(t.blocks == std::vector<std::size_t>{0, 1});
+        REQUIRE(t.trace.steps.size() == 1);
+        const Step& attn = t.trace.steps[0];
+        CHECK(attn.name == "attn");
+        CHECK(attn.axes() == Axes{"B", "h", "N", "N'"});
+        CHECK(same_bits(attn.tensor().values, expected.load("hooks/vit_capture.pt/" + module + ".1")));
+        CHECK(t.trace.config.heads == 4);
+        CHECK(std::find(t.notes.begin(), t.notes.end(),
+                        "attention map of " + module + ": tensor '" + module + ".1' [1, 4, 17, 17], found by its values "
+                        "(rows sum to 1)") != t.notes.end());
+        REQUIRE(t.trace.checks.row_sums.size() == 1);
+        CHECK(t.trace.checks.row_sums[0].ok());
+        CHECK(t.trace.checks.row_sums[0].rows == 4 * 17);
+    }
+    // The heads' mean [B, N, N'] is one head [B, 1, N, N'], and the note says so.
+    const FileTrace mean = trace_from_file(TensorSource::open((kData / "hooks" / "mean_capture.pt").string()), 1);
+    REQUIRE(mean.trace.steps.size() == 1);
+    CHECK(mean.trace.steps[0].shape() == Shape{1, 1, 17, 17});
+    CHECK(std::any_of(mean.notes.begin(), mean.notes.end(), [](const std::string& n) {
+        return n.find("the heads' mean [B, N, N'], shown as one head") != std::string::npos;
+    }));
+    // Outputs [1, 17, 64] and maps whose rows do not sum to 1 are not taken for attention.
+    const std::vector<FileRole> roles = file_roles(capture);
+    REQUIRE(roles.size() == 4);
+    CHECK(roles[0].role.kind == RoleKind::None);
+    CHECK(roles[1].by_values);
+    CHECK(capture_module("a.b.self_attention.1") == "a.b.self_attention");
+    CHECK(capture_module("attn_probs") == "attn_probs");
+}
+
+TEST_CASE("command line: a hook capture's tuples are listed by path and its maps row-checked") {
+    const fs::path capture = kData / "hooks" / "vit_capture.pt";
+    const ProcessResult r = run_attnscope("inspect " + quoted(capture));
+    CAPTURE(r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("encoder.layers.encoder_layer_1.self_attention.0  F32    [1, 17, 64]") != std::string::npos);
+    CHECK(r.out.find("attention map encoder.layers.encoder_layer_1.self_attention.1: All 68 rows sum to 1") !=
+          std::string::npos);
+    // check finds the maps' blocks by their values too.
+    check_usage_error("check " + quoted(capture), "holds the steps of blocks 0, 1; choose one with --block I");
 }

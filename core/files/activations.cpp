@@ -27,10 +27,8 @@ std::string nonfinite_text(const Stats& s) {
 
 std::vector<std::size_t> step_blocks(const TensorSource& source) {
     std::vector<Role> roles;
-    for (const TensorInfo& t : source.tensors()) {
-        Role role = recognize_role(t.name, t.shape);
-        if (role.kind == RoleKind::Step) roles.push_back(std::move(role));
-    }
+    for (FileRole& r : file_roles(source))
+        if (r.role.kind == RoleKind::Step) roles.push_back(std::move(r.role));
     return blocks_of(roles);
 }
 
@@ -160,14 +158,16 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
     // Blocks: every block a step or a weight names.
     std::vector<Role> roles;
     bool any_weight = false;
-    for (const TensorInfo& t : source.tensors()) {
-        Role role = recognize_role(t.name, t.shape);
-        any_weight |= role.kind == RoleKind::Weight;
-        if (role.kind != RoleKind::None) roles.push_back(std::move(role));
+    std::vector<FileRole> found_maps;  // attention maps no name says, found by their values
+    for (FileRole& r : file_roles(source)) {
+        any_weight |= r.role.kind == RoleKind::Weight;
+        if (r.by_values) found_maps.push_back(r);
+        if (r.role.kind != RoleKind::None) roles.push_back(std::move(r.role));
     }
     if (roles.empty())
         throw FileError(path + ": no tensor is named like a step (input, qkv, q, k, v, scores, attn, context, merged, "
-                               "out, or an alias such as attn_weights) or like attention weights; nothing to show");
+                               "out, or an alias such as attn_weights) or like attention weights, and none is an attention map (rows that "
+                               "sum to 1); nothing to show");
     for (const TensorInfo& t : source.tensors())  // not values that are no tensors (a checkpoint's epoch)
         if (!t.problem.empty() && !t.listed_only && recognize_role(t.name, t.shape).kind == RoleKind::None)
             result.notes.push_back("skipped tensor '" + t.name + "': " + t.problem);
@@ -181,6 +181,11 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
     if (result.blocks.size() > 1)
         result.notes.push_back("block " + std::to_string(*block) + " of " + std::to_string(result.blocks.size()) +
                                " (blocks " + block_list(result.blocks) + ")");
+    for (const FileRole& r : found_maps)
+        if (in_block(r.role, block))
+            result.notes.push_back("attention map of " + r.role.module + ": tensor '" + r.tensor->name + "' " +
+                                   format_shape(r.tensor->shape) + ", found by its values (rows sum to 1)" +
+                                   (r.averaged ? "; the heads' mean [B, N, N'], shown as one head" : ""));
 
     // The user's steps of this block (the first tensor per step wins).
     std::vector<UserStep> user;

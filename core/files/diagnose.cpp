@@ -383,15 +383,78 @@ InspectedTensor inspect_tensor(const TensorSource& source, const TensorInfo& inf
 // ============================================================================================
 // [SECTION] Loading the user's steps, compare_steps
 // ============================================================================================
+namespace {
+
+// Every value >= 0 and finite, and every row (the last axis) sums to 1 within 1e-3.
+bool rows_are_distributions(const Array& values) {
+    const Shape shape = shape_of(values);
+    const std::size_t n = shape.back();
+    if (n == 0 || values.size() == 0) return false;
+    const float* p = values.data();
+    for (std::size_t row = 0; row < values.size() / n; ++row) {
+        double sum = 0.0;
+        for (std::size_t j = 0; j < n; ++j) {
+            const float v = p[row * n + j];
+            if (!(v >= 0.0f) || !std::isfinite(v)) return false;
+            sum += v;
+        }
+        if (std::fabs(sum - 1.0) > 1e-3) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string capture_module(const std::string& tensor_name) {
+    const std::size_t dot = tensor_name.rfind('.');
+    const bool indexed = dot != std::string::npos && dot + 1 < tensor_name.size() &&
+                         tensor_name.find_first_not_of("0123456789", dot + 1) == std::string::npos;
+    return indexed ? tensor_name.substr(0, dot) : tensor_name;
+}
+
+std::vector<FileRole> file_roles(const TensorSource& source) {
+    std::vector<FileRole> roles;
+    bool named_step = false;
+    for (const TensorInfo& t : source.tensors()) {
+        FileRole r{&t, recognize_role(t.name, t.shape)};
+        named_step |= r.role.kind == RoleKind::Step;
+        roles.push_back(std::move(r));
+    }
+    if (named_step) return roles;
+    std::vector<FileRole*> maps;
+    for (FileRole& r : roles) {
+        const TensorInfo& t = *r.tensor;
+        if (r.role.kind != RoleKind::None || !t.problem.empty() || (t.shape.size() != 3 && t.shape.size() != 4)) continue;
+        try {
+            if (!rows_are_distributions(source.load(t.name))) continue;
+        } catch (const FileError&) {  // not loadable (over the memory budget, unreadable): not taken for a map
+            continue;
+        }
+        r.role = Role{RoleKind::Step, "attn", t.name, "", block_in_name(t.name), capture_module(t.name)};
+        r.by_values = true;
+        r.averaged = t.shape.size() == 3;
+        maps.push_back(&r);
+    }
+    const bool numbered = std::all_of(maps.begin(), maps.end(), [](const FileRole* r) { return r->role.block.has_value(); });
+    for (std::size_t i = 0; i < maps.size() && maps.size() > 1 && !numbered; ++i) maps[i]->role.block = i;
+    return roles;
+}
+
 std::vector<UserStep> load_user_steps(const TensorSource& source, std::optional<std::size_t> block) {
     std::vector<UserStep> steps;
-    for (const TensorInfo& t : source.tensors()) {
-        const Role role = recognize_role(t.name, t.shape);
-        if (role.kind != RoleKind::Step || !in_block(role, block)) continue;
+    for (const FileRole& r : file_roles(source)) {
+        const TensorInfo& t = *r.tensor;
+        if (r.role.kind != RoleKind::Step || !in_block(r.role, block)) continue;
         if (t.shape.empty() && t.problem.empty())
-            throw FileError(source.path() + ": tensor '" + t.name + "' is a 0-d scalar; step " + role.name +
+            throw FileError(source.path() + ": tensor '" + t.name + "' is a 0-d scalar; step " + r.role.name +
                             " needs at least one axis");
-        steps.push_back({role.name, t.name, t.dtype, source.load(t.name)});
+        Array values = source.load(t.name);
+        if (r.averaged) {  // [B, N, N'] -> [B, 1, N, N']
+            Array as4 = make_array({t.shape[0], 1, t.shape[1], t.shape[2]});
+            std::copy(values.data(), values.data() + values.size(), as4.data());
+            values = std::move(as4);
+        }
+        steps.push_back({r.role.name, t.name, t.dtype, std::move(values)});
     }
     return steps;
 }

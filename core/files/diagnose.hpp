@@ -87,8 +87,28 @@ struct CheckReport {
     const StepComparison* first_divergence() const;  // nullptr when every step matches
 };
 
-// The user's steps of one block: every tensor whose role is a step and that names this block or
-// no block. FileError for a 0-d tensor (every step has rank >= 1) or one that cannot be loaded.
+// A tensor of the file and what it stands for.
+struct FileRole {
+    const TensorInfo* tensor = nullptr;
+    Role role;
+    bool by_values = false;  // an attention map no name says, found by its values
+    bool averaged = false;   // by_values, [B, N, N']: the heads' mean (read as [B, 1, N, N'])
+};
+
+// Every tensor's role from its name and shape (recognize_role). When no name is a step's, the
+// attention maps among the rest are found by their values: a forward hook on nn.MultiheadAttention
+// records (attn_output, attn_weights), saved as {"encoder.layers.encoder_layer_0.self_attention":
+// (out, weights)} and listed as "<module>.0" and "<module>.1". A float tensor [B, h, N, N'] or
+// [B, N, N'] whose values are all >= 0 and whose rows each sum to 1 (within 1e-3) is step attn
+// of the block its path names (else of its place among the maps).
+std::vector<FileRole> file_roles(const TensorSource& source);
+
+// The module a hook capture's tensor came from: "a.b.self_attention.1" -> "a.b.self_attention".
+std::string capture_module(const std::string& tensor_name);
+
+// The user's steps of one block: every tensor whose role (file_roles) is a step and that names
+// this block or no block; a [B, N, N'] map found by its values as [B, 1, N, N']. FileError for a
+// 0-d tensor (every step has rank >= 1) or one that cannot be loaded.
 std::vector<UserStep> load_user_steps(const TensorSource& source, std::optional<std::size_t> block);
 
 // The number of heads a dump implies: its metadata "num_heads", else axis 1 of a 4-D step

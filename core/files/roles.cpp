@@ -194,6 +194,11 @@ Role step_role(const std::string& name, const Shape& shape) {
 
 }  // namespace
 
+std::optional<std::size_t> block_in_name(const std::string& tensor_name) {
+    const std::vector<std::string> parts = dotted(tensor_name);
+    return any_block(parts, parts.size());
+}
+
 Role recognize_role(const std::string& tensor_name, const Shape& shape) {
     Role role = weight_role(tensor_name);
     if (role.kind == RoleKind::Weight) return shape.size() == (is_bias(role) ? 1u : 2u) ? role : Role{};

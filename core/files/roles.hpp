@@ -44,6 +44,9 @@ constexpr const char* kOutProjConvention = "reference MultiHeadAttention or nn.M
 
 Role recognize_role(const std::string& tensor_name, const Shape& shape);
 
+// The block a path names: the last "<blocks|block|layers|layer>.<i>" or "encoder_layer_<i>".
+std::optional<std::size_t> block_in_name(const std::string& tensor_name);
+
 // Gives every out_proj the convention of the qkv_proj or in_proj_weight beside it (same module).
 void resolve_conventions(std::vector<Role>& roles);
 

@@ -167,6 +167,23 @@ def practitioner(app, j):
     if not drop(app.d, app.window, acts):
         raise Failure("the window did not take the dropped activations")
     j.settled("dropped activations on screen", lambda s: s["file"].endswith("acts.pt") and not s["busy"], 30)
+
+    # A forward hook's capture {module: (out, weights)}: the maps found by their values, per head.
+    capture = os.path.join(SOURCE, "tests/data/saved/hooks/vit_capture.pt")
+    if not drop(app.d, app.window, capture):
+        raise Failure("the window did not take the dropped hook capture")
+    s = j.settled("the hook capture's maps", lambda s: s["file"].endswith("vit_capture.pt") and not s["busy"], 30)
+    if s["shape"] != [1, 4, 17, 17] or s["heads"] != 4 or not any("found by its values" in n for n in s["file_notes"]):
+        raise Failure(f"the capture's attn [1, 4, 17, 17] in 4 heads, found by its values; got {s['shape']}, "
+                      f"h = {s['heads']}, notes {s['file_notes']}")
+    j.capture("hook_capture")
+    # The article's MultiHeadAttention pickled whole: its num_heads attribute says h, nothing is asked.
+    whole = os.path.join(SOURCE, "tests/data/saved/whole/mha.pt")
+    if not drop(app.d, app.window, whole):
+        raise Failure("the window did not take the dropped whole module")
+    s = j.settled("the whole module's run", lambda s: s["file"].endswith("mha.pt") and not s["busy"], 30)
+    if s["heads_question"] is not None or s["heads"] != 4:
+        raise Failure(f"h = 4 from the module's num_heads without a question; got h = {s['heads']}, {s['heads_question']}")
     menu(app, "File", "file:back", "File > Back to the demo")
     j.settled("back to the demo", lambda s: s["file"] == "" and s["trace"] and not s["busy"], 30)
 
