@@ -169,6 +169,7 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
     if (o.fit_item && !slice.empty() && !o.square_cells && !o.fill) {
         const ui::MapSize m = ui::fitted_map(slice.rows, slice.cols, std::max(size.x - flag_w, 8.0f), size.y);
         size = ImVec2(std::max(m.w + flag_w, 8.0f), std::max(m.h, 8.0f));
+        hover.cell_stretch = m.stretch;
     }
     ImGui::InvisibleButton(o.id, size);
     p0.x += flag_w;  // room for the row flags

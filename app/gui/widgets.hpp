@@ -80,6 +80,7 @@ struct HeatmapHover {
     bool clicked = false;  // released without dragging
     std::size_t row = 0, col = 0;
     ImVec2 image_min{0, 0}, image_max{0, 0};
+    float cell_stretch = 1.0f;  // fit_item: how many times longer than wide the cells are (logic/map_fit.hpp)
 };
 
 // Draws slice (texture from HeatmapRenderer) into the area; returns what the mouse does.

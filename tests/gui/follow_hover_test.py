@@ -15,16 +15,17 @@ from Xlib import X, XK
 from Xlib.ext import xtest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from drop_test import launched  # noqa: E402
+from live import launched  # noqa: E402
 
 # Places in the default arrangement at 1600 x 1000 (app/gui/logic/layout.hpp: the pipeline at
 # x 0..496, y 24..424; the Shape view x 496..1114, y 24..502; the inspector below it).
 # The pipeline panel's # column, below its header row: its 17 rows.
 HASH_COLUMN = (6, 110, 18, 280)
-# A cell in the middle of the inspector's heatmap, and a place where the mouse hovers nothing that
-# follows (the Shape view's empty lower part).
-CELL = (760, 800)
+# A place where the mouse hovers nothing that follows (the Shape view's empty lower part), and a
+# cell of the inspector's map at a square step (attn: uncover_test). The test below hovers the
+# middle of the map, where the app's state report says it is (its qkv slice is a strip).
 AWAY = (1000, 470)
+CELL = (760, 800)
 
 
 def grab(d, window):
@@ -68,14 +69,17 @@ def key(d, name):
 def main():
     exe = sys.argv[1]
     args = ["--batch", "1", "--tokens", "6", "--dim", "24", "--heads", "4", "--step", "qkv", "--size", "1600x1000"]
-    with launched(exe, args) as (d, window):
+    with launched(exe, args) as app:
+        d, window = app.d, app.window
+        x, y, w, h = app.wait("the inspector's map", lambda s: "inspector:map" in s["items"], 30)["items"]["inspector:map"]
+        cell = (int(x + w / 2), int(y + h / 2))
         move(d, window, *AWAY)
         plain = grab(d, window)
-        move(d, window, *CELL)
+        move(d, window, *cell)
         hovered = grab(d, window)
         move(d, window, *AWAY)
         left = grab(d, window)
-        move(d, window, *CELL)
+        move(d, window, *cell)
         click(d)
         move(d, window, *AWAY)
         pinned = grab(d, window)

@@ -26,13 +26,29 @@ TEST_CASE("map fit: stretched_map keeps the cells' aspect within the stretch and
     CHECK(thin.h == doctest::Approx(800.0f * 2.0f / 48.0f));
 }
 
-TEST_CASE("map fit: the inspector's square map is a square, so its colour bar can sit beside it") {
+TEST_CASE("map fit: the inspector keeps cells square, so a slice and its transpose look different") {
     const MapSize attn = fitted_map(16, 16, 700, 420);
     CHECK(attn.w == 420);
     CHECK(attn.h == 420);
-    const MapSize features = fitted_map(16, 96, 700, 420);  // other slices fill the area, as drawn
-    CHECK(features.w == 700);
-    CHECK(features.h == 420);
+    const MapSize k = fitted_map(16, 96, 700, 420);  // 6 times wider than tall
+    CHECK(k.w == 700);
+    CHECK(k.h == doctest::Approx(700.0f / 6.0f));
+    CHECK(k.stretch == 1.0f);
+    // 6 times taller than wide: 70 px with square cells, under a quarter of the width, so its cells
+    // are drawn 2.5 times wider than tall (and the inspector says so); still a tall map.
+    const MapSize k_t = fitted_map(96, 16, 700, 420);
+    CHECK(k_t.w == doctest::Approx(175.0f));
+    CHECK(k_t.h == 420);
+    CHECK(k_t.stretch == doctest::Approx(2.5f));
+    // [16, 768] with square cells would be 14.6 px tall: stretched to a quarter of the height, and said.
+    const MapSize merged = fitted_map(16, 768, 700, 420);
+    CHECK(merged.w == 700);
+    CHECK(merged.h == doctest::Approx(105.0f));
+    CHECK(merged.stretch == doctest::Approx(105.0f / (700.0f / 48.0f)));
+    const MapSize column = fitted_map(768, 16, 700, 420);  // a quarter of the width
+    CHECK(column.w == doctest::Approx(175.0f));
+    CHECK(column.h == 420);
+    CHECK(column.stretch > 1.0f);
 }
 
 TEST_CASE("map fit: presentation mode fills the slide with a long slice, keeps an attention map square") {

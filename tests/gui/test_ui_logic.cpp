@@ -423,6 +423,16 @@ TEST_CASE("axis moves: transpose(1, 2), a split and a merge") {
     CHECK_FALSE(split[4].matched);
     const auto merge = axis_moves({"B", "N", "h", "c"}, {"B", "N", "C"});
     CHECK(merge[2].from == doctest::Approx(2.5f));  // C comes from between h and c
+    // Patch merging's x0 = x[:, 0::2, 0::2, :]: H/2 from H and W/2 from W, not crossed, in their colours.
+    const auto half = axis_moves({"B", "H", "W", "C"}, {"B", "H/2", "W/2", "C"});
+    CHECK(half[1].derived);
+    CHECK(half[1].from == 1.0f);
+    CHECK(half[2].from == 2.0f);
+    CHECK(axis_color("W/2") == axis_color("W"));
+    CHECK(axis_color("H/2") == axis_color("H"));
+    CHECK(base_label("N/4") == "N");
+    CHECK(base_label("3C") == "3C");
+    CHECK(base_label("a/b") == "a/b");
     CHECK(ease_in_out(0.0f) == 0.0f);
     CHECK(ease_in_out(1.0f) == 1.0f);
     CHECK(ease_in_out(0.5f) == doctest::Approx(0.5f));

@@ -6,7 +6,15 @@
 
 namespace attnscope::ui {
 
+std::string base_label(const std::string& label) {
+    const std::size_t slash = label.find('/');
+    const bool halved = slash != std::string::npos && slash > 0 && slash + 1 < label.size() &&
+                        label.find_first_not_of("0123456789", slash + 1) == std::string::npos;
+    return halved ? label.substr(0, slash) : label;
+}
+
 std::uint32_t axis_color(const std::string& label) {
+    if (const std::string base = base_label(label); base != label) return axis_color(base);
     // Colour-blind-friendly hues (Okabe-Ito based), bright enough for a dark background.
     static const std::map<std::string, std::uint32_t> fixed = {
         {"B", 0x56B4E9},   // sky blue: batch
@@ -47,6 +55,16 @@ std::vector<AxisMove> axis_moves(const Axes& before, const Axes& after) {
                 break;
             }
         }
+    }
+    for (std::size_t i = 0; i < after.size(); ++i) {  // "H/2" from H
+        if (matched[i] || base_label(after[i]) == after[i]) continue;
+        for (std::size_t j = 0; j < before.size(); ++j)
+            if (!used[j] && before[j] == base_label(after[i])) {
+                used[j] = true;
+                matched[i] = true;
+                moves[i] = {static_cast<float>(j), false, true};
+                break;
+            }
     }
     float sum = 0.0f;
     int unused = 0;

@@ -10,8 +10,8 @@
 
 namespace attnscope::ui {
 
-// 0xRRGGBB. Fixed for the pinned labels (B, N, N', 3, h, c, C, 3C); any other label gets a
-// stable colour from a spare palette chosen by its text.
+// 0xRRGGBB. Fixed for the pinned labels (B, N, N', 3, h, c, C, 3C); "X/k" has X's colour; any
+// other label gets a stable colour from a spare palette chosen by its text.
 std::uint32_t axis_color(const std::string& label);
 
 // 0x000000 or 0xFFFFFF, whichever reads better on the colour.
@@ -24,11 +24,16 @@ float luminance(std::uint32_t rgb);
 //  - the same label (first unused occurrence) -> that position: permute/transpose moves it;
 //  - a new label (a split "3C" -> "3","h","c" or a merge "h","c" -> "C") -> the mean position of
 //    the before-axes that have no partner, so the new boxes grow out of the axes they replace;
+//  - a label derived from one ("H/2", "W/2" of patch merging's 2 x 2 neighbours) -> that axis;
 //  - nothing to come from -> its own position (it simply appears).
 struct AxisMove {
     float from = 0.0f;     // position in `before`
     bool matched = false;  // the same label existed before
+    bool derived = false;  // "X/k" from the axis X
 };
+
+// "H" for "H/2"; the label itself when it has no "/k".
+std::string base_label(const std::string& label);
 std::vector<AxisMove> axis_moves(const Axes& before, const Axes& after);
 
 // True when `after` is a reordering of `before` with at least one axis in a new place.

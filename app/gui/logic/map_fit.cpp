@@ -18,8 +18,13 @@ MapSize stretched_map(std::size_t rows, std::size_t cols, float w, float h, floa
 }
 
 MapSize fitted_map(std::size_t rows, std::size_t cols, float w, float h) {
-    if (rows == cols) return stretched_map(rows, cols, w, h, 1.0f);
-    return {std::max(w, 0.0f), std::max(h, 0.0f)};
+    MapSize m = stretched_map(rows, cols, w, h, 1.0f);
+    if (rows == cols || m.w <= 0.0f || m.h <= 0.0f) return m;
+    const float k = std::max(kMinMapShare * h / m.h, kMinMapShare * w / m.w);  // > 1: a side too short
+    if (k <= 1.0f) return m;
+    m = stretched_map(rows, cols, w, h, k);
+    m.stretch = k;
+    return m;
 }
 
 MapSize presentation_map(std::size_t rows, std::size_t cols, float w, float h) {

@@ -8,10 +8,14 @@ namespace attnscope::ui {
 
 struct MapSize {
     float w = 0.0f, h = 0.0f;  // pixels
+    float stretch = 1.0f;      // fitted_map: how many times longer than wide its cells are drawn (1: square)
 };
 
-// The map as the inspector draws it at zoom 1 in w x h: a square slice (an N x N' attention map)
-// with square cells, as large as fits; any other slice fills the whole area.
+// The map as the inspector draws it at zoom 1 in w x h: square cells, as large as fits, so k
+// [16 x 96] and k_t [96 x 16] look as different as they are. A slice so long that its short side
+// would take less than a quarter of the area's gets cells stretched (stretch > 1) to that quarter,
+// which the inspector then says.
+inline constexpr float kMinMapShare = 0.25f;
 MapSize fitted_map(std::size_t rows, std::size_t cols, float w, float h);
 
 // The largest map of a rows x cols slice in w x h whose cells are at most `stretch` times wider than

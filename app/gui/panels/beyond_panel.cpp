@@ -299,15 +299,25 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
     v.window = std::min(v.window, B * nW - 1);
     v.head = std::min(v.head, h - 1);
     ImGui::PushTextWrapPos(0.0f);
-    WrappedTextF(tr("%zu x %zu patch grid, windows of %zu x %zu%s: %zu windows per image"), r.grid, r.grid, r.window,
-                r.window, r.shift ? tr(", shifted by M/2") : "", nW);
+    if (nW == 1)
+        WrappedTextF(tr("%zu x %zu patch grid, one window of %zu x %zu covers it whole"), r.grid, r.grid, r.window, r.window);
+    else
+        WrappedTextF(tr("%zu x %zu patch grid, windows of %zu x %zu%s: %zu windows per image"), r.grid, r.grid, r.window,
+                     r.window, r.shift ? tr(", shifted by M/2") : "", nW);
     ImGui::PopTextWrapPos();
+    // A slider of one choice is no choice: shown only when there are windows (or heads) to pick.
     int win = static_cast<int>(v.window), head = static_cast<int>(v.head);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-    if (ImGui::SliderInt(tr("window"), &win, 0, static_cast<int>(B * nW) - 1)) v.window = std::size_t(win);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-    if (ImGui::SliderInt(tr("head##win"), &head, 0, static_cast<int>(h) - 1)) v.head = std::size_t(head);
+    bool slider = false;
+    if (B * nW > 1) {
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+        if (ImGui::SliderInt(tr("window"), &win, 0, static_cast<int>(B * nW) - 1)) v.window = std::size_t(win);
+        slider = true;
+    }
+    if (h > 1) {
+        if (slider) ImGui::SameLine();
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+        if (ImGui::SliderInt(tr("head##win"), &head, 0, static_cast<int>(h) - 1)) v.head = std::size_t(head);
+    }
     const std::size_t item = v.window / nW, local = v.window % nW;
 
     // the patch grid coloured by window; the selected window outlined

@@ -267,7 +267,8 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 }
                 const HeatmapHover hover = DrawHeatmap(tex, slice, opt);
                 MarkItem(ui, "inspector:map");
-                const float map_h = ImGui::GetItemRectSize().y;
+                // A short map (a long slice with square cells) still gets a legend its labels fit in.
+                const float map_h = std::max(ImGui::GetItemRectSize().y, ImGui::GetTextLineHeight() * 4.0f);
                 ImGui::SameLine();
                 ColorLegend(range, map_h, slice.nan_count > 0, slice.inf_count > 0);
                 // Hover line (always drawn so the layout does not jump).
@@ -295,9 +296,22 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                     char axes_line[128];
                     std::snprintf(axes_line, sizeof axes_line, tr("rows %s (%zu), cols %s (%zu)"), row_axis.c_str(),
                                   slice.rows, col_axis.c_str(), slice.cols);
-                    const std::string with_hint = axes_line + std::string(tr("; hover: value, wheel: zoom, drag: pan"));
-                    const bool hint_fits = ImGui::CalcTextSize(with_hint.c_str()).x <= ImGui::GetContentRegionAvail().x;
-                    ImGui::TextDisabled("%s", hint_fits ? with_hint.c_str() : axes_line);
+                    // Cells that are not square are said (logic/map_fit.hpp), in words where they fit.
+                    char stretch[96] = "", stretch_short[32] = "";
+                    if (hover.cell_stretch > 1.05f) {
+                        std::snprintf(stretch, sizeof stretch,
+                                      slice.rows < slice.cols ? tr("; cells drawn %.1f times taller than wide")
+                                                              : tr("; cells drawn %.1f times wider than tall"),
+                                      static_cast<double>(hover.cell_stretch));
+                        std::snprintf(stretch_short, sizeof stretch_short, tr("; cells %.1f:1"), static_cast<double>(hover.cell_stretch));
+                    }
+                    const float room = ImGui::GetContentRegionAvail().x;
+                    auto fits = [&](const std::string& text) { return ImGui::CalcTextSize(text.c_str()).x <= room; };
+                    std::string line = axes_line + std::string(stretch) + tr("; hover: value, wheel: zoom, drag: pan");
+                    if (!fits(line)) line = axes_line + std::string(stretch);
+                    if (!fits(line)) line = axes_line + std::string(stretch_short);
+                    if (!fits(line)) line = axes_line;
+                    ImGui::TextDisabled("%s", line.c_str());
                     if (ImGui::IsItemHovered())
                         ImGui::SetTooltip(tr("%s; slice min %s, max %s\nhover: value, wheel: zoom, drag: pan"),
                                           ui::colormap_name(range.colormap), ui::format_value(slice.min).c_str(),

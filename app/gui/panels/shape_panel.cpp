@@ -242,7 +242,7 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
             }
             const ImU32 col = AxisColorU32(out.axes[i], 0.8f);
             const ImVec2 to(out.x[i] + out.w[i] / 2, out_y);
-            if (moves[i].matched) {
+            if (moves[i].matched || moves[i].derived) {
                 const ImVec2 from(input_centre(moves[i].from), first_row_bottom);
                 dl->AddBezierCubic(from, ImVec2(from.x, from.y + (to.y - from.y) * 0.5f),
                                    ImVec2(to.x, to.y - (to.y - from.y) * 0.5f), to, col, 2.0f);
@@ -251,7 +251,7 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
                 const Row& r = inputs[0];
                 std::vector<bool> used(r.axes.size(), false);
                 for (const auto& m : moves)
-                    if (m.matched) used[static_cast<std::size_t>(m.from)] = true;
+                    if (m.matched || m.derived) used[static_cast<std::size_t>(m.from)] = true;
                 bool any = false;
                 for (std::size_t j = 0; j < r.axes.size(); ++j)
                     if (!used[j]) {
