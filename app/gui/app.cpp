@@ -1260,6 +1260,7 @@ std::string StateReport(const Gui& g) {
     j["loading"] = ui.loading_path;
     j["busy"] = ui.engine_busy;
     j["vit"] = ui.vit_on_screen;
+    j["vit_query"] = ui.vit_query;  // the token whose attention the Image panel shows (0: the class token)
     j["message"] = ui.file_error;  // the "Cannot open the file" dialog, while it is open
     j["heads"] = g.trace ? g.trace->config.heads : 0;
     j["file_notes"] = ui.file_notes;  // where input, weights and heads came from

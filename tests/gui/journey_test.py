@@ -228,6 +228,14 @@ def vit_heads(app, j):
     if s["heads"] != 4 or s["shape"] != [1, 4, 17, 17] or "image:heads" not in s["items"]:
         raise Failure(f"attn [1, 4, 17, 17] and the head count beside the maps, got h = {s['heads']}, shape {s['shape']}")
     j.capture("vit")
+    # A click on a patch shows where that patch looks, and moves nothing: the picture stays under the mouse.
+    x, y, w, h = before = s["items"]["image:picture"]
+    app.click(x + w * 0.6, y + h * 0.6)
+    s = j.settled("a patch picked as the query", lambda s: s["vit_query"] not in (None, 0))
+    after = s["items"]["image:picture"]
+    if any(abs(a - b) > 0.5 for a, b in zip(before, after)):
+        raise Failure(f"clicking a patch moved the picture from {before} to {after}")
+    j.capture("patch")
 
 
 JOURNEYS = {"lesson": (lesson, []),

@@ -281,6 +281,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     ImGui::TextDisabled("%s", tr("picture"));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("click a patch: where it looks; right-click: the class token"));
     ClickablePicture("##picture", picture, size.side, grid, true, ui, &hovered);
+    MarkItem(ui, "image:picture");
     ImGui::EndGroup();
     ImGui::SameLine();
     const AttentionMap large = AttentionMapAt(t, ui, block, ui.vit_map);
@@ -778,18 +779,28 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("the block whose attention the overlays, pipeline, inspector and heads show"));
+    // The query's label and its "class token" button take the room of the widest query whatever
+    // is picked, so a click on a patch moves nothing on screen (the picture stays under the mouse).
     const std::string query = ui::query_name(ui.vit_query, grid);
-    SameLineIfFits(ImGui::CalcTextSize(tr("query:")).x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(query.c_str()).x);
+    float query_w = ImGui::CalcTextSize(query.c_str()).x;
+    for (const std::size_t token : {std::size_t{0}, grid.prefix > 1 ? std::size_t{1} : std::size_t{0}, grid.tokens() - 1})
+        query_w = std::max(query_w, ImGui::CalcTextSize(ui::query_name(token, grid).c_str()).x);
+    const float back_w = ImGui::CalcTextSize(tr("class token")).x + ImGui::GetStyle().FramePadding.x * 2.0f;
+    SameLineIfFits(ImGui::CalcTextSize(tr("query:")).x + ImGui::GetStyle().ItemSpacing.x * 2.0f + query_w + back_w);
     ImGui::TextDisabled(tr("query:"));
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.0f, 0.9f, 1.0f, 1.0f), "%s", query.c_str());
-    if (ui.vit_query != 0) {
-        SameLineIfFits(ButtonWidth(tr("class token")));
-        if (ImGui::SmallButton(tr("class token"))) ui.vit_query = 0;
-    } else if (ImGui::IsItemHovered()) {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::Dummy(ImVec2(query_w, ImGui::GetTextLineHeight()));
+    ImGui::GetWindowDrawList()->AddText(at, ImGui::GetColorU32(ImVec4(0.0f, 0.9f, 1.0f, 1.0f)), query.c_str());
+    if (ui.vit_query == 0 && ImGui::IsItemHovered())
         ImGui::SetTooltip(
             tr("the class token's row of attn: what the classifier's token gathers from each patch.\n"
                "Click a patch of the picture to see where that patch looks instead."));
+    ImGui::SameLine();
+    if (ui.vit_query != 0) {
+        if (ImGui::SmallButton(tr("class token"))) ui.vit_query = 0;
+    } else {
+        ImGui::Dummy(ImVec2(back_w, ImGui::GetTextLineHeight()));
     }
     SameLineIfFits(ImGui::CalcTextSize(tr("rollout:")).x + ImGui::GetStyle().ItemSpacing.x + ImGui::GetFontSize() * 4.5f);
     ImGui::TextDisabled(tr("rollout:"));
