@@ -151,6 +151,12 @@ TEST_CASE("attention_tab_sizes: ViT-B's 12 heads + 2 fit under a picture and a m
     CHECK(std::max(line + projector.side, 90.0f) + spacing + line +
               static_cast<float>(projector.rows) * (line + projector.tile + spacing) <=
           196.5f);
+    // The strip became one row of buttons there, the squares larger for it; never in a tall region.
+    CHECK(projector.buttons);
+    CHECK(projector.side >= 110.0f);
+    CHECK(line + projector.side + 2.0f * spacing + 2.0f * line <= 196.5f);
+    CHECK_FALSE(wide.buttons);
+    CHECK_FALSE(tall.buttons);
     // A narrow one: the strip wraps, the squares keep their floor.
     const AttentionTabSizes narrow = attention_tab_sizes(200.0f, 150.0f, line, spacing, right, 180.0f, 14);
     CHECK(narrow.rows > 1);

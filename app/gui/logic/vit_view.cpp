@@ -87,7 +87,21 @@ AttentionTabSizes attention_tab_sizes(float width, float height, float line, flo
     const AttentionTabSizes beside = arrange((width - right - 2.0f * spacing) / 2.0f, height, right_height);
     AttentionTabSizes under = arrange((width - spacing) / 2.0f, height - right_height - spacing, 0.0f);
     under.stacked = true;
-    return under.side > beside.side ? under : beside;
+    const AttentionTabSizes best = under.side > beside.side ? under : beside;
+    if (best.side >= 0.5f * height) return best;
+    // The strip as one row of buttons under the caption: the squares take the rest of the height,
+    // the prediction beside them or under the buttons.
+    const float fixed = 2.0f * line + 2.0f * spacing + line;  // titles, caption, the buttons' row
+    AttentionTabSizes buttons;
+    buttons.per_row = count;
+    buttons.buttons = true;
+    buttons.side = std::min((width - right - 2.0f * spacing) / 2.0f, std::max(height - fixed, right_height - line));
+    AttentionTabSizes stacked = buttons;
+    stacked.stacked = true;
+    stacked.side = std::min((width - spacing) / 2.0f, height - fixed - right_height - spacing);
+    if (stacked.side > buttons.side) buttons = stacked;
+    buttons.side = std::max(buttons.side, 48.0f);
+    return buttons.side > 1.2f * best.side ? buttons : best;
 }
 
 std::vector<std::size_t> fresh_patch_sizes(std::size_t image_size) {

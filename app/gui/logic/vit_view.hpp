@@ -52,11 +52,14 @@ RgbImage overlay_backdrop(const RgbImage& image);
 // small maps (heads, their mean, the rollout), each `tile` square under its one-line title,
 // `per_row` to a row. The prediction column (`right` x `right_height`) stands beside the squares,
 // or under the strip (`stacked`) when that leaves the squares larger. The small maps give way
-// first (to 0.4 of the squares, at least 28 px); the squares are at least 48 px.
+// first (to 0.4 of the squares, at least 28 px); the squares are at least 48 px. In a region so
+// short that the squares would stay under half its height, the strip becomes one row of buttons
+// (`buttons`, tile 0) when that makes the squares a fifth larger: the picture is the point.
 struct AttentionTabSizes {
     float side = 0.0f, tile = 0.0f;
     std::size_t per_row = 1, rows = 1;
     bool stacked = false;
+    bool buttons = false;
 };
 AttentionTabSizes attention_tab_sizes(float width, float height, float line, float spacing, float right,
                                       float right_height, std::size_t maps);

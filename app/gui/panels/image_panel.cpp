@@ -313,6 +313,25 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
                              "click a small map to show it large, a patch to make it the query, right-click for the "
                              "class token.\nFile > Back to the demo / config leaves the ViT."));
 
+    // A short region: every map as a button (the large square shows the one chosen).
+    if (size.buttons) {
+        for (std::size_t i = 0; i < n_maps; ++i) {
+            const AttentionMap m = AttentionMapAt(t, ui, block, i);
+            const std::string label = i < t.config.heads ? std::to_string(i) : i == t.config.heads ? tr("mean") : tr("rollout");
+            if (i > 0) SameLineIfFits(ButtonWidth(label.c_str()));
+            const bool chosen = i == ui.vit_map;
+            if (chosen) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+            ImGui::PushID(static_cast<int>(i));
+            if (ImGui::SmallButton(label.c_str())) ui.vit_map = i;
+            ImGui::PopID();
+            if (chosen) ImGui::PopStyleColor();
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
+        }
+        if (size.stacked) Prediction(*vit, ImGui::GetContentRegionAvail().x, classes);
+        PatchSlider(*vit, ui, ImGui::GetContentRegionAvail().x);
+        return;
+    }
+
     // Every map small; the enlarged one outlined.
     ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
     for (std::size_t i = 0; i < n_maps; ++i) {
