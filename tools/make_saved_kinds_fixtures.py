@@ -43,7 +43,7 @@ import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_convention_fixtures  # noqa: E402
-from torch_fixtures import randomize, save_npy  # noqa: E402
+from torch_fixtures import dotted_items, randomize, save_npy  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "saved")
 S, P, D, H, DEPTH, M, K = 32, 8, 64, 4, 2, 64, 5
@@ -63,22 +63,9 @@ def path(*parts):
 def expect_loaded(*parts):
     """Every tensor of the file as torch.load returns it, under its dotted name."""
     name = "/".join(parts)
-
-    def walk(prefix, obj):
-        if isinstance(obj, torch.Tensor):
-            if obj.is_floating_point():
-                expected[name + "/" + prefix] = obj.detach().float().numpy().copy()
-        elif isinstance(obj, nn.Module):
-            for k, v in obj.state_dict().items():
-                walk(f"{prefix}.{k}" if prefix else k, v)
-        elif isinstance(obj, dict):
-            for k, v in obj.items():
-                walk(f"{prefix}.{k}" if prefix else str(k), v)
-        elif isinstance(obj, (list, tuple)):
-            for i, v in enumerate(obj):
-                walk(f"{prefix}.{i}" if prefix else str(i), v)
-
-    walk("", torch.load(path(*parts)))
+    for dotted, leaf in dotted_items(torch.load(path(*parts))):
+        if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
+            expected[name + "/" + dotted] = leaf.detach().float().numpy().copy()
 
 
 def legacy_views(file):

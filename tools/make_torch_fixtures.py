@@ -27,6 +27,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_convention_fixtures import MultiHeadAttention  # noqa: E402  the reference article's first class
+from torch_fixtures import dotted_items  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "torch")
 BAD = os.path.join(OUT, "bad")
@@ -76,20 +77,9 @@ torch.save(checkpoint, path("checkpoint.pth"))
 entries = {}
 
 
-def walk(prefix, obj):
-    if isinstance(obj, torch.Tensor):
-        entries[prefix] = obj
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            walk(f"{prefix}.{k}" if prefix else str(k), v)
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            walk(f"{prefix}.{i}" if prefix else str(i), v)
-    else:
-        entries[prefix] = {bool: "bool", int: "int", float: "float", str: "str", type(None): "None"}[type(obj)]
-
-
-walk("", checkpoint)
+for name, leaf in dotted_items(checkpoint):
+    entries[name] = leaf if isinstance(leaf, torch.Tensor) else \
+        {bool: "bool", int: "int", float: "float", str: "str", type(None): "None"}[type(leaf)]
 expect("checkpoint.pth", entries)
 
 # Activations the way most people save them: views of one storage (unbind, a transpose), a

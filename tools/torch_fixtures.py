@@ -1,5 +1,5 @@
-"""What the torchvision-based fixture scripts share: drawing every parameter anew, and saving a
-tensor as the little-endian float32 .npy the tests read."""
+"""What the fixture scripts share: drawing every parameter anew, saving a tensor as the
+little-endian float32 .npy the tests read, and the dotted names attnscope gives a saved object."""
 import os
 
 import numpy as np
@@ -46,3 +46,19 @@ def hf_vit_names(sd, prefix, depth, dim):
     out[prefix + "layernorm.weight"] = sd["encoder.ln.weight"]
     out[prefix + "layernorm.bias"] = sd["encoder.ln.bias"]
     return {k: v.clone() for k, v in out.items()}
+
+
+def dotted_items(obj, prefix=""):
+    """(name, leaf) for every tensor and non-container value of a saved object, under the dotted
+    names attnscope lists: dict keys and list/tuple indices joined by '.', a module (saved whole)
+    by its state_dict's names."""
+    if isinstance(obj, torch.nn.Module):
+        obj = obj.state_dict()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from dotted_items(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield from dotted_items(v, f"{prefix}.{i}" if prefix else str(i))
+    else:
+        yield prefix, obj
