@@ -70,12 +70,13 @@ TEST_CASE("legacy files and whole modules list the names torch.load gives and lo
         const std::size_t cut = t.name.find('/', t.name.find('/') + 1);
         by_file[t.name.substr(0, cut)].push_back(t.name.substr(cut + 1));
     }
-    REQUIRE(by_file.size() == 10);
+    REQUIRE(by_file.size() == 12);
     std::size_t compared = 0;
     for (const auto& [file, names] : by_file) {
         CAPTURE(file);
         const TensorSource source = TensorSource::open((kData / file).string());
-        CHECK(source.format() == (file.rfind("legacy/", 0) == 0 ? "torch.save (legacy)" : "torch.save"));
+        const bool legacy = file.rfind("legacy/", 0) == 0 || file == "numpy/legacy.pt";
+        CHECK(source.format() == (legacy ? "torch.save (legacy)" : "torch.save"));
         std::size_t tensors = 0;
         for (const TensorInfo& t : source.tensors()) tensors += t.listed_only ? 0 : 1;
         CHECK(tensors == names.size());  // nothing more: a whole module's non-persistent buffer is left out
@@ -86,7 +87,7 @@ TEST_CASE("legacy files and whole modules list the names torch.load gives and lo
             ++compared;
         }
     }
-    CHECK(compared == 122);
+    CHECK(compared == 186);
     // The views of one root storage: 'a' from element 2, 'b' from element 6 with strides (1, 3).
     const TensorSource views = TensorSource::open((kData / "legacy" / "views.pt").string());
     CHECK(views.load("b").data()[1] == 3.0f);  // b[0, 1] = root[6 + 1 + 3] = 10 * 0.5 - 2
@@ -112,6 +113,41 @@ TEST_CASE("a legacy checkpoint and a whole module say their head count; a legacy
         CHECK(m.heads_from.find("num_heads in the file") != std::string::npos);
         check_logits(m);
     }
+}
+
+TEST_CASE("numpy values in a checkpoint: scalars are read, an array is listed, the head count comes from them") {
+    for (const char* file : {"numpy/checkpoint.pt", "numpy/legacy.pt"}) {
+        CAPTURE(file);
+        const TensorSource source = TensorSource::open((kData / file).string());
+        CHECK(source.metadata().at("config.num_heads") == "4");  // np.int64(4)
+        CHECK(source.find("epoch")->problem.find("'epoch' is an int (7), not a tensor") != std::string::npos);
+        CHECK(source.find("best_acc")->problem.find("'best_acc' is a float (0.875), not a tensor") != std::string::npos);
+        CHECK(source.find("class_weights")->problem.find("a numpy array [5] of f4") != std::string::npos);
+        const VitModel m = load_vit_model((kData / file).string(), std::nullopt, kNoLimit);
+        CHECK(m.config.heads == 4);
+        CHECK(m.heads_from.find("config.num_heads") != std::string::npos);
+        check_logits(m);
+    }
+    // scalar(dtype(code) with byte order, _codecs.encode(8 latin1 characters)), as protocol 2 writes it.
+    auto scalar = [](const std::string& code, char order, const std::string& encoding) {
+        const std::string bytes = "\x80\x02" "cnumpy.core.multiarray\nscalar\ncnumpy\ndtype\nX\x02\x00\x00\x00"s + code +
+                                  "\x89\x88\x87R(K\x03X\x01\x00\x00\x00"s + order +
+                                  "NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tbc_codecs\nencode\nX\x09\x00\x00\x00"
+                                  "\x00\x00\x00\x00\x00\x00\xc3\xb0?X"s + char(encoding.size()) + "\x00\x00\x00"s + encoding + "\x86R\x86R."s;
+        return bytes;
+    };
+    auto read = [](const std::string& bytes) {
+        return read_pickle(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "p.pkl");
+    };
+    const Unpickled one = read(scalar("f8", '<', "latin1"));  // the bytes of 1.0: f0 3f at the end
+    REQUIRE(one.root->kind == PickleValue::Kind::Float);
+    CHECK(one.root->number == 1.0);
+    const Unpickled complex = read(scalar("c8", '<', "latin1"));
+    CHECK(complex.root->kind == PickleValue::Kind::Other);
+    CHECK(complex.root->text == "a numpy c8 scalar");
+    CHECK_THROWS_WITH(read(scalar("f8", '>', "latin1")), doctest::Contains("big-endian"));
+    CHECK_THROWS_WITH(read(scalar("f8", '<', "utf8")), doctest::Contains("_codecs.encode takes a str and 'latin1'"));
+    CHECK_THROWS_WITH(read(scalar("i4", '<', "latin1")), doctest::Contains("dtype 'i4' has 8 bytes"));
 }
 
 TEST_CASE("command line: a whole module runs like its state dict and equals its forward; a legacy ViT needs --heads") {
@@ -249,4 +285,13 @@ TEST_CASE("command line: a hook capture's tuples are listed by path and its maps
           std::string::npos);
     // check finds the maps' blocks by their values too.
     check_usage_error("check " + quoted(capture), "holds the steps of blocks 0, 1; choose one with --block I");
+}
+
+TEST_CASE("command line: a checkpoint's numbers beside its tensors are counted apart and shown by value") {
+    const ProcessResult r = run_attnscope("inspect " + quoted(kData / "numpy" / "checkpoint.pt"));
+    CAPTURE(r.err);
+    CHECK(r.status == 0);
+    // torchvision's ViT with 2 blocks: 32 tensors in its state dict; epoch, best_acc, config.num_heads, class_weights.
+    CHECK(r.out.find("checkpoint.pt: torch.save, 32 tensors, 4 other values\n") != std::string::npos);
+    CHECK(r.out.find("'best_acc' is a float (0.875), not a tensor") != std::string::npos);
 }

@@ -130,3 +130,6 @@ for f in ["legacy/state_dict.pt", "legacy/protocol4.pt", "legacy/views.pt", "who
             for member in z.namelist():
                 if member.endswith("/data.pkl"):
                     put("pickle", f.replace("/", "_") + ".pkl", z.read(member))
+# numpy scalars, dtypes and an array in a checkpoint's pickle (its tensors' storages left out).
+with zipfile.ZipFile(os.path.join(root, "tests/data/saved/numpy/checkpoint.pt")) as z:
+    put("pickle", "numpy_checkpoint.pt.pkl", next(z.read(m) for m in z.namelist() if m.endswith("/data.pkl")))

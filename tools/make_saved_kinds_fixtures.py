@@ -25,6 +25,10 @@ file, or the module's forward).
                {module name: (attn_output, attn_weights)}: vit_capture.pt (the torchvision ViT's two
                self_attention modules, weights [1, 4, 17, 17]); mean_capture.pt (the same with
                average_attn_weights=True: [1, 17, 17]).
+  numpy/       a training checkpoint that keeps numpy values beside the torchvision ViT's state dict:
+               {"model": state_dict, "epoch": np.int64(7), "best_acc": np.float64(0.875),
+               "config": {"num_heads": np.int64(4)}, "class_weights": a float32 numpy array [5]}, as
+               checkpoint.pt and in the legacy format as legacy.pt.
 expected.npz holds, under "<file>/<name>", every tensor as torch.load gives it, in float32.
 """
 import collections
@@ -194,6 +198,15 @@ def main():
     torch.save(hook_capture(tv, pixels, True), path("hooks", "mean_capture.pt"))
     for f in ["vit_capture.pt", "mean_capture.pt"]:
         expect_loaded("hooks", f)
+
+    # ---- numpy values in a checkpoint ---------------------------------------------------------
+    numpy_checkpoint = {"model": tv.state_dict(), "epoch": np.int64(7), "best_acc": np.float64(0.875),
+                        "config": {"num_heads": np.int64(4)},
+                        "class_weights": np.linspace(0.5, 1.5, K, dtype=np.float32)}
+    torch.save(numpy_checkpoint, path("numpy", "checkpoint.pt"))
+    torch.save(numpy_checkpoint, path("numpy", "legacy.pt"), _use_new_zipfile_serialization=False)
+    for f in ["checkpoint.pt", "legacy.pt"]:
+        expect_loaded("numpy", f)
 
     np.savez(os.path.join(OUT, "expected.npz"), **expected)
 

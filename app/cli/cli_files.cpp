@@ -5,6 +5,7 @@
 //   check DUMP [--weights FILE] [--block I] [--input FILE] [--heads H]
 //                                the user's steps against the reference, in pipeline order; the last
 //                                line names the first divergence. Exit 0 all match, 3 divergence, 2 unreadable.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -55,8 +56,13 @@ std::string without_path(const std::string& message, const std::string& path) {
 }
 
 void print_inspected(const TensorSource& source, const std::vector<InspectedTensor>& tensors) {
-    std::printf("%s: %s, %zu tensor%s\n", source.path().c_str(), source.format().c_str(), tensors.size(),
-                tensors.size() == 1 ? "" : "s");
+    // Entries listed only (a checkpoint's epoch, best_acc) are counted apart from the tensors.
+    const auto others = static_cast<std::size_t>(
+        std::count_if(tensors.begin(), tensors.end(), [](const InspectedTensor& t) { return t.info.listed_only; }));
+    const std::size_t count = tensors.size() - others;
+    std::printf("%s: %s, %zu tensor%s", source.path().c_str(), source.format().c_str(), count, count == 1 ? "" : "s");
+    if (others) std::printf(", %zu other value%s", others, others == 1 ? "" : "s");
+    std::printf("\n");
     std::vector<std::string> roles;
     std::size_t name_width = 4, shape_width = 5, role_width = 4;
     for (const auto& t : tensors) {

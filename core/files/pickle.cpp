@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "io.hpp"
 
@@ -24,7 +25,10 @@ using Kind = PickleValue::Kind;
 // ============================================================================================
 // [SECTION] Globals
 // ============================================================================================
-enum class Callable { None, OrderedDict, Set, Partial, RebuildTensor, RebuildParameter, RebuildFromType, Size, Device };
+enum class Callable {
+    None, OrderedDict, Set, Partial, RebuildTensor, RebuildParameter, RebuildFromType, Size, Device,
+    Encode, NumpyDtype, NumpyScalar, NumpyArray
+};
 
 struct StorageType {
     const char* name;  // torch.<name>
@@ -75,6 +79,14 @@ GlobalInfo classify_global(const std::string& module, const std::string& name) {
     if ((module == "builtins" || module == "__builtin__") && (name == "set" || name == "frozenset"))
         return {true, Callable::Set};
     if (module == "functools" && name == "partial") return {true, Callable::Partial};  // torchvision's norm_layer
+    // numpy values a training script keeps beside its tensors (best_acc = np.float64(0.93)): the
+    // bytes protocol 2 writes as _codecs.encode(text, 'latin1'), dtypes, scalars, arrays.
+    if (module == "_codecs" && name == "encode") return {true, Callable::Encode};
+    const bool multiarray = module == "numpy.core.multiarray" || module == "numpy._core.multiarray";
+    if (module == "numpy" && name == "dtype") return {true, Callable::NumpyDtype};
+    if (multiarray && name == "scalar") return {true, Callable::NumpyScalar};
+    if (multiarray && name == "_reconstruct") return {true, Callable::NumpyArray};
+    if (module == "numpy" && name == "ndarray") return {true, Callable::None};  // only as _reconstruct's type
     if (module == "torch._utils" && name == "_rebuild_tensor_v2") return {true, Callable::RebuildTensor};
     if (module == "torch._utils" && (name == "_rebuild_parameter" || name == "_rebuild_parameter_with_state"))
         return {true, Callable::RebuildParameter};
@@ -356,9 +368,97 @@ private:
                 if (a.empty() || a[0]->kind != Kind::String) malformed("torch.device takes a string");
                 return text(Kind::Other, "device '" + a[0]->text + "'");
             }
+            case Callable::Encode: {  // _codecs.encode(text, 'latin1'): code points 0-255 as bytes
+                if (a.size() != 2 || a[0]->kind != Kind::String || a[1]->kind != Kind::String ||
+                    (a[1]->text != "latin1" && a[1]->text != "latin-1"))
+                    malformed("_codecs.encode takes a str and 'latin1'");
+                return text(Kind::Bytes, latin1(a[0]->text));
+            }
+            case Callable::NumpyDtype: {  // numpy.dtype(code, align, copy); BUILD then gives its byte order
+                if (a.empty() || a[0]->kind != Kind::String) malformed("numpy.dtype takes a type code");
+                PickleValue* d = text(Kind::Other, "a numpy dtype '" + shown(a[0]->text) + "'");
+                d->items = {a[0]};
+                numpy_dtypes_.insert(d);
+                return d;
+            }
+            case Callable::NumpyScalar: return numpy_scalar(a);
+            case Callable::NumpyArray: {  // _reconstruct(ndarray, (0,), b'b'); BUILD then gives its shape
+                if (a.empty() || !globals_.count(a[0]) || a[0]->text != "numpy.ndarray")
+                    malformed("numpy's _reconstruct rebuilds a numpy.ndarray only");
+                PickleValue* array = text(Kind::Other, "a numpy array");
+                numpy_arrays_.insert(array);
+                return array;
+            }
             case Callable::None: break;
         }
         malformed("unreachable call");
+    }
+
+    // ---- numpy values ----------------------------------------------------------------------------
+    // UTF-8 (as the pickle's str holds it) of code points below 256, as the bytes they stand for.
+    std::string latin1(const std::string& utf8) {
+        std::string out;
+        for (std::size_t i = 0; i < utf8.size(); ++i) {
+            const auto c = static_cast<unsigned char>(utf8[i]);
+            if (c < 0x80) {
+                out += static_cast<char>(c);
+            } else if ((c == 0xc2 || c == 0xc3) && i + 1 < utf8.size()) {
+                out += static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(utf8[++i]) & 0x3f));
+            } else {
+                malformed("_codecs.encode's text has a character above U+00FF, which latin1 cannot encode");
+            }
+        }
+        return out;
+    }
+    // A dtype's type code ('f8', 'i8', '?') and byte order ('<', '>', '|', '=').
+    std::pair<std::string, std::string> numpy_dtype(const PickleValue* d, const char* what) {
+        if (!numpy_dtypes_.count(d)) malformed(std::string(what) + " must be a numpy.dtype");
+        return {d->items[0]->text, d->items.size() > 1 ? d->items[1]->text : "="};
+    }
+    // scalar(dtype, bytes): np.float64(0.93) a float, np.int64(5) an int, np.bool_ a bool; any other
+    // dtype a value shown by its name. Stored little-endian ('>' is refused).
+    PickleValue* numpy_scalar(const std::vector<const PickleValue*>& a) {
+        if (a.size() != 2 || a[1]->kind != Kind::Bytes) malformed("numpy's scalar takes a dtype and bytes");
+        const std::pair<std::string, std::string> dtype = numpy_dtype(a[0], "a numpy scalar's dtype");
+        const std::string& code = dtype.first;
+        const std::string& order = dtype.second;
+        const std::string& b = a[1]->text;
+        if (order == ">") malformed("a numpy scalar of dtype '" + shown(code) + "' is big-endian; attnscope reads little-endian values");
+        auto load = [&](auto zero) {
+            if (b.size() != sizeof zero) malformed("a numpy scalar of dtype '" + shown(code) + "' has " + std::to_string(b.size()) + " bytes");
+            std::memcpy(&zero, b.data(), sizeof zero);
+            return zero;
+        };
+        PickleValue* v = nullptr;
+        if (code == "f8") (v = make(Kind::Float))->number = load(double{});
+        else if (code == "f4") (v = make(Kind::Float))->number = load(float{});
+        else if (code == "i8") (v = make(Kind::Int))->integer = load(std::int64_t{});
+        else if (code == "i4") (v = make(Kind::Int))->integer = load(std::int32_t{});
+        else if (code == "u4") (v = make(Kind::Int))->integer = load(std::uint32_t{});
+        else if (code == "i2") (v = make(Kind::Int))->integer = load(std::int16_t{});
+        else if (code == "u2") (v = make(Kind::Int))->integer = load(std::uint16_t{});
+        else if (code == "i1") (v = make(Kind::Int))->integer = load(std::int8_t{});
+        else if (code == "u1") (v = make(Kind::Int))->integer = load(std::uint8_t{});
+        else if (code == "b1") (v = make(Kind::Bool))->flag = load(std::uint8_t{}) != 0;
+        else v = text(Kind::Other, "a numpy " + shown(code) + " scalar");
+        return v;
+    }
+    // BUILD of a dtype: (version, byte order, ...); of an array: (version, shape, dtype, fortran, data).
+    // The array stays a value named by its shape and dtype: its elements are not a tensor's.
+    void build_numpy(PickleValue* v, const PickleValue* state) {
+        if (state->kind != Kind::Tuple || state->items.size() < 2) malformed("a numpy value's state must be a tuple");
+        const std::vector<const PickleValue*>& s = state->items;
+        if (numpy_dtypes_.count(v)) {
+            require(s[1], Kind::String, "a numpy dtype's byte order");
+            v->items.resize(1);
+            v->items.push_back(s[1]);
+            return;
+        }
+        if (s.size() != 5) malformed("a numpy array's state must be (version, shape, dtype, fortran, data)");
+        std::string shape;
+        for (std::uint64_t n : counts(s[1], "a numpy array's shape")) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
+        v->text = "a numpy array [" + shape + "] of " + shown(numpy_dtype(s[2], "a numpy array's dtype").first) +
+                  " (not read: save it as a tensor, torch.from_numpy(a))";
     }
 
     // NEWOBJ(_EX): cls.__new__(cls, *args) of an inert class, as an Object without attributes yet.
@@ -538,6 +638,8 @@ private:
                 PickleValue* obj = top();
                 if (obj->kind == Kind::Object) {
                     build(obj, state);
+                } else if (numpy_dtypes_.count(obj) || numpy_arrays_.count(obj)) {
+                    build_numpy(obj, state);
                 } else if (obj->kind != Kind::Dict && obj->kind != Kind::Tensor) {
                     // A state_dict's _metadata and a tensor subclass's __dict__ are not needed.
                     malformed("BUILD sets the state of " + std::string(kind_text(obj->kind)) +
@@ -565,6 +667,7 @@ private:
     std::vector<std::size_t> marks_;
     std::unordered_map<std::uint64_t, PickleValue*> memo_;
     std::unordered_map<const PickleValue*, GlobalInfo> globals_;
+    std::unordered_set<const PickleValue*> numpy_dtypes_, numpy_arrays_;
 };
 
 }  // namespace

@@ -12,6 +12,9 @@
 //   torch._tensor._rebuild_from_type_v2            a Tensor or Parameter subclass wrapper
 //   torch.FloatStorage, torch.HalfStorage, ...     the dtype of a storage
 //   torch.Size, torch.device, torch.float32, ...   plain values
+//   _codecs.encode(text, 'latin1')                 bytes (protocol 2's way of writing them)
+//   numpy.dtype, numpy.core.multiarray.scalar      a numpy scalar as an int, float or bool
+//   numpy.core.multiarray._reconstruct             a numpy array, kept as its shape and dtype only
 //
 // Any other class (__main__.MultiHeadAttention, torch.nn.modules.linear.Linear) is an inert name:
 // NEWOBJ of it makes an Object, a record of the attributes the pickle gives it (BUILD, SETITEMS),

@@ -25,6 +25,7 @@
 
 #include "attention_maps.hpp"
 #include "config.hpp"
+#include "heads.hpp"
 #include "image.hpp"
 #include "io.hpp"
 #include "logic/core_text.hpp"
@@ -719,4 +720,25 @@ TEST_CASE("core messages: core's errors on crafted bad inputs all have a Chinese
     for (const std::string& m : missing) list += "\n  " + m;
     INFO("add these to app/gui/logic/i18n_core_zh.inc as {\"English with {} for each argument\", \"中文\"}:" << list);
     CHECK(missing.empty());
+}
+
+TEST_CASE("core messages: where a head count came from, as core says it for real files, has a Chinese") {
+    const fs::path data = ATTNSCOPE_TEST_DATA;
+    auto from = [](const fs::path& file, std::size_t dim, std::size_t depth) {
+        const std::optional<HeadCount> h = heads_from_file(TensorSource::open(file.string()), {dim, depth, 4 * dim});
+        REQUIRE(h);
+        return h->from;
+    };
+    const std::vector<std::pair<std::string, std::string>> said = {
+        {from(data / "saved" / "numpy" / "checkpoint.pt", 64, 2), "检查点中的 config.num_heads"},
+        {from(data / "saved" / "whole" / "vit.pt", 64, 2), "文件中的 encoder.layers.encoder_layer_0.num_heads"},
+        {from(data / "heads" / "hf_folder" / "pytorch_model.bin", 64, 3), "中的 num_attention_heads"},
+        {from(data / "saved" / "legacy" / "vit.pth", 768, 12), "torchvision 的 vit_b_16 和 vit_b_32，timm 和 DeiT 的 base ViT（D 768，12 个块）"},
+        {"metadata num_heads", "元数据 num_heads"},
+    };
+    for (const auto& [english, chinese] : said) {
+        CAPTURE(english);
+        CHECK(has_core_translation(english));
+        CHECK(tr_core_in(Language::Chinese, english).find(chinese) != std::string::npos);
+    }
 }

@@ -786,7 +786,7 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         ImGui::SetTooltip(
             tr("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input"),
             vit->model_path.c_str(), vit->image_path.c_str(), vit->source.width, vit->source.height,
-            vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads, vit->heads_from.c_str(),
+            vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads, ui::tr_core(vit->heads_from),
             vit->trained_config.patch_size, vit->trained_config.image_size, vit->trained_config.image_size);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
@@ -834,7 +834,7 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     // The head count beside the maps, with where it came from (a state dict never says it).
     char heads[256];
     std::snprintf(heads, sizeof heads, tr("%zu heads (%s)"), vit->trained_config.heads,
-                  vit->heads_from == "--heads" ? tr("chosen") : vit->heads_from.c_str());
+                  vit->heads_from == "--heads" ? tr("chosen") : ui::tr_core(vit->heads_from));
     SameLineIfFits(ImGui::CalcTextSize(heads).x);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", heads);
