@@ -380,6 +380,9 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         vit.reset();
         ui.vit_on_screen = false;
     }
+    // The ViT's picture and Config take the left column's lower part in other shares: the panels
+    // placed again for the new one, unless the user arranged them.
+    if (was_vit_on_screen != static_cast<bool>(r.vit) && !PanelsArrangedByUser(ui)) ++ui.layout_generation;
     if (r.vit) {
         const bool first = !ui.vit_on_screen;
         vit = r.vit;

@@ -228,6 +228,11 @@ def vit_heads(app, j):
     if s["heads"] != 4 or s["shape"] != [1, 4, 17, 17] or "image:heads" not in s["items"]:
         raise Failure(f"attn [1, 4, 17, 17] and the head count beside the maps, got h = {s['heads']}, shape {s['shape']}")
     j.capture("vit")
+    # The picture with its overlay is the point of the view: at least a third of the Image panel's height.
+    image = next(p for p in s["layout"]["panels"] if p["title"] == "Image")
+    picture_h = s["items"]["image:picture"][3]
+    if picture_h < image["h"] / 3 - 1:
+        raise Failure(f"the picture is {picture_h:.0f} px high in an Image panel {image['h']:.0f} px high (less than a third)")
     # A click on a patch shows where that patch looks, and moves nothing: the picture stays under the mouse.
     x, y, w, h = before = s["items"]["image:picture"]
     app.click(x + w * 0.6, y + h * 0.6)
@@ -236,6 +241,16 @@ def vit_heads(app, j):
     if any(abs(a - b) > 0.5 for a, b in zip(before, after)):
         raise Failure(f"clicking a patch moved the picture from {before} to {after}")
     j.capture("patch")
+    # Presentation mode: the picture large beside the class token's maps (not a row of thumbnails).
+    app.key("F5")
+    s = j.settled("F5: the ViT's slide", lambda s: s["presentation"] and "slide:picture" in s["items"])
+    display_h = s["layout"]["display"][1]
+    slide_h = s["items"]["slide:picture"][3]
+    if slide_h < display_h / 5:
+        raise Failure(f"the slide's picture is {slide_h:.0f} px high on a {display_h:.0f} px screen (less than a fifth)")
+    j.capture("slide")
+    app.key("F5")
+    j.settled("F5 again: the panels", lambda s: not s["presentation"])
 
 
 JOURNEYS = {"lesson": (lesson, []),

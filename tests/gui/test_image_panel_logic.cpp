@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "logic/vit_view.hpp"
@@ -154,11 +155,34 @@ TEST_CASE("attention_tab_sizes: ViT-B's 12 heads + 2 fit under a picture and a m
     // The strip became one row of buttons there, the squares larger for it; never in a tall region.
     CHECK(projector.buttons);
     CHECK(projector.side >= 110.0f);
-    CHECK(line + projector.side + 2.0f * spacing + 2.0f * line <= 196.5f);
+    CHECK(line + projector.side + spacing + 2.0f * line <= 196.5f);  // titles, squares, caption, buttons
     CHECK_FALSE(wide.buttons);
     CHECK_FALSE(tall.buttons);
     // A narrow one: the strip wraps, the squares keep their floor.
     const AttentionTabSizes narrow = attention_tab_sizes(200.0f, 150.0f, line, spacing, right, 180.0f, 14);
     CHECK(narrow.rows > 1);
     CHECK(narrow.side == 48.0f);
+}
+
+TEST_CASE("vit_slide_sizes: the picture large, the class token's maps beside it within its height") {
+    const float line = 30.0f, spacing = 12.0f;
+    for (const auto& [w, h, maps] : {std::tuple{560.0f, 250.0f, std::size_t{4}}, std::tuple{445.0f, 300.0f, std::size_t{4}},
+                                     std::tuple{700.0f, 420.0f, std::size_t{13}}}) {
+        CAPTURE(w);
+        CAPTURE(maps);
+        const SlideStripSizes s = vit_slide_sizes(w, h, line, spacing, maps);
+        CHECK(line + line + s.side <= h + 0.5f);  // the title, the picture's caption, the picture
+        CHECK(s.side <= 0.45f * w + 0.5f);
+        CHECK(s.per_row * s.rows >= maps);
+        // The maps beside the picture, within its caption and height.
+        CHECK(s.side + spacing + static_cast<float>(s.per_row) * (s.tile + spacing) - spacing <= w + 0.5f);
+        CHECK(static_cast<float>(s.rows) * (line + s.tile + spacing) - spacing <= line + s.side + 0.5f);
+        CHECK(s.tile < s.side);
+    }
+    // A short region: the height decides; a narrow one: 45% of the width.
+    CHECK(vit_slide_sizes(560.0f, 250.0f, line, spacing, 4).side == doctest::Approx(190.0f));
+    CHECK(vit_slide_sizes(445.0f, 600.0f, line, spacing, 4).side == doctest::Approx(200.25f));
+    // Four maps beside a square twice their size: two rows of two rather than one row of four.
+    const SlideStripSizes four = vit_slide_sizes(445.0f, 300.0f, line, spacing, 4);
+    CHECK(four.rows == 2);
 }

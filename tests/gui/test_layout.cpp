@@ -59,7 +59,8 @@ TEST_CASE("layout: every panel lies inside the display and under the menu bar") 
 TEST_CASE("layout: the panels that open together do not overlap and fill the screen") {
     for (Screen s : kScreens)
         for (const auto* set : {&kDefaultPanels, &kVitPanels}) {
-            const LayoutInput in = input_for(s);
+            LayoutInput in = input_for(s);
+            in.vit = set == &kVitPanels;
             CAPTURE(s.w);
             CAPTURE(s.h);
             double area = 0.0;
@@ -98,6 +99,20 @@ TEST_CASE("layout: the pipeline is tall enough for its 17 rows on a short screen
     CHECK(default_rect(Panel::Pipeline, in).h >= 25.0f * 16.0f);  // 25 lines (tests/gui/layout_test.py: no scrollbar)
     const LayoutInput projector = input_for({1024, 768});
     CHECK(default_rect(Panel::Pipeline, projector).h >= 25.0f * 16.0f);
+}
+
+TEST_CASE("layout: with a ViT on screen the pipeline keeps its 17 rows and the picture below gets the rest") {
+    for (Screen s : {Screen{1024, 768}, Screen{1280, 720}}) {
+        CAPTURE(s.w);
+        LayoutInput in = input_for(s);
+        const Rect config = default_rect(Panel::Config, in);
+        in.vit = true;
+        const Rect pipeline = default_rect(Panel::Pipeline, in), image = default_rect(Panel::Image, in);
+        CHECK(pipeline.h >= 23.0f * 16.0f);  // 17 rows, the controls and the title bar (layout_test.py: no scrollbar)
+        CHECK(image.h >= config.h + 2.0f * 16.0f);
+        CHECK(image.bottom() == doctest::Approx(s.h));
+        CHECK(pipeline.bottom() == doctest::Approx(image.y));
+    }
 }
 
 TEST_CASE("layout: a larger screen gives the heatmaps the room, the text column grows with the font only") {

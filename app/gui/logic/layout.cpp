@@ -53,8 +53,9 @@ Grid grid(const LayoutInput& in) {
     g.y0 = top;
     g.y1 = std::round(in.display_h);
     // The pipeline as high as its 17 rows, its controls and title bar need (25 lines, a file's
-    // divergence line included); Config or the ViT's picture below take the rest.
-    g.y_left = split(25.0f * em);
+    // divergence line included; 23 for a ViT, which has none); Config or the ViT's picture below
+    // take the rest.
+    g.y_left = split((in.vit ? 23.0f : 25.0f) * em);
     g.y_mid = split(h * 0.49f);    // the Shape view's boxes above, the inspector's heatmap below
     g.y_right = split(h * 0.55f);  // the heads grid above, the row sums below
     return g;

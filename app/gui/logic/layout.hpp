@@ -61,6 +61,7 @@ struct LayoutInput {
     float display_w = 1600.0f, display_h = 1000.0f;
     float menu_h = 22.0f;  // the main menu bar's height: no panel starts above it
     float scale = 1.0f;    // the UI scale: fonts are 16 px times this
+    bool vit = false;      // a ViT on screen: its picture (the Image panel) under the pipeline
 };
 
 // The default rectangle of a panel: inside the display, under the menu bar.

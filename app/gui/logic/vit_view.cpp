@@ -54,7 +54,8 @@ RgbImage overlay_backdrop(const RgbImage& image) {
 }
 
 AttentionTabSizes attention_tab_sizes(float width, float height, float line, float spacing, float right,
-                                      float right_height, std::size_t maps) {
+                                      float right_height, std::size_t maps, float min_side, float under_height) {
+    if (under_height < 0.0f) under_height = right_height;
     // In a short region the small maps give way first, down to kTile of the large squares, so the
     // strip does not take the height the picture needs.
     constexpr float kTile = 0.4f;
@@ -85,23 +86,49 @@ AttentionTabSizes attention_tab_sizes(float width, float height, float line, flo
     // The prediction beside the squares, or under the strip when that leaves the squares larger
     // (a tall, narrow panel).
     const AttentionTabSizes beside = arrange((width - right - 2.0f * spacing) / 2.0f, height, right_height);
-    AttentionTabSizes under = arrange((width - spacing) / 2.0f, height - right_height - spacing, 0.0f);
+    AttentionTabSizes under = arrange((width - spacing) / 2.0f, height - under_height - spacing, 0.0f);
     under.stacked = true;
     const AttentionTabSizes best = under.side > beside.side ? under : beside;
     if (best.side >= 0.5f * height) return best;
     // The strip as one row of buttons under the caption: the squares take the rest of the height,
     // the prediction beside them or under the buttons.
-    const float fixed = 2.0f * line + 2.0f * spacing + line;  // titles, caption, the buttons' row
+    // The squares' titles, the caption and the buttons' row (each a line with its spacing), and the
+    // spacing under the squares.
+    const float fixed = 3.0f * line + spacing;
     AttentionTabSizes buttons;
     buttons.per_row = count;
     buttons.buttons = true;
     buttons.side = std::min((width - right - 2.0f * spacing) / 2.0f, std::max(height - fixed, right_height - line));
     AttentionTabSizes stacked = buttons;
     stacked.stacked = true;
-    stacked.side = std::min((width - spacing) / 2.0f, height - fixed - right_height - spacing);
+    stacked.side = std::min((width - spacing) / 2.0f, height - fixed - under_height);
     if (stacked.side > buttons.side) buttons = stacked;
     buttons.side = std::max(buttons.side, 48.0f);
-    return buttons.side > 1.2f * best.side ? buttons : best;
+    const bool reaches_floor = best.side < min_side && buttons.side >= min_side;
+    return buttons.side > 1.2f * best.side || reaches_floor ? buttons : best;
+}
+
+SlideStripSizes vit_slide_sizes(float width, float height, float line, float spacing, std::size_t maps) {
+    SlideStripSizes s;
+    const std::size_t count = std::max<std::size_t>(maps, 1);
+    s.side = std::max(std::min(height - 2.0f * line, 0.45f * width), 24.0f);  // under the title and its caption
+    // The maps in the rest of the width, over the picture's height with its caption: as many rows as
+    // make them largest.
+    const float region_w = std::max(width - s.side - spacing, 1.0f), region_h = line + s.side;
+    s.tile = 0.0f;
+    for (std::size_t rows = 1; rows <= count; ++rows) {
+        const std::size_t per_row = (count + rows - 1) / rows;
+        const float by_w = (region_w - spacing * static_cast<float>(per_row - 1)) / static_cast<float>(per_row);
+        const float by_h = (region_h - spacing * static_cast<float>(rows - 1)) / static_cast<float>(rows) - line;
+        const float tile = std::min(by_w, by_h);
+        if (tile > s.tile) {
+            s.tile = tile;
+            s.per_row = per_row;
+            s.rows = rows;
+        }
+    }
+    s.tile = std::max(s.tile, 8.0f);
+    return s;
 }
 
 std::vector<std::size_t> fresh_patch_sizes(std::size_t image_size) {

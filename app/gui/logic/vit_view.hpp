@@ -51,10 +51,12 @@ RgbImage overlay_backdrop(const RgbImage& image);
 // map side by side (each `side` square), and under them a caption line and the strip of `maps`
 // small maps (heads, their mean, the rollout), each `tile` square under its one-line title,
 // `per_row` to a row. The prediction column (`right` x `right_height`) stands beside the squares,
-// or under the strip (`stacked`) when that leaves the squares larger. The small maps give way
+// or under the strip (`stacked`, `under_height` high there, right_height when negative) when that
+// leaves the squares larger. The small maps give way
 // first (to 0.4 of the squares, at least 28 px); the squares are at least 48 px. In a region so
 // short that the squares would stay under half its height, the strip becomes one row of buttons
-// (`buttons`, tile 0) when that makes the squares a fifth larger: the picture is the point.
+// (`buttons`, tile 0) when that makes the squares a fifth larger, or reach `min_side` (the squares'
+// floor the panel asks for) that the strip would miss: the picture is the point.
 struct AttentionTabSizes {
     float side = 0.0f, tile = 0.0f;
     std::size_t per_row = 1, rows = 1;
@@ -62,7 +64,18 @@ struct AttentionTabSizes {
     bool buttons = false;
 };
 AttentionTabSizes attention_tab_sizes(float width, float height, float line, float spacing, float right,
-                                      float right_height, std::size_t maps);
+                                      float right_height, std::size_t maps, float min_side = 0.0f,
+                                      float under_height = -1.0f);
+
+// Presentation mode's ViT strip in a region width x height: its title line, then the picture
+// (`side` square, under its caption line) and beside it the class token's maps (per head and their
+// mean), each `tile` square under its caption, `per_row` to a row in as many rows as fill the
+// picture's height. The picture takes at most 45% of the width; the maps the rest.
+struct SlideStripSizes {
+    float side = 0.0f, tile = 0.0f;
+    std::size_t per_row = 1, rows = 1;
+};
+SlideStripSizes vit_slide_sizes(float width, float height, float line, float spacing, std::size_t maps);
 
 // The patch sizes the fresh-model slider offers for an image of this size: 8, 16, 32 where they
 // divide it into at least a 2 x 2 grid.

@@ -231,19 +231,21 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     ImGui::BeginChild("##narrative", ImVec2(text_w, body_h - quiz_h), false);
     WrappedText(n.text.empty() ? step->note.c_str() : n.text.c_str());  // Chinese breaks between characters
     ImGui::PushTextWrapPos(0.0f);
-    // The engine's note on memory (English only), unless it would push the ViT's strip below the slide.
-    const float strip = vit ? VitSlideHeight(ImGui::GetContentRegionAvail().x, *vit) : 0.0f;
+    // The engine's note on memory (English only); for a ViT only while its strip below keeps the
+    // picture at a third of the slide's height.
+    const float column_h = body_h - quiz_h;
+    const float strip_want = io.DisplaySize.y / 3.0f + 2.0f * ImGui::GetTextLineHeightWithSpacing();
     const float note_h = ImGui::CalcTextSize(step->note.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
     if (!n.text.empty() && ui::language() == ui::Language::English && !step->note.empty() &&
-        (!vit || ImGui::GetCursorPosY() + note_h + strip + 2.0f * ImGui::GetStyle().ItemSpacing.y <= body_h - quiz_h)) {
+        (!vit || column_h - ImGui::GetCursorPosY() - note_h - ImGui::GetStyle().ItemSpacing.y >= strip_want)) {
         ImGui::Spacing();
         ImGui::TextDisabled("%s", step->note.c_str());
     }
     ImGui::PopTextWrapPos();
-    if (vit) {  // the ViT: its picture and the class token's maps, at the bottom of the column
+    if (vit) {  // the ViT: its picture and the class token's maps, in the rest of the column
         ImGui::Spacing();
-        ImGui::SetCursorPosY(std::max(ImGui::GetCursorPosY(), body_h - quiz_h - strip));
-        DrawVitSlide(*vit, ui, ImGui::GetContentRegionAvail().x);
+        const float strip_h = column_h - ImGui::GetCursorPosY() - ImGui::GetStyle().WindowPadding.y;
+        DrawVitSlide(*vit, ui, ImGui::GetContentRegionAvail().x, std::max(strip_h, 3.0f * ImGui::GetFontSize()));
     }
     ImGui::EndChild();
     if (ui.classroom.quiz) {  // the quiz, under the narrative

@@ -81,7 +81,7 @@ void ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
 }
 
 // The prediction: its title and the `classes` most likely classes, each with its bar.
-void Prediction(const VitSnapshot& vit, float width, std::size_t classes) {
+void Prediction(const VitSnapshot& vit, float width, std::size_t classes, bool title_inline = false) {
     if (!vit.trace.has_head()) {
         ImGui::TextDisabled(tr("no classifier"));
         if (ImGui::IsItemHovered())
@@ -90,18 +90,22 @@ void Prediction(const VitSnapshot& vit, float width, std::size_t classes) {
         return;
     }
     const auto top = ranked_classes(vit.trace.probs(), 0, classes, vit.labels);
-    if (vit.fresh_patch) ImGui::TextColored(WarnColor(), tr("prediction (random weights: chance)"));
-    else ImGui::TextDisabled(tr("prediction"));
+    const char* title = vit.fresh_patch ? tr("prediction (random weights: chance)") : tr("prediction");
+    if (title_inline) ImGui::AlignTextToFramePadding();  // one class on the title's row: "prediction  triangle [bar]"
+    ImGui::TextColored(vit.fresh_patch ? WarnColor() : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), "%s", title);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("probs = softmax(head(norm(x)[:, 0])): the class token decides"));
-    float label_w = 0.0f;
-    for (const ClassProb& c : top) label_w = std::max(label_w, ImGui::CalcTextSize(ui::tr_core(c.label)).x);
-    label_w += ImGui::GetStyle().ItemSpacing.x;
+    const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    float label_w = title_inline ? ImGui::CalcTextSize(title).x + spacing : 0.0f;
+    float names_w = 0.0f;
+    for (const ClassProb& c : top) names_w = std::max(names_w, ImGui::CalcTextSize(ui::tr_core(c.label)).x);
+    label_w += names_w + spacing;
     for (std::size_t i = 0; i < top.size(); ++i) {
         const ClassProb& c = top[i];
         char pct[32];
         std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * c.prob);
         const bool best = i == 0 && !vit.fresh_patch;
-        ImGui::AlignTextToFramePadding();
+        if (title_inline) ImGui::SameLine();
+        else ImGui::AlignTextToFramePadding();
         if (best) ImGui::TextColored(OkColor(), "%s", ui::tr_core(c.label));
         else ImGui::TextUnformatted(ui::tr_core(c.label));
         ImGui::SameLine(label_w);  // drawn inside a group: the offset counts from the group's left edge
@@ -109,6 +113,13 @@ void Prediction(const VitSnapshot& vit, float width, std::size_t classes) {
         ImGui::ProgressBar(c.prob, ImVec2(std::max(40.0f, width - label_w), 0), pct);
         if (best) ImGui::PopStyleColor();
     }
+}
+
+// The prediction under the strip, across the region (a group: its bars line up from its left edge).
+void StackedPrediction(const VitSnapshot& vit, std::size_t classes) {
+    ImGui::BeginGroup();
+    Prediction(vit, ImGui::GetContentRegionAvail().x, classes, classes == 1);
+    ImGui::EndGroup();
 }
 
 // The fresh-model slider: the same picture through a random ViT with patch 8, 16 or 32, or with a
@@ -255,15 +266,28 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     // shrink), so the pictures keep some of the width. The fresh-model controls go under the strip.
     const float right = ImGui::GetFontSize() * (avail.x < ImGui::GetFontSize() * 40.0f ? 10.0f : 13.0f);
     // Up to 5 classes, fewer in a short region: the column beside the squares leaves the caption and
-    // one row of small maps (at their smallest) under it.
+    // one row of small maps (at their smallest) under it. Fewer still when that is what keeps the
+    // squares at a third of the panel's height.
     const float row_h = ImGui::GetFrameHeightWithSpacing();
     const float strip_min = 2.0f * line + 2.0f * style.ItemSpacing.y + 28.0f + style.ItemSpacing.y;
     const std::size_t fit = static_cast<std::size_t>(std::max(avail.y - strip_min - row_h, row_h) / row_h);
-    const std::size_t classes =
+    const std::size_t most =
         t.has_head() ? std::clamp<std::size_t>(std::min<std::size_t>(t.probs().shape()[1], fit), 1, 5) : 0;
-    const float right_height = static_cast<float>(classes + 1) * row_h;
-    const ui::AttentionTabSizes size = ui::attention_tab_sizes(avail.x, avail.y, line, style.ItemSpacing.x,
-                                                               right + style.ItemSpacing.x, right_height, n_maps);
+    const float min_side = std::floor(ImGui::GetWindowHeight() / 3.0f);
+    auto arrange = [&](std::size_t classes) {
+        const float beside = static_cast<float>(classes + 1) * row_h;  // the title's row, then one per class
+        return ui::attention_tab_sizes(avail.x, avail.y, line, style.ItemSpacing.x, right + style.ItemSpacing.x, beside,
+                                       n_maps, min_side, classes == 1 ? row_h : beside);
+    };
+    std::size_t classes = most;
+    ui::AttentionTabSizes size = arrange(classes);
+    for (std::size_t k = most > 0 ? most - 1 : 0; k >= 1 && size.side < min_side; --k) {
+        const ui::AttentionTabSizes fewer = arrange(k);
+        if (fewer.side > size.side) {
+            size = fewer;
+            classes = k;
+        }
+    }
 
     gfx::RgbTextures* pics = ui.pictures;
     auto texture = [&](const ui::OverlayKey& key, const char* slot, const std::function<RgbImage()>& make) {
@@ -297,8 +321,13 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
         ImGui::EndGroup();
     }
 
-    // The patch under the mouse, else what the maps show.
+    // The patch under the mouse, else what the maps show; the way back to the class token first.
     ImGui::BeginGroup();
+    if (ui.vit_query != 0) {
+        if (ImGui::SmallButton(tr("class token"))) ui.vit_query = 0;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the class token as the query again (or right-click the picture)"));
+        ImGui::SameLine();
+    }
     if (hovered) {
         WrappedText(PatchName(grid, *hovered).c_str());
     } else {
@@ -327,7 +356,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
             if (chosen) ImGui::PopStyleColor();
             if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
         }
-        if (size.stacked) Prediction(*vit, ImGui::GetContentRegionAvail().x, classes);
+        if (size.stacked) StackedPrediction(*vit, classes);
         PatchSlider(*vit, ui, ImGui::GetContentRegionAvail().x);
         return;
     }
@@ -364,7 +393,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
         if (i + 1 < n_maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
     }
     ImGui::PopFont();
-    if (size.stacked) Prediction(*vit, ImGui::GetContentRegionAvail().x, classes);
+    if (size.stacked) StackedPrediction(*vit, classes);
     PatchSlider(*vit, ui, ImGui::GetContentRegionAvail().x);
 }
 
@@ -697,56 +726,48 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
 
 }  // namespace
 
-float VitSlideHeight(float width, const VitSnapshot& vit) {
-    const std::size_t tiles = vit.trace.config.heads + 2;  // the picture, each head, their mean
-    const float spacing = ImGui::GetStyle().ItemSpacing.x * static_cast<float>(tiles - 1);
-    const float side = std::min((width - spacing) / static_cast<float>(tiles), ImGui::GetFontSize() * 8.0f);
-    ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
-    const float caption = ImGui::GetTextLineHeightWithSpacing();
-    ImGui::PopFont();
-    return ImGui::GetTextLineHeightWithSpacing() + caption + side + ImGui::GetStyle().ItemSpacing.y;
-}
-
-void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width) {
+void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width, float height) {
     const VitTrace& t = vit.trace;
     if (t.blocks.empty() || !ui.pictures) return;
     const std::size_t heads = t.config.heads, block = std::min(ui.vit_block, t.blocks.size() - 1);
-    const std::size_t tiles = heads + 2;
-    const float spacing = ImGui::GetStyle().ItemSpacing.x * static_cast<float>(tiles - 1);
-    const float side = std::min((width - spacing) / static_cast<float>(tiles), ImGui::GetFontSize() * 8.0f);
+    const std::size_t maps = heads + 1;  // each head, their mean
+    const ui::SlideStripSizes size = ui::vit_slide_sizes(width, height, ImGui::GetTextLineHeightWithSpacing(),
+                                                         ImGui::GetStyle().ItemSpacing.x, maps);
     const std::uint64_t gen = ui.vit_generation;
-    const Array& attn = t.blocks[block].attn();
+    const Array& attn = t.blocks[block].attn();  // [1, h, N, N]
     constexpr std::size_t kClassToken = 0;
     ImGui::TextDisabled(tr("class token's attention, block %zu"), block);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("attn[0, h, 0, 1:] on the patch grid, each map scaled to its own max (yellow = most)"));
-    ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
-    for (std::size_t i = 0; i < tiles; ++i) {
-        std::string title;
-        std::uintptr_t tex = 0;
-        if (i == 0) {
-            title = tr("picture");
-            tex = ui.pictures->texture("vit/slide0", ui::OverlayKey::picture(gen).str(), [&] { return vit.input; });
-        } else {
-            const bool mean = i == tiles - 1;
-            title = mean ? std::string(tr("mean")) : tr("head ") + std::to_string(i - 1);
-            const ui::OverlayKey key = mean ? ui::OverlayKey::head_mean(gen, block, kClassToken)
-                                            : ui::OverlayKey::head(gen, block, i - 1, kClassToken);
-            tex = ui.pictures->texture(("vit/slide" + std::to_string(i)).c_str(), key.str(), [&] {
-                const Array map = mean ? fuse_heads(attn, 0, HeadFusion::mean) : head_attention(attn, 0, i - 1);
-                return heat_overlay(ui::overlay_backdrop(vit.input), token_map(map, kClassToken, t.grid));
-            });
-        }
+    // One captioned square: the picture (with its patch grid) or a map.
+    auto tile = [&](const char* id, const std::string& title, std::uintptr_t tex, float side, bool grid_lines) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(title.c_str());
-        ImGui::PushID(static_cast<int>(i));
         std::optional<ui::PatchPick> hovered;
-        ClickablePicture("##slide", tex, side, t.grid, i == 0, ui, &hovered);
+        ClickablePicture(id, tex, side, t.grid, grid_lines, ui, &hovered);
         if (hovered) ImGui::SetTooltip("%s", PatchName(t.grid, *hovered).c_str());
-        ImGui::PopID();
         ImGui::EndGroup();
-        if (i + 1 < tiles) ImGui::SameLine();
+    };
+    tile("##slide_picture", tr("picture"),
+         ui.pictures->texture("vit/slide0", ui::OverlayKey::picture(gen).str(), [&] { return vit.input; }), size.side, true);
+    MarkItem(ui, "slide:picture");
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
+    for (std::size_t i = 0; i < maps; ++i) {
+        const bool mean = i == heads;
+        const ui::OverlayKey key =
+            mean ? ui::OverlayKey::head_mean(gen, block, kClassToken) : ui::OverlayKey::head(gen, block, i, kClassToken);
+        const std::uintptr_t tex = ui.pictures->texture(("vit/slide" + std::to_string(i + 1)).c_str(), key.str(), [&] {
+            const Array map = mean ? fuse_heads(attn, 0, HeadFusion::mean) : head_attention(attn, 0, i);
+            return heat_overlay(ui::overlay_backdrop(vit.input), token_map(map, kClassToken, t.grid));
+        });
+        ImGui::PushID(static_cast<int>(i));
+        tile("##slide_map", mean ? std::string(tr("mean")) : tr("head ") + std::to_string(i), tex, size.tile, false);
+        ImGui::PopID();
+        if (i + 1 < maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
     }
     ImGui::PopFont();
+    ImGui::EndGroup();
 }
 
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
@@ -762,7 +783,9 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         title = tr("Image: ") + ui::display_name(vit->model_path) + tr(" on ") + ui::display_name(vit->image_path);
         if (panel_w > 0.0f && ImGui::CalcTextSize(title.c_str()).x > panel_w - ImGui::GetFontSize() * 3.0f) title = picture;
     }
-    const bool open = ImGui::Begin((title + "###Image").c_str(), &ui.show_image);
+    // The scrollbar's room always kept: its coming and going (a caption one line longer) would
+    // resize the pictures under the mouse.
+    const bool open = ImGui::Begin((title + "###Image").c_str(), &ui.show_image, ImGuiWindowFlags_AlwaysVerticalScrollbar);
     panel_w = ImGui::GetWindowWidth();
     if (!open) {
         ImGui::End();
@@ -780,48 +803,9 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     const std::size_t block = std::min(ui.vit_block, t.blocks.size() - 1);
     if (ui.vit_query >= grid.tokens()) ui.vit_query = 0;
 
-    // Selectors: block, query, rollout fusion.
-    ImGui::TextDisabled("(i)");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(
-            tr("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input"),
-            vit->model_path.c_str(), vit->image_path.c_str(), vit->source.width, vit->source.height,
-            vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads, ui::tr_core(vit->heads_from),
-            vit->trained_config.patch_size, vit->trained_config.image_size, vit->trained_config.image_size);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
-    const std::string current = tr("block ") + std::to_string(block);
-    if (ImGui::BeginCombo("##block", current.c_str())) {
-        for (std::size_t b = 0; b < t.blocks.size(); ++b)
-            if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == block)) ui.vit_block_request = b;
-        ImGui::EndCombo();
-    }
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("the block whose attention the overlays, pipeline, inspector and heads show"));
-    // The query's label and its "class token" button take the room of the widest query whatever
-    // is picked, so a click on a patch moves nothing on screen (the picture stays under the mouse).
-    const std::string query = ui::query_name(ui.vit_query, grid);
-    float query_w = ImGui::CalcTextSize(query.c_str()).x;
-    for (const std::size_t token : {std::size_t{0}, grid.prefix > 1 ? std::size_t{1} : std::size_t{0}, grid.tokens() - 1})
-        query_w = std::max(query_w, ImGui::CalcTextSize(ui::query_name(token, grid).c_str()).x);
-    const float back_w = ImGui::CalcTextSize(tr("class token")).x + ImGui::GetStyle().FramePadding.x * 2.0f;
-    SameLineIfFits(ImGui::CalcTextSize(tr("query:")).x + ImGui::GetStyle().ItemSpacing.x * 2.0f + query_w + back_w);
-    ImGui::TextDisabled(tr("query:"));
-    ImGui::SameLine();
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    ImGui::Dummy(ImVec2(query_w, ImGui::GetTextLineHeight()));
-    ImGui::GetWindowDrawList()->AddText(at, ImGui::GetColorU32(ImVec4(0.0f, 0.9f, 1.0f, 1.0f)), query.c_str());
-    if (ui.vit_query == 0 && ImGui::IsItemHovered())
-        ImGui::SetTooltip(
-            tr("the class token's row of attn: what the classifier's token gathers from each patch.\n"
-               "Click a patch of the picture to see where that patch looks instead."));
-    ImGui::SameLine();
-    if (ui.vit_query != 0) {
-        if (ImGui::SmallButton(tr("class token"))) ui.vit_query = 0;
-    } else {
-        ImGui::Dummy(ImVec2(back_w, ImGui::GetTextLineHeight()));
-    }
-    SameLineIfFits(ImGui::CalcTextSize(tr("rollout:")).x + ImGui::GetStyle().ItemSpacing.x + ImGui::GetFontSize() * 4.5f);
+    // The rollout's fusion, then the head count with where it came from (a state dict never says it);
+    // the block is the menu bar's, and the query is named under the pictures, so picking one moves
+    // nothing above them.
     ImGui::TextDisabled(tr("rollout:"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
@@ -831,14 +815,20 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         ImGui::SetTooltip(
             tr("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
                "plus the identity for the residual, rows renormalized, multiplied over all blocks"));
-    // The head count beside the maps, with where it came from (a state dict never says it).
     char heads[256];
     std::snprintf(heads, sizeof heads, tr("%zu heads (%s)"), vit->trained_config.heads,
                   vit->heads_from == "--heads" ? tr("chosen") : ui::tr_core(vit->heads_from));
-    SameLineIfFits(ImGui::CalcTextSize(heads).x);
+    const std::string facts = std::string(heads) + " (i)";
+    SameLineIfFits(ImGui::CalcTextSize(facts.c_str()).x);
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%s", heads);
+    ImGui::TextDisabled("%s", facts.c_str());
     ImGui::PopTextWrapPos();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            tr("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input"),
+            vit->model_path.c_str(), vit->image_path.c_str(), vit->source.width, vit->source.height,
+            vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads, ui::tr_core(vit->heads_from),
+            vit->trained_config.patch_size, vit->trained_config.image_size, vit->trained_config.image_size);
     MarkItem(ui, "image:heads");
 
     if (ImGui::BeginTabBar("##image_tabs")) {

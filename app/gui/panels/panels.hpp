@@ -65,10 +65,9 @@ void DrawHeadsQuestion(UiState& ui);   // a file that does not say its head coun
 void HandleClassroomKeys(UiState& ui, bool f5, bool escape);  // whether each was pressed this frame
 void QuizGate(const Trace& trace, UiState& ui);
 void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui);
-// Presentation mode's ViT strip (image_panel.cpp): the picture with its patch grid and where the class
-// token looks, per head and their mean in the block shown, in one row `width` wide; and its height.
-void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width);
-float VitSlideHeight(float width, const VitSnapshot& vit);
+// Presentation mode's ViT strip (image_panel.cpp): the picture with its patch grid, large, and beside
+// it where the class token looks, per head and their mean in the block shown; width x height.
+void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width, float height);
 void DrawQuizWindow(const Trace& trace, UiState& ui);
 void DrawLanguageMenu(UiState& ui);
 // True when the quiz is on and will ask this later step's shape: panels show "?" instead.
