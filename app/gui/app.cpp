@@ -242,8 +242,21 @@ void SyncSelection(const Trace& trace, UiState& ui) {
     }
 }
 
+// The default arrangement follows what is on screen (a ViT's picture under the pipeline, a divergence's
+// difference map in the inspector): the panels placed again when that changes, unless the user
+// arranged them (or imgui.ini did, before the first panel was placed).
+void FollowContent(const Trace& trace, UiState& ui) {
+    const bool vit = ui.vit_on_screen, divergence = FirstDivergence(trace) != nullptr;
+    if (vit == ui.layout_vit && divergence == ui.layout_divergence) return;
+    ui.layout_vit = vit;
+    ui.layout_divergence = divergence;
+    const bool placed = std::any_of(ui.layout_asked.begin(), ui.layout_asked.end(), [](const ui::Rect& r) { return r.w > 0.0f; });
+    if (placed && !PanelsArrangedByUser(ui)) ++ui.layout_generation;
+}
+
 void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     HandleKeys(trace, ui);
+    FollowContent(trace, ui);
     ui.stepper.tick(ImGui::GetIO().DeltaTime);
     QuizGate(trace, ui);  // the quiz asks before "next" shows a step
     SyncSelection(trace, ui);
@@ -380,9 +393,6 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         vit.reset();
         ui.vit_on_screen = false;
     }
-    // The ViT's picture and Config take the left column's lower part in other shares: the panels
-    // placed again for the new one, unless the user arranged them.
-    if (was_vit_on_screen != static_cast<bool>(r.vit) && !PanelsArrangedByUser(ui)) ++ui.layout_generation;
     if (r.vit) {
         const bool first = !ui.vit_on_screen;
         vit = r.vit;
@@ -1274,6 +1284,7 @@ std::string StateReport(const Gui& g) {
                                                {"dim", ui.heads_question_dim},
                                                {"choice", ui.heads_question_choice}};
     j["run_error"] = ui.run_error;
+    j["config_errors"] = ui.config_errors;  // the Config panel's draft the engine refused
     j["status"] = ui.status;
     j["back_to_demo_enabled"] = !ui.file_path.empty() || ui.vit_on_screen;  // File > Back to the demo / config
     j["items"] = nlohmann::json::object();

@@ -44,6 +44,34 @@ struct InspectorView {
     float pan_x = 0.0f, pan_y = 0.0f;  // in cells, top-left corner shown
 };
 
+// Whether the inspector folds its colour options behind a button and narrows its sliders: measured
+// once per window size, step and view (values or difference), with the options shown, and kept until
+// one of these changes, so the layout does not flip back and forth.
+struct InspectorFit {
+    float w = 0.0f, h = 0.0f;
+    std::string step;
+    bool difference = false;
+    bool compact = false, measure = false;
+    // Starts a measurement when the window, the step or the view changed; whether to draw compact.
+    bool update(float width, float height, const std::string& now_step, bool now_difference) {
+        if (width != w || height != h || now_step != step || now_difference != difference) {
+            w = width;
+            h = height;
+            step = now_step;
+            difference = now_difference;
+            compact = false;
+            measure = true;
+        }
+        return compact;
+    }
+    // The map drawn `map_h` high in a window `window_h` high: compact from the next frame when the
+    // full controls leave it under a third of the window.
+    void measured(float map_h, float window_h) {
+        if (measure && !compact && map_h < window_h / 3.0f) compact = true;
+        measure = false;
+    }
+};
+
 struct UiState {
     // ---- selection and playback
     ui::Stepper stepper;
@@ -58,6 +86,7 @@ struct UiState {
 
     // ---- inspector
     std::map<std::string, InspectorView> views;  // per step
+    InspectorFit inspector_fit;
     ui::RangeMode range_mode = ui::RangeMode::PerSlice;
     ui::ScaleMode scale_mode = ui::ScaleMode::Linear;
     ui::ColormapChoice colormap = ui::ColormapChoice::Auto;
@@ -192,6 +221,7 @@ struct UiState {
     // View > Reset layout bumps the generation; each panel is placed at its default rectangle once
     // per generation (panels/common.cpp: PlaceWindow), the first time when it is first shown.
     std::uint64_t layout_generation = 0;
+    bool layout_vit = false, layout_divergence = false;  // what the default arrangement is for (ui::LayoutInput)
     std::array<std::uint64_t, std::size(ui::kAllPanels)> layout_placed{};
     // The rectangle each panel was last placed at (w 0: not yet): a panel elsewhere now was moved or
     // resized by the user, or restored from imgui.ini (logic/display_fit.hpp: moved_from).

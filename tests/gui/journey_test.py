@@ -108,6 +108,21 @@ def lesson(app, j):
     j.settled("a wrong answer is scored wrong",
               lambda s: s["quiz"]["asked"] == 2 and s["quiz"]["right"] == 1 and s["quiz"]["last_answer"] == "wrong")
     j.capture("quiz")
+    # The quiz in presentation mode: under the narrative, whose first line stays in sight.
+    app.key("F5")
+    j.settled("F5 with the quiz on: presentation mode", lambda s: s["presentation"])
+    app.key("Right")
+    s = j.settled("the next question presented", lambda s: s["presentation"] and s["quiz"]["asking"] is not None
+                  and "slide:narrative_first_line" in s["items"] and "quiz:answer" in s["items"])
+    region, first = s["items"]["slide:narrative"], s["items"]["slide:narrative_first_line"]
+    answer = s["items"]["quiz:answer"]
+    if first[1] < region[1] - 0.5 or first[1] + first[3] > region[1] + region[3] + 0.5:
+        raise Failure(f"the narrative's first line {first} is scrolled out of its region {region}")
+    if answer[1] < first[1] + first[3] or answer[1] + answer[3] > s["layout"]["display"][1]:
+        raise Failure(f"the quiz's answer field {answer} is not under the narrative and on screen")
+    j.capture("quiz_presented")
+    app.key("F5")
+    j.settled("F5 again: the panels", lambda s: not s["presentation"])
     menu(app, "View", "view:quiz", "the quiz off")
     j.settled("the quiz off", lambda s: not s["quiz"]["on"])
 
@@ -115,6 +130,12 @@ def lesson(app, j):
     j.settled("the bug's run and its Bug zoo panel",
               lambda s: s["bug"] == "softmax-dim-2" and not s["busy"] and any(p["title"] == "zoo" for p in s["layout"]["panels"]),
               30)
+    # The evidence: the difference map in the inspector, at least a quarter of the panel's height.
+    s = j.settled("the difference map", lambda s: "inspector:map" in s["items"])
+    inspector = next(p for p in s["layout"]["panels"] if p["title"] == "Tensor inspector")
+    map_h = s["items"]["inspector:map"][3]
+    if map_h < inspector["h"] / 4:
+        raise Failure(f"the bug's difference map is {map_h:.0f} px high in a {inspector['h']:.0f} px inspector")
     j.capture("bug")
     app.key("F5")
     s = j.settled("the bug presented", lambda s: s["presentation"] and s["bug"] == "softmax-dim-2")
@@ -149,6 +170,21 @@ def student(app, j):
     if s["followed"] is None:
         raise Failure("switching the language dropped the followed element")
     j.capture("language")
+    # h = 7 does not divide C = 768: the reason shows where the student looks, above the pipeline's
+    # steps, not only at the Config panel's foot.
+    s = app.wait("the Config panel's h field on screen", lambda s: "config:heads" in s["items"], 10)
+    x, y, w, h = s["items"]["config:heads"]
+    app.click(x + 12, y + h / 2)  # the number, left of its - and + buttons
+    app.key("a", ctrl=True)
+    app.type("7")
+    app.key("Return")
+    s = j.settled("h = 7 refused", lambda s: s["config_errors"] and "pipeline:config_error" in s["items"])
+    x, y, w, h = s["items"]["pipeline:config_error"]
+    pipeline = next(p for p in s["layout"]["panels"] if p["title"] == "Pipeline")
+    if y < pipeline["y"] or y + h > pipeline["y"] + pipeline["h"] or s["heads"] != 8 or "7" not in s["config_errors"][0]:
+        raise Failure(f"the refusal {s['items']['pipeline:config_error']} is not in sight in the pipeline {pipeline}, "
+                      f"or the trace on screen changed (h = {s['heads']})")
+    j.capture("refused")
 
 
 def practitioner(app, j):

@@ -56,7 +56,9 @@ Grid grid(const LayoutInput& in) {
     // divergence line included; 23 for a ViT, which has none); Config or the ViT's picture below
     // take the rest.
     g.y_left = split((in.vit ? 23.0f : 25.0f) * em);
-    g.y_mid = split(h * 0.49f);    // the Shape view's boxes above, the inspector's heatmap below
+    // The Shape view's boxes above, the inspector's heatmap below: more of it for a divergence, whose
+    // difference map is the evidence under the facts, the difference and its diagnosis.
+    g.y_mid = split(h * (in.divergence ? 0.38f : 0.49f));
     g.y_right = split(h * 0.55f);  // the heads grid above, the row sums below
     return g;
 }

@@ -62,6 +62,7 @@ struct LayoutInput {
     float menu_h = 22.0f;  // the main menu bar's height: no panel starts above it
     float scale = 1.0f;    // the UI scale: fonts are 16 px times this
     bool vit = false;      // a ViT on screen: its picture (the Image panel) under the pipeline
+    bool divergence = false;  // a trace that differs from its reference: the inspector's difference map
 };
 
 // The default rectangle of a panel: inside the display, under the menu bar.

@@ -225,10 +225,17 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const float footer = ImGui::GetTextLineHeightWithSpacing() + fs * 0.3f;
     const float body_h = std::max(ImGui::GetContentRegionAvail().y - footer, fs * 4.0f);
     const float text_w = width * 0.46f;
-    // With the quiz on, the column's lower part is the quiz's own region (it scrolls, the narrative stays).
-    const float quiz_h = ui.classroom.quiz ? std::floor(body_h * 0.45f) : 0.0f;
+    // With the quiz on, the column's lower part is the quiz's own region (it scrolls, the narrative
+    // stays): what the narrative left on the last frame, between 45% and 70% of the column.
+    const float quiz_h =
+        ui.classroom.quiz ? std::floor(std::clamp(body_h - ui.classroom.narrative_h, body_h * 0.45f, body_h * 0.7f)) : 0.0f;
     ImGui::BeginGroup();
     ImGui::BeginChild("##narrative", ImVec2(text_w, body_h - quiz_h), false);
+    if (ui.record_items) {  // the region and its first line (the live tests check the line stays in sight)
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        ui.item_rects["slide:narrative"] = ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, body_h - quiz_h};
+        ui.item_rects["slide:narrative_first_line"] = ui::Rect{at.x, at.y, text_w, ImGui::GetTextLineHeight()};
+    }
     WrappedText(n.text.empty() ? step->note.c_str() : n.text.c_str());  // Chinese breaks between characters
     ImGui::PushTextWrapPos(0.0f);
     // The engine's note on memory (English only); for a ViT only while its strip below keeps the
@@ -242,14 +249,17 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
         ImGui::TextDisabled("%s", step->note.c_str());
     }
     ImGui::PopTextWrapPos();
-    if (vit) {  // the ViT: its picture and the class token's maps, in the rest of the column
+    // The ViT: its picture and the class token's maps, in the rest of the column, unless the quiz
+    // leaves too little of it for a picture to read.
+    const float strip_h = column_h - ImGui::GetCursorPosY() - ImGui::GetStyle().WindowPadding.y;
+    if (vit && strip_h >= 6.0f * ImGui::GetTextLineHeightWithSpacing()) {
         ImGui::Spacing();
-        const float strip_h = column_h - ImGui::GetCursorPosY() - ImGui::GetStyle().WindowPadding.y;
-        DrawVitSlide(*vit, ui, ImGui::GetContentRegionAvail().x, std::max(strip_h, 3.0f * ImGui::GetFontSize()));
+        DrawVitSlide(*vit, ui, ImGui::GetContentRegionAvail().x, strip_h);
     }
+    ui.classroom.narrative_h = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;
     ImGui::EndChild();
     if (ui.classroom.quiz) {  // the quiz, under the narrative
-        ImGui::BeginChild("##quiz", ImVec2(text_w, 0), false);
+        ImGui::BeginChild("##quiz", ImVec2(text_w, quiz_h), false);  // the footer stays under it
         ImGui::Separator();
         ImGui::TextColored(WarnColor(), "%s", tr("Quiz: predict the next shape"));
         const bool new_question = ui.classroom.focus_answer;
@@ -427,7 +437,7 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
     const float wrap = std::clamp(place.w - 2.0f * ImGui::GetStyle().WindowPadding.x, 12.0f * em, 30.0f * em);
     ImGui::SetNextWindowPos(ImVec2(place.right(), place.bottom()),
                             TakeLayoutReset(ui, ui::Panel::Quiz) ? ImGuiCond_Always : ImGuiCond_Appearing, ImVec2(1.0f, 1.0f));
-    if (c.asking >= 0) ImGui::SetNextWindowFocus();
+    if (c.asking >= 0 && c.focus_answer) ImGui::SetNextWindowFocus();  // once per question: menus stay usable
     bool open = true;
     const bool shown = ImGui::Begin(ui::window_title(tr("Quiz: predict the next shape"), "Quiz").c_str(), &open,
                                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);

@@ -61,7 +61,8 @@ ui::Rect DefaultRect(const UiState& ui, ui::Panel p) {
     in.display_h = ImGui::GetIO().DisplaySize.y;
     in.menu_h = ImGui::GetFrameHeight();  // the main menu bar's height follows the font, so the UI scale
     in.scale = ui.display_scale * ui.ui_scale;
-    in.vit = ui.vit_on_screen;
+    in.vit = ui.layout_vit;
+    in.divergence = ui.layout_divergence;
     return ui::default_rect(p, in);
 }
 

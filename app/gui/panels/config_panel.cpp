@@ -111,6 +111,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     commit |= SizeInput(tr("C dim"), &c.dim, tr("embedding dimension C (768 for ViT-B)"));
     if (pairs) ImGui::SameLine(ImGui::GetCursorStartPos().x + field_w + ImGui::GetStyle().ItemSpacing.x);
     commit |= SizeInput(tr("h heads"), &c.heads, tr("number of heads h; each head gets c = C / h features"));
+    MarkItem(ui, "config:heads");
     ImGui::BeginDisabled(mha);  // qkv_proj always has its bias
     commit |= ImGui::Checkbox("qkv_bias", &c.qkv_bias);
     ImGui::EndDisabled();

@@ -150,12 +150,15 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         SameLineIfFits(ButtonWidth(tr("swap")));
         if (ImGui::Button(tr("swap"))) std::swap(spec.row_axis, spec.col_axis);
     }
+    // A short panel: narrower sliders, so they share a line with the slice and the colours button.
+    const bool short_panel = ui.inspector_fit.update(ImGui::GetWindowWidth(), ImGui::GetWindowHeight(), step->name,
+                                                     show_diff);
     int sliders = 0;
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (static_cast<int>(i) == spec.row_axis || static_cast<int>(i) == spec.col_axis) continue;
         const std::string label = i < step->axes().size() ? step->axes()[i] : "?";
         // The slider in the axis's colour, named by the axis; its place among the axes on hover.
-        const float slider_w = ImGui::GetFontSize() * 7.0f;
+        const float slider_w = ImGui::GetFontSize() * (short_panel ? 4.5f : 7.0f);
         if (sliders > 0) SameLineIfFits(LabeledWidth(slider_w, label.c_str()));
         ImGui::PushID(static_cast<int>(i));
         ImGui::PushStyleColor(ImGuiCol_SliderGrab, AxisColorVec4(label));
@@ -178,34 +181,48 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         ImGui::PopFont();
     }
 
-    // ---- colour options
-    int range_mode = static_cast<int>(ui.range_mode);
-    const char* const ranges[] = {tr("range: slice"), tr("range: tensor"), tr("range: fixed")};
-    float range_w = 0.0f;
-    for (const char* r : ranges) range_w = std::max(range_w, ImGui::CalcTextSize(r).x);
-    ImGui::SetNextItemWidth(range_w + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f);
-    ImGui::Combo("##range", &range_mode, ranges, 3);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", tr("the colours span the slice's min..max, the whole tensor's, or a range you set"));
-    ui.range_mode = static_cast<ui::RangeMode>(range_mode);
-    if (ui.range_mode == ui::RangeMode::Fixed) {
-        SameLineIfFits(ImGui::GetFontSize() * 8.0f);
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
-        ImGui::DragFloatRange2("##fixed", &ui.fixed_lo, &ui.fixed_hi, 0.01f, 0.0f, 0.0f, "%.3g", "%.3g");
+    // ---- colour options: in a short panel behind one button on the slice's line, so the map keeps
+    // the height (a divergence's difference map is the evidence; ui_state.hpp: InspectorFit)
+    auto colour_options = [&] {
+        int range_mode = static_cast<int>(ui.range_mode);
+        const char* const ranges[] = {tr("range: slice"), tr("range: tensor"), tr("range: fixed")};
+        float range_w = 0.0f;
+        for (const char* r : ranges) range_w = std::max(range_w, ImGui::CalcTextSize(r).x);
+        ImGui::SetNextItemWidth(range_w + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f);
+        ImGui::Combo("##range", &range_mode, ranges, 3);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s", tr("the colours span the slice's min..max, the whole tensor's, or a range you set"));
+        ui.range_mode = static_cast<ui::RangeMode>(range_mode);
+        if (ui.range_mode == ui::RangeMode::Fixed) {
+            SameLineIfFits(ImGui::GetFontSize() * 8.0f);
+            ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+            ImGui::DragFloatRange2("##fixed", &ui.fixed_lo, &ui.fixed_hi, 0.01f, 0.0f, 0.0f, "%.3g", "%.3g");
+        }
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("log")));
+        bool log = ui.scale_mode == ui::ScaleMode::Log;
+        if (ImGui::Checkbox(tr("log"), &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
+        SameLineIfFits(ImGui::GetFontSize() * 6.5f);
+        int cmap = static_cast<int>(ui.colormap);
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
+        const char* const colormaps[] = {tr("auto"), tr("sequential"), tr("diverging")};
+        ImGui::Combo("##cmap", &cmap, colormaps, 3);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(tr("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones"));
+        ui.colormap = static_cast<ui::ColormapChoice>(cmap);
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("numbers")));
+        ImGui::Checkbox(tr("numbers"), &ui.show_numbers);
+    };
+    if (short_panel) {
+        SameLineIfFits(ButtonWidth(tr("colours")));
+        if (ImGui::Button(tr("colours"))) ImGui::OpenPopup("##colours");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the colour range, log scale, colormap and numbers"));
+        if (ImGui::BeginPopup("##colours")) {
+            colour_options();
+            ImGui::EndPopup();
+        }
+    } else {
+        colour_options();
     }
-    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("log")));
-    bool log = ui.scale_mode == ui::ScaleMode::Log;
-    if (ImGui::Checkbox(tr("log"), &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
-    SameLineIfFits(ImGui::GetFontSize() * 6.5f);
-    int cmap = static_cast<int>(ui.colormap);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
-    const char* const colormaps[] = {tr("auto"), tr("sequential"), tr("diverging")};
-    ImGui::Combo("##cmap", &cmap, colormaps, 3);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones"));
-    ui.colormap = static_cast<ui::ColormapChoice>(cmap);
-    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("numbers")));
-    ImGui::Checkbox(tr("numbers"), &ui.show_numbers);
 
     // ---- the slice and its texture (uploaded only when the slice changes)
     char key[256];
@@ -267,6 +284,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 }
                 const HeatmapHover hover = DrawHeatmap(tex, slice, opt);
                 MarkItem(ui, "inspector:map");
+                ui.inspector_fit.measured(ImGui::GetItemRectSize().y, ImGui::GetWindowHeight());
                 // A short map (a long slice with square cells) still gets a legend its labels fit in.
                 const float map_h = std::max(ImGui::GetItemRectSize().y, ImGui::GetTextLineHeight() * 4.0f);
                 ImGui::SameLine();

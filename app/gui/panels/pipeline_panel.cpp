@@ -76,6 +76,16 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         ImGui::End();
         return;
     }
+    // A config the engine refused: why, above the steps it did not replace.
+    if (!ui.config_errors.empty() && trace.source_path.empty() && !ui.vit_on_screen) {
+        ImGui::BeginGroup();
+        char why[512];
+        std::snprintf(why, sizeof why, tr("\u2717 not run: %s; the steps below are the last good trace"),
+                      ui::tr_core(ui.config_errors.front()));
+        WrappedText(BadColor(), why);
+        ImGui::EndGroup();
+        MarkItem(ui, "pipeline:config_error");
+    }
     // Playback controls.
     const char* keys = tr("\u2190/\u2192 Home End Space");
     if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) ui.stepper.key(ui::StepKey::Prev);
