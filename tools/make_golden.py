@@ -100,8 +100,12 @@ CASES = [
 # there) depends on the order in which OpenBLAS's kernels sum, and softmax amplifies it: PyTorch on
 # the AVX-512 "SkylakeX" kernels differs from PyTorch on the Haswell kernels by 2.3e-4 in context.
 # So that case also gets the steps PyTorch computes on each of these kernels, as <step>.<core>.npy;
-# the test compares with the file of the kernels it runs on.
-KERNEL_VARIANTS = ["SkylakeX"]
+# the test compares with the file of the kernels it runs on. Cooperlake (AVX-512 with BF16) sums as
+# SkylakeX does; it gets files of its own because the test looks for the name OpenBLAS reports.
+KERNEL_VARIANTS = ["SkylakeX", "Cooperlake"]
+# The CPU flags each variant's kernels need (/proc/cpuinfo).
+VARIANT_FLAGS = {"SkylakeX": ("avx512f", "avx512bw", "avx512dq", "avx512vl"),
+                 "Cooperlake": ("avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16")}
 VARIANT_STEPS = ["scores", "scaled", "attn", "attn_drop", "context", "context_t", "merged", "out", "out_drop"]
 
 
@@ -184,8 +188,8 @@ def write_variants(out_dir):
     """The large case once more in a child process per kernel (OpenBLAS picks them when loaded)."""
     flags = open("/proc/cpuinfo").read().split()
     for core in KERNEL_VARIANTS:
-        if core == "SkylakeX" and not all(f in flags for f in ("avx512f", "avx512bw", "avx512dq", "avx512vl")):
-            print(f"skipped the {core} variant: this CPU lacks AVX-512 (the committed files stay)")
+        if not all(f in flags for f in VARIANT_FLAGS[core]):
+            print(f"skipped the {core} variant: this CPU lacks {', '.join(VARIANT_FLAGS[core])} (the committed files stay)")
             continue
         env = dict(os.environ, OPENBLAS_CORETYPE=core)
         subprocess.run([sys.executable, os.path.abspath(__file__), "--variant", core, out_dir], env=env, check=True)
