@@ -94,6 +94,12 @@ NonFiniteCheck find_first_nonfinite(const Steps& steps) {
     return check;
 }
 
+void finish_checks(Trace& trace, const std::vector<ExpectedShape>& expected, std::vector<RowSumCheck> row_sums) {
+    trace.checks.shapes = check_shapes(trace.steps, expected);
+    for (RowSumCheck& r : row_sums) trace.checks.row_sums.push_back(std::move(r));
+    trace.checks.nonfinite = find_first_nonfinite(trace.steps);
+}
+
 std::vector<ExpectedShape> expected_attention_shapes(const AttentionConfig& cfg,
                                                      const std::vector<std::string>& steps) {
     std::vector<ExpectedShape> expected;

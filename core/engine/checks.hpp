@@ -36,4 +36,8 @@ RowSumCheck check_row_sums(std::string step, Tensor sums, bool deviation_expecte
 // The -inf a mask step writes on purpose are not reported (NaN there still is).
 NonFiniteCheck find_first_nonfinite(const Steps& steps);
 
+// The checks a run ends with, over the steps it recorded: every step's shape against `expected`,
+// the row sums its softmax steps took (added to those already there), and the first NaN or Inf.
+void finish_checks(Trace& trace, const std::vector<ExpectedShape>& expected, std::vector<RowSumCheck> row_sums = {});
+
 }  // namespace attnscope

@@ -148,19 +148,18 @@ void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionW
     record_output_steps(rec, cfg, w, context);
 
     // Checks over the recorded steps.
-    trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg));
     const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
     const auto* valid = cfg.valid_tokens.empty() ? nullptr : &cfg.valid_tokens;
-    trace.checks.row_sums.push_back(attn_row_sums
-                                        ? check_row_sums("attn", std::move(*attn_row_sums), false, 0.0f, 1e-5, valid)
-                                        : check_row_sums(trace.at("attn"), false, 0.0f, 1e-5, valid));
+    std::vector<RowSumCheck> row_sums;
+    row_sums.push_back(attn_row_sums ? check_row_sums("attn", std::move(*attn_row_sums), false, 0.0f, 1e-5, valid)
+                                     : check_row_sums(trace.at("attn"), false, 0.0f, 1e-5, valid));
     if (attn_dropping || hooks.edit) {
-        trace.checks.row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop, 1e-5, valid));
+        row_sums.push_back(check_row_sums(trace.at("attn_drop"), attn_dropping, cfg.attn_drop, 1e-5, valid));
     } else {  // the identity: attn_drop holds attn's values, so its rows sum as attn's do
-        trace.checks.row_sums.push_back(trace.checks.row_sums.back());
-        trace.checks.row_sums.back().step = "attn_drop";
+        row_sums.push_back(row_sums.back());
+        row_sums.back().step = "attn_drop";
     }
-    trace.checks.nonfinite = find_first_nonfinite(trace.steps);
+    rec.finish(expected_attention_shapes(cfg), std::move(row_sums));
 }
 
 namespace {

@@ -8,11 +8,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "checks.hpp"
 #include "pipeline.hpp"
 #include "torch_layout.hpp"
 #include "trace.hpp"
@@ -114,6 +116,12 @@ public:
     // The same with a tensor of its own.
     const Step& add(StepText text, Tensor values, const TorchLayout& layout, bool is_view, const Stats* known = nullptr) {
         return add(std::move(text), std::make_shared<const Tensor>(std::move(values)), layout, is_view, known);
+    }
+
+    // The end of a run recorded into a Trace: its checks (core/engine/checks.hpp finish_checks).
+    void finish(const std::vector<ExpectedShape>& expected, std::vector<RowSumCheck> row_sums = {}) {
+        if (!trace_) throw std::logic_error("Recorder::finish: these steps are not a Trace's");
+        finish_checks(*trace_, expected, std::move(row_sums));
     }
 
     // A hook (the bug zoo) may change a step's values after the op: the next op must read them.

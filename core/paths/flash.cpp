@@ -173,8 +173,7 @@ Trace run_flash(const AttentionConfig& cfg, const AttentionWeights& w, const Ten
     beyond->path = AttentionPath::flash;
     beyond->flash = record;
     trace.beyond = beyond;
-    trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg, names));
-    trace.checks.nonfinite = find_first_nonfinite(trace.steps);
+    rec.finish(expected_attention_shapes(cfg, names));
     return trace;
 }
 

@@ -113,10 +113,8 @@ Trace run_kv_cache(const AttentionConfig& cfg_in, const AttentionWeights& w, con
     beyond->path = AttentionPath::kv_cache;
     beyond->kv = kv;
     trace.beyond = beyond;
-    trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg, names));
     const auto* valid = cfg.valid_tokens.empty() ? nullptr : &cfg.valid_tokens;
-    trace.checks.row_sums.push_back(check_row_sums(attn_step, false, 0.0f, 1e-5, valid));
-    trace.checks.nonfinite = find_first_nonfinite(trace.steps);
+    rec.finish(expected_attention_shapes(cfg, names), {check_row_sums(attn_step, false, 0.0f, 1e-5, valid)});
     return trace;
 }
 

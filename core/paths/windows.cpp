@@ -354,10 +354,11 @@ const Step& record_patch_merging(Recorder& rec, const AttentionConfig& cfg, cons
                    std::move(reduced), layout, false);
 }
 
-void add_row_sum_checks(Trace& trace, const AttentionConfig& cfg, const std::string& prefix) {
+void add_row_sum_checks(std::vector<RowSumCheck>& row_sums, const Trace& trace, const AttentionConfig& cfg,
+                        const std::string& prefix) {
     const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
-    trace.checks.row_sums.push_back(check_row_sums(trace.at(prefix + "attn"), false, 0.0f));
-    trace.checks.row_sums.push_back(check_row_sums(trace.at(prefix + "attn_drop"), attn_dropping, cfg.attn_drop));
+    row_sums.push_back(check_row_sums(trace.at(prefix + "attn"), false, 0.0f));
+    row_sums.push_back(check_row_sums(trace.at(prefix + "attn_drop"), attn_dropping, cfg.attn_drop));
 }
 
 }  // namespace
@@ -424,10 +425,10 @@ Trace run_windowed(const AttentionConfig& cfg, const AttentionWeights& w, const 
         for (ExpectedShape& e : expected_block_shapes(stage2, kStage2Prefix)) expected.push_back(std::move(e));
     }
     trace.beyond = beyond;
-    trace.checks.shapes = check_shapes(trace.steps, expected);
-    add_row_sum_checks(trace, cfg, "");
-    if (cfg.patch_merge) add_row_sum_checks(trace, stage2_config(cfg), kStage2Prefix);
-    trace.checks.nonfinite = find_first_nonfinite(trace.steps);
+    std::vector<RowSumCheck> row_sums;
+    add_row_sum_checks(row_sums, trace, cfg, "");
+    if (cfg.patch_merge) add_row_sum_checks(row_sums, trace, stage2_config(cfg), kStage2Prefix);
+    rec.finish(expected, std::move(row_sums));
     return trace;
 }
 

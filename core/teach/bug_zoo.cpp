@@ -257,10 +257,7 @@ Trace run_buggy_attention(const AttentionConfig& cfg, const AttentionWeights& w,
                                                  [&](const ShapeCheck& s) { return s.step == missing; }),
                                   trace.checks.shapes.end());
     }
-    if (!error.empty()) {
-        trace.checks.shapes = check_shapes(trace.steps, expected_attention_shapes(cfg));
-        trace.checks.nonfinite = find_first_nonfinite(trace.steps);
-    }
+    if (!error.empty()) finish_checks(trace, expected_attention_shapes(cfg));
     if (failure) *failure = error;
     return trace;
 }
