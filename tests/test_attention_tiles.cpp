@@ -15,6 +15,7 @@
 #include "beyond.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 #include "weights.hpp"
 
 using namespace attnscope;

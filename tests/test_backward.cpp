@@ -16,6 +16,7 @@
 #include "ops.hpp"
 #include "pipeline.hpp"
 #include "random.hpp"
+#include "run.hpp"
 #include "run_attnscope.hpp"
 #include "weights.hpp"
 

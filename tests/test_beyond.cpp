@@ -13,6 +13,7 @@
 #include "flash.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 #include "trace_json.hpp"
 #include "weights.hpp"
 

@@ -7,6 +7,7 @@
 
 #include "cost.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 
 using namespace attnscope;
 

@@ -1,4 +1,4 @@
-// Tests of core/files/diagnose: the user's steps against the reference, and the names of known bugs.
+// Tests of core/teach/diagnose: the user's steps against the reference, and the names of known bugs.
 //
 // Truth from outside: the bug_* fixtures are the intermediates of buggy attention implementations
 // run in PyTorch (tools/make_activation_fixtures.py); expected.json names each first divergence.
@@ -12,6 +12,7 @@
 #include "diagnose.hpp"
 #include "io.hpp"
 #include "ops.hpp"
+#include "run.hpp"
 #include "weights.hpp"
 
 using namespace attnscope;

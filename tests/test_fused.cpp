@@ -15,6 +15,7 @@
 #include "fused.hpp"
 #include "ops.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 
 using namespace attnscope;
 

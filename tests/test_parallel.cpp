@@ -11,6 +11,7 @@
 #include "beyond.hpp"
 #include "blas_kernels.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 
 using namespace attnscope;
 

@@ -12,6 +12,7 @@
 #include "random.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 #include "weights.hpp"
 
 using namespace attnscope;

@@ -19,6 +19,7 @@
 #include "memory_budget.hpp"
 #include "pipeline.hpp"
 #include "provenance.hpp"
+#include "run.hpp"
 #include "run_attnscope.hpp"
 #include "step_table.hpp"
 

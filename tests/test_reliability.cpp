@@ -9,6 +9,7 @@
 #include "io.hpp"
 #include "memory_budget.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 #include "run_attnscope.hpp"
 
 using namespace attnscope;

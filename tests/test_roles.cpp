@@ -1,5 +1,5 @@
 // Tests of core/files/roles (what a tensor is, from name and shape) and of the timm / Hugging Face
-// weight loading in core/engine/weights.
+// weight loading in core/files/weights.
 #include <doctest/doctest.h>
 
 #include "io.hpp"

@@ -14,6 +14,7 @@
 
 #include "ops.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 #include "views.hpp"
 
 using namespace attnscope;

@@ -33,6 +33,7 @@
 #include "io.hpp"
 #include "pipeline.hpp"
 #include "roles.hpp"
+#include "run.hpp"
 #include "trace_json.hpp"
 #include "weights.hpp"
 

@@ -28,6 +28,7 @@
 #include "memory_budget.hpp"
 #include "pipeline.hpp"
 #include "random.hpp"
+#include "run.hpp"
 #include "tensor_source.hpp"
 #include "vit.hpp"
 

@@ -21,6 +21,7 @@
 #include "diagnose.hpp"
 #include "io.hpp"
 #include "roles.hpp"
+#include "run.hpp"
 #include "tensor_source.hpp"
 #include "weights.hpp"
 

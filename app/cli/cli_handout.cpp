@@ -31,6 +31,7 @@
 #include "logic/i18n.hpp"
 #include "logic/narrative.hpp"
 #include "logic/slice.hpp"
+#include "run.hpp"
 #endif
 
 namespace attnscope {

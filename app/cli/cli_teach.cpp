@@ -15,6 +15,7 @@
 #include "cost.hpp"
 #include "gui.hpp"
 #include "provenance.hpp"
+#include "run.hpp"
 
 namespace attnscope {
 

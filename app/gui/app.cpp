@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
 
+#include "run.hpp"
 #include "softgl/backdrop.hpp"
 #include "bench_gui.hpp"
 #include "embedded_icon.hpp"

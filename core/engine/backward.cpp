@@ -170,20 +170,4 @@ Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w
     return g;
 }
 
-Trace run_attention_with_gradients(const AttentionConfig& cfg, const RunHooks& hooks) {
-    const AttentionWeights weights = default_weights(cfg);
-    const Tensor input = default_input(cfg);
-    // Progress: the forward is the first half, the backward the second.
-    RunHooks half = hooks;
-    if (hooks.progress)
-        half.progress = [&](std::size_t done, std::size_t total) { hooks.progress(done, 2 * total); };
-    Trace trace = run_attention(cfg, weights, input, half);
-    if (cfg.path != AttentionPath::standard) return trace;  // flash, KV cache, windows: no backward
-    if (hooks.progress)
-        half.progress = [&](std::size_t done, std::size_t total) { hooks.progress(total + done, 2 * total); };
-    trace.gradients = std::make_shared<const Gradients>(run_attention_backward(
-        trace, weights, default_grad_output(cfg), "N(0, 1) from seed " + std::to_string(cfg.seed), half));
-    return trace;
-}
-
 }  // namespace attnscope

@@ -63,8 +63,4 @@ Tensor default_grad_output(const AttentionConfig& config);
 Gradients run_attention_backward(const Trace& forward, const AttentionWeights& weights, const Tensor& grad_output,
                                  const std::string& grad_output_source = "", const RunHooks& hooks = {});
 
-// Forward + backward with the config's seeded weights, input and G; the Trace carries the
-// gradients (trace.gradients).
-Trace run_attention_with_gradients(const AttentionConfig& config, const RunHooks& hooks = {});
-
 }  // namespace attnscope

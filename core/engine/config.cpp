@@ -7,8 +7,6 @@
 #include <limits>
 #include <string>
 
-#include "beyond.hpp"
-
 namespace attnscope {
 
 namespace {
@@ -22,6 +20,16 @@ std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
 }
 
 }  // namespace
+
+const char* path_name(AttentionPath path) {
+    switch (path) {
+        case AttentionPath::standard: return "standard";
+        case AttentionPath::flash: return "flash";
+        case AttentionPath::kv_cache: return "kv-cache";
+        case AttentionPath::windowed: return "windowed";
+    }
+    return "?";
+}
 
 std::uint64_t default_memory_budget() {
     const long pages = sysconf(_SC_PHYS_PAGES);
@@ -44,7 +52,7 @@ std::string format_bytes(std::uint64_t bytes) {
     return text;
 }
 
-std::vector<std::string> validate(const AttentionConfig& c, std::uint64_t memory_budget_bytes) {
+std::vector<std::string> validate_layer(const AttentionConfig& c) {
     std::vector<std::string> problems;
     if (c.batch == 0) problems.push_back("--batch must be at least 1");
     if (c.tokens == 0) problems.push_back("--tokens must be at least 1");
@@ -66,29 +74,21 @@ std::vector<std::string> validate(const AttentionConfig& c, std::uint64_t memory
         if (c.proj_drop != 0.0f) problems.push_back("--proj-drop: --reference mha (MultiHeadAttention) has no output dropout");
         if (!c.qkv_bias) problems.push_back("--reference mha: qkv_proj always has a bias (qkv_bias must be on)");
     }
-    if (problems.empty()) validate_beyond(c, problems);
-    if (problems.empty()) {
-        const std::uint64_t need = trace_bytes(c);
-        if (need > memory_budget_bytes) {
-            const std::string sizes = "B=" + std::to_string(c.batch) + " N=" + std::to_string(c.tokens) +
-                                      " C=" + std::to_string(c.dim) + " h=" + std::to_string(c.heads);
-            const std::string budget = ", over the memory budget of " + format_bytes(memory_budget_bytes);
-            if (c.path == AttentionPath::standard) {
-                const std::uint64_t scores =
-                    mul(mul(mul(mul(c.batch, c.heads), c.tokens), c.tokens), (4 + c.masked()) * sizeof(float));
-                problems.push_back(sizes + " needs " + format_bytes(need) + " to record every step (the " +
-                                   (c.masked() ? "five" : "four") + " [B, h, N, N] steps alone take " +
-                                   format_bytes(scores) + ")" + budget +
-                                   "; try --flash (no [B, h, N, N] matrices), a smaller --tokens or --batch, or a "
-                                   "larger --memory-budget");
-            } else {
-                problems.push_back(sizes + " needs " + format_bytes(need) + " to record every step of the " +
-                                   path_name(c.path) + " path" + budget +
-                                   "; try a smaller --tokens, --batch or --dim, or a larger --memory-budget");
-            }
-        }
-    }
     return problems;
+}
+
+std::string over_budget_problem(const AttentionConfig& c, std::uint64_t need, std::uint64_t memory_budget_bytes) {
+    const std::string sizes = "B=" + std::to_string(c.batch) + " N=" + std::to_string(c.tokens) +
+                              " C=" + std::to_string(c.dim) + " h=" + std::to_string(c.heads);
+    const std::string budget = ", over the memory budget of " + format_bytes(memory_budget_bytes);
+    if (c.path != AttentionPath::standard)
+        return sizes + " needs " + format_bytes(need) + " to record every step of the " + path_name(c.path) + " path" +
+               budget + "; try a smaller --tokens, --batch or --dim, or a larger --memory-budget";
+    const std::uint64_t scores =
+        mul(mul(mul(mul(c.batch, c.heads), c.tokens), c.tokens), (4 + c.masked()) * sizeof(float));
+    return sizes + " needs " + format_bytes(need) + " to record every step (the " + (c.masked() ? "five" : "four") +
+           " [B, h, N, N] steps alone take " + format_bytes(scores) + ")" + budget +
+           "; try --flash (no [B, h, N, N] matrices), a smaller --tokens or --batch, or a larger --memory-budget";
 }
 
 }  // namespace attnscope

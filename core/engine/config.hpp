@@ -12,6 +12,7 @@ namespace attnscope {
 // matrices; flash never materializes them (tiles, online softmax); kv_cache decodes token by
 // token (causal); windowed attends within Swin windows of the token grid.
 enum class AttentionPath { standard, flash, kv_cache, windowed };
+const char* path_name(AttentionPath path);  // "standard", "flash", "kv-cache", "windowed"
 
 // Which class of the reference article the steps follow. vit: ViTAttention (its section 6, timm's
 // names). mha: the article's first class, MultiHeadAttention (sections 1-4): qkv_proj always with a
@@ -46,16 +47,17 @@ struct AttentionConfig {
     std::size_t head_dim() const { return heads ? dim / heads : 0; }
 };
 
-// Bytes the recorded trace of this config needs (every step's tensor plus the weights; the sum of
-// step_bytes, core/engine/memory_budget.hpp). Saturates at UINT64_MAX instead of overflowing.
-std::uint64_t trace_bytes(const AttentionConfig& config);
-
 // Half the machine's physical memory.
 std::uint64_t default_memory_budget();
 
-// Readable problems with the config, empty when it can run. Names the option at fault, e.g.
-// "--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole number)".
-std::vector<std::string> validate(const AttentionConfig& config, std::uint64_t memory_budget_bytes);
+// Readable problems with the config's sizes, dropout and reference, whatever its path; names the
+// option at fault, e.g. "--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole
+// number)". core/run's validate adds the path's problems and the memory budget.
+std::vector<std::string> validate_layer(const AttentionConfig& config);
+
+// The line for a config whose trace needs `need` bytes, more than the budget: what takes them and
+// which options would fit.
+std::string over_budget_problem(const AttentionConfig& config, std::uint64_t need, std::uint64_t memory_budget_bytes);
 
 std::string format_bytes(std::uint64_t bytes);  // "1.5 GiB"
 

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "beyond.hpp"
 #include "step_table.hpp"
 
 namespace attnscope {
@@ -74,8 +73,7 @@ std::vector<StepBytes> step_bytes(const AttentionConfig& c) {
     return steps;
 }
 
-std::uint64_t trace_bytes(const AttentionConfig& c) {
-    if (c.path != AttentionPath::standard) return beyond_trace_bytes(c);
+std::uint64_t textbook_trace_bytes(const AttentionConfig& c) {
     std::uint64_t bytes = 0;
     for (const StepBytes& s : step_bytes(c)) bytes = add(bytes, s.bytes);
     return bytes;

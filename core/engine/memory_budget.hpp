@@ -26,7 +26,10 @@ struct StepBytes {
     std::string step;  // "scores", or "weights" for qkv/proj weights and biases
     std::uint64_t bytes = 0;
 };
-// Every step's bytes in pipeline order, then the weights; their sum is trace_bytes(config).
+// Every step's bytes of the textbook path in pipeline order, then the weights.
 std::vector<StepBytes> step_bytes(const AttentionConfig& config);
+// Their sum: the bytes the recorded textbook trace needs. Saturates at UINT64_MAX instead of
+// overflowing. core/run's trace_bytes gives any path's.
+std::uint64_t textbook_trace_bytes(const AttentionConfig& config);
 
 }  // namespace attnscope

@@ -1,4 +1,4 @@
-// run_attention: the reference's ViTAttention.forward, one recorded step per line of PyTorch.
+// record_textbook: the reference's ViTAttention.forward, one recorded step per line of PyTorch.
 //
 //     qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)
 //     qkv = qkv.permute(2, 0, 3, 1, 4)
@@ -16,15 +16,14 @@
 #include <optional>
 #include <stdexcept>
 
-#include "beyond.hpp"
 #include "checks.hpp"
 #include "fused.hpp"
+#include "mask.hpp"
 #include "ops.hpp"
 #include "random.hpp"
 #include "recorder.hpp"
 #include "torch_layout.hpp"
 #include "views.hpp"
-#include "weights.hpp"
 
 namespace attnscope {
 
@@ -39,18 +38,22 @@ Array uniform_array(const Shape& shape, float bound, std::uint64_t seed, Stream 
     return a;
 }
 
-void check_run_inputs(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x) {
-    const auto problems = validate(cfg, UINT64_MAX);
-    if (!problems.empty()) throw std::invalid_argument(problems.front());
-    const Shape xs = shape_of(x.values);
-    if (xs != Shape{cfg.batch, cfg.tokens, cfg.dim})
-        throw ShapeError("input: x has shape " + format_shape(xs) + ", expected [B, N, C] = " +
-                         format_shape({cfg.batch, cfg.tokens, cfg.dim}) + " from the config");
-    const std::string weights_problem = check_attention_weights(w, cfg.dim);
-    if (!weights_problem.empty()) throw ShapeError(weights_problem);
+std::string expect_shape(const std::string& name, const Shape& actual, const std::string& formula,
+                         const Shape& expected, std::size_t dim) {
+    if (actual == expected) return "";
+    return name + " has shape " + format_shape(actual) + ", expected " + formula + " = " + format_shape(expected) +
+           " for dim " + std::to_string(dim);
 }
 
 }  // namespace
+
+std::string check_attention_weights(const AttentionWeights& w, std::size_t C) {
+    std::string problem = expect_shape("qkv.weight", shape_of(w.qkv_weight), "[3*C, C]", {3 * C, C}, C);
+    if (problem.empty() && w.qkv_bias) problem = expect_shape("qkv.bias", shape_of(*w.qkv_bias), "[3*C]", {3 * C}, C);
+    if (problem.empty()) problem = expect_shape("proj.weight", shape_of(w.proj_weight), "[C, C]", {C, C}, C);
+    if (problem.empty()) problem = expect_shape("proj.bias", shape_of(w.proj_bias), "[C]", {C}, C);
+    return problem;
+}
 
 StepText step_text(Reference reference, std::string_view step, std::string note, std::vector<Operand> weights) {
     const StepInfo* info = step_info(step, reference);
@@ -101,35 +104,8 @@ Tensor seeded_normal_bnc(const AttentionConfig& cfg, Stream stream) {
 
 Tensor default_input(const AttentionConfig& cfg) { return seeded_normal_bnc(cfg, kInput); }
 
-Trace run_attention(const AttentionConfig& cfg, const RunHooks& hooks) {
-    return run_attention(cfg, default_weights(cfg), default_input(cfg), hooks);
-}
-
-Trace run_attention(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x_in, const RunHooks& hooks) {
-    Trace trace;
-    record_attention(trace, cfg, w, x_in, hooks);
-    return trace;
-}
-
-Trace run_attention(const AttentionConfig& cfg, const AttentionWeights& w, std::shared_ptr<const Tensor> x_in,
-                    const RunHooks& hooks) {
-    Trace trace;
-    record_attention(trace, cfg, w, std::move(x_in), hooks);
-    return trace;
-}
-
-void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x_in,
-                      const RunHooks& hooks) {
-    record_attention(trace, cfg, w, std::make_shared<const Tensor>(Tensor{x_in.values, {"B", "N", "C"}}), hooks);
-}
-
-void record_attention(Trace& trace, const AttentionConfig& cfg, const AttentionWeights& w,
-                      std::shared_ptr<const Tensor> x_in, const RunHooks& hooks) {
-    check_run_inputs(cfg, w, *x_in);
-    if (cfg.path != AttentionPath::standard) {  // core/paths/beyond.hpp
-        trace = run_beyond(cfg, w, *x_in, hooks);
-        return;
-    }
+void record_textbook(Trace& trace, const AttentionConfig& cfg, const AttentionWeights& w,
+                     std::shared_ptr<const Tensor> x_in, const RunHooks& hooks) {
     if (x_in->axes != Axes{"B", "N", "C"}) x_in = std::make_shared<const Tensor>(Tensor{x_in->values, {"B", "N", "C"}});
     const std::size_t B = cfg.batch, N = cfg.tokens, C = cfg.dim;
     trace.config = cfg;

@@ -38,6 +38,10 @@ struct AttentionWeights {
     std::shared_ptr<const PackedWeight> qkv_packed, proj_packed;
 };
 
+// Empty when the weights fit dim C; otherwise one line such as
+// "qkv.weight has shape [300, 100], expected [3*C, C] = [360, 120] for dim 120".
+std::string check_attention_weights(const AttentionWeights& weights, std::size_t dim);
+
 // Packs qkv_weight and proj_weight for the AVX-512 kernel, once the weights are final (they are
 // never changed in place afterwards: a copy has new storage and falls back to OpenBLAS).
 void pack_weights(AttentionWeights& w);
@@ -64,24 +68,12 @@ struct RunHooks {
     std::function<void(const Trace& so_far, Step& step)> edit;
 };
 
-// Runs the layer and records every step (input, qkv, qkv_split, ..., out_drop) plus the checks.
-// The config's batch/tokens/dim must match input and weights (ShapeError otherwise).
-Trace run_attention(const AttentionConfig& config, const AttentionWeights& weights,
-                    const Tensor& input, const RunHooks& hooks = {});
-
-// The same run recorded into `trace`: when an op throws (a ShapeError of a bug-zoo run), trace
-// keeps the steps recorded before it.
-void record_attention(Trace& trace, const AttentionConfig& config, const AttentionWeights& weights,
-                      const Tensor& input, const RunHooks& hooks = {});
-
-// The same with the input shared, not copied: the input step holds x itself (labelled B, N, C; a
-// tensor with other labels is copied once). The ViT hands each block's norm1 over this way.
-Trace run_attention(const AttentionConfig& config, const AttentionWeights& weights,
-                    std::shared_ptr<const Tensor> input, const RunHooks& hooks = {});
-void record_attention(Trace& trace, const AttentionConfig& config, const AttentionWeights& weights,
-                      std::shared_ptr<const Tensor> input, const RunHooks& hooks = {});
-
-// Convenience: seeded default weights and input.
-Trace run_attention(const AttentionConfig& config, const RunHooks& hooks = {});
+// Records the textbook layer into `trace`: every step (input, qkv, qkv_split, ..., out_drop) plus
+// the checks. The config must be valid, on the standard path, and fit input and weights: core/run's
+// record_attention checks that and chooses the path (everything above core/paths runs attention
+// there). The input step holds x itself (labelled B, N, C; a tensor with other labels is copied
+// once). When an op throws (a ShapeError of a bug-zoo run), trace keeps the steps recorded before it.
+void record_textbook(Trace& trace, const AttentionConfig& config, const AttentionWeights& weights,
+                     std::shared_ptr<const Tensor> input, const RunHooks& hooks = {});
 
 }  // namespace attnscope

@@ -1,5 +1,5 @@
 // Recording steps into a Trace: the words of a step and the Recorder that fills in PyTorch's layout
-// and the stats. Shared by run_attention (core/engine/pipeline.cpp), the paths beyond the textbook
+// and the stats. Shared by record_textbook (core/engine/pipeline.cpp), the paths beyond the textbook
 // (core/paths/flash.cpp, core/paths/kv_cache.cpp, core/paths/windows.cpp) and the whole ViT
 // (core/vit/vit.cpp).
 #pragma once
@@ -177,7 +177,7 @@ inline std::string strides_note(const TorchLayout& l) {
     return " (strides " + format_strides(l.strides) + (l.is_contiguous() ? ", contiguous)" : ", not contiguous)");
 }
 
-// ---- the pieces of run_attention, reused by the other paths ---------------------------------
+// ---- the pieces of record_textbook, reused by the other paths -------------------------------
 
 struct QkvSteps {
     const Step& q;  // [B, h, N, c]

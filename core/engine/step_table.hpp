@@ -1,6 +1,6 @@
 // Everything about the steps of the reference's forward(), in one table.
 //
-// One row per recorded step of run_attention (core/engine/pipeline.cpp): its op, the PyTorch
+// One row per recorded step of the textbook layer (core/engine/pipeline.cpp): its op, the PyTorch
 // expression, the einops pattern, the shape formula, the line of forward() it sits on, the steps it
 // reads and how its index maps onto theirs. The shape checks, the memory budget, the cost table,
 // the provenance graph, the loaded-file readers and the panels all read this table, so a new step

@@ -75,7 +75,7 @@ using Steps = std::deque<Step>;
 // A step present both in the user's file and in the reference run: how they differ.
 struct StepDifference {
     std::string step;
-    std::string finding;    // "ok", "axis order", "softmax axis" ... (see core/files/diagnose.hpp)
+    std::string finding;    // "ok", "axis order", "softmax axis" ... (see core/teach/diagnose.hpp)
     std::string diagnosis;  // one line for the user
     double max_error = 0.0;
     double tolerance = 0.0;

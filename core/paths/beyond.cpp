@@ -1,4 +1,4 @@
-// Masks, the dispatch to the paths beyond the textbook, their validation, sizes and JSON.
+// The dispatch to the paths beyond the textbook, their validation, sizes and JSON.
 #include "beyond.hpp"
 
 #include <algorithm>
@@ -26,42 +26,6 @@ std::size_t exact_sqrt(std::size_t n) {
 
 }  // namespace
 
-// ---- masks ----------------------------------------------------------------------------------
-
-Array attention_keep_mask(const AttentionConfig& cfg) {
-    const std::size_t B = cfg.batch, N = cfg.tokens;
-    Array keep = make_array({B, N, N});  // [B, N, N']
-    for (std::size_t b = 0; b < B; ++b) {
-        const std::size_t valid = cfg.valid_tokens.empty() ? N : cfg.valid_tokens[b];
-        for (std::size_t i = 0; i < N; ++i)
-            for (std::size_t j = 0; j < N; ++j)
-                keep(b, i, j) = (j < valid && (!cfg.causal || j <= i)) ? 1.0f : 0.0f;
-    }
-    return keep;
-}
-
-std::string mask_code(const AttentionConfig& cfg) {
-    std::string keep;
-    if (cfg.causal) keep = "causal";
-    if (!cfg.valid_tokens.empty()) keep += std::string(keep.empty() ? "" : " & ") + "key_valid";
-    return "attn = attn.masked_fill(~(" + keep + ")[:, None], float(\"-inf\"))";
-}
-
-std::string mask_note(const AttentionConfig& cfg) {
-    std::string text = "new contiguous tensor: -inf where query i may not see key j (";
-    if (cfg.causal) text += "causal: j > i";
-    if (!cfg.valid_tokens.empty())
-        text += std::string(cfg.causal ? "; " : "") + "padding: j >= valid_tokens[b] = " + join(cfg.valid_tokens);
-    return text + "); softmax turns them into exact zeros. Padding queries still see the valid keys "
-                  "(PyTorch's key_padding_mask), so no row is all -inf";
-}
-
-std::string mask_summary(const AttentionConfig& cfg) {
-    std::string text = cfg.causal ? "causal" : "";
-    if (!cfg.valid_tokens.empty()) text += (text.empty() ? "" : ", ") + std::string("valid ") + join(cfg.valid_tokens);
-    return text;
-}
-
 // ---- memory -----------------------------------------------------------------------------------
 
 MemoryPoint attention_memory(const AttentionConfig& cfg, std::size_t N) {
@@ -78,16 +42,6 @@ MemoryPoint attention_memory(const AttentionConfig& cfg, std::size_t N) {
 }
 
 // ---- validation and sizes -------------------------------------------------------------------
-
-const char* path_name(AttentionPath path) {
-    switch (path) {
-        case AttentionPath::standard: return "standard";
-        case AttentionPath::flash: return "flash";
-        case AttentionPath::kv_cache: return "kv-cache";
-        case AttentionPath::windowed: return "windowed";
-    }
-    return "?";
-}
 
 void validate_beyond(const AttentionConfig& c, std::vector<std::string>& problems) {
     if (!c.valid_tokens.empty()) {
@@ -206,7 +160,7 @@ Trace run_beyond(const AttentionConfig& cfg, const AttentionWeights& w, const Te
         case AttentionPath::windowed: return run_windowed(cfg, w, x, hooks);
         case AttentionPath::standard: break;
     }
-    return run_attention(cfg, w, x, hooks);
+    throw std::logic_error("run_beyond: the standard path is core/engine's record_textbook");
 }
 
 std::vector<std::string> path_step_names(const AttentionConfig& cfg) {

@@ -24,20 +24,11 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "mask.hpp"
 #include "pipeline.hpp"
 #include "trace.hpp"
 
 namespace attnscope {
-
-// ---- masks ----------------------------------------------------------------------------------
-
-// keep [B, N, N']: 1 where query i may see key j (causal and key padding), else 0.
-Array attention_keep_mask(const AttentionConfig& config);
-// The PyTorch line of the mask step and the note shown with it.
-std::string mask_code(const AttentionConfig& config);
-std::string mask_note(const AttentionConfig& config);
-// "causal", "valid 12,16", "causal, valid 12,16" or "" (for titles and the CLI header).
-std::string mask_summary(const AttentionConfig& config);
 
 // ---- FlashAttention ---------------------------------------------------------------------------
 
@@ -144,14 +135,12 @@ inline constexpr const char* kStage2Prefix = "stage2_";
 
 // ---- the paths ------------------------------------------------------------------------------
 
-const char* path_name(AttentionPath path);  // "standard", "flash", "kv-cache", "windowed"
-
-// Problems with the mask, tile and window options (added to validate()).
+// Problems with the mask, tile and window options (added to core/run's validate()).
 void validate_beyond(const AttentionConfig& config, std::vector<std::string>& problems);
 // trace_bytes for the non-standard paths.
 std::uint64_t beyond_trace_bytes(const AttentionConfig& config);
 
-// Runs config.path (flash, kv_cache or windowed); called by run_attention for those paths.
+// Runs config.path (flash, kv_cache or windowed); called by core/run's run_attention for those paths.
 Trace run_beyond(const AttentionConfig& config, const AttentionWeights& weights, const Tensor& input,
                  const RunHooks& hooks);
 

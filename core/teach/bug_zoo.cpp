@@ -10,6 +10,7 @@
 
 #include "checks.hpp"
 #include "ops.hpp"
+#include "run.hpp"
 #include "torch_layout.hpp"
 
 namespace attnscope {

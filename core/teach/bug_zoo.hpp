@@ -2,7 +2,7 @@
 //
 // Each bug runs through the same recorded pipeline (run_attention with a RunHooks::edit that
 // rewrites the steps the wrong line changes), on the same weights and input as the correct run,
-// and is compared with it step by step (core/files/diagnose's compare_steps). The report says which
+// and is compared with it step by step (core/teach/diagnose's compare_steps). The report says which
 // check catches the bug and at which step it first shows:
 //   shape error       the run stops: an op refuses its operands (the message names both)
 //   shape check       a tensor every implementation has (q, k, v, scores, attn, context, merged,
@@ -31,7 +31,7 @@ enum class Bug {
     MergeWithoutTranspose,  // (attn @ v).reshape(B, N, C)
     KNotTransposed,         // q @ k
     // Off the zoo's list (bug_infos: no --bug key, no menu entry): `attnscope check` replays it to name it
-    // in a user's dump (core/files/diagnose), but a listed bug also needs a documented symptom and catching
+    // in a user's dump (core/teach/diagnose), but a listed bug also needs a documented symptom and catching
     // check and a translated title in the app, which this one does not have.
     DoubleScale,  // (q @ k.transpose(-2, -1)) * self.scale * self.scale
 };

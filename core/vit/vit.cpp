@@ -15,6 +15,7 @@
 
 #include "checks.hpp"
 #include "io.hpp"
+#include "run.hpp"
 #include "tensor_source.hpp"
 #include "weights.hpp"
 #include "ops.hpp"

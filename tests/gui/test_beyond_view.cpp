@@ -8,6 +8,7 @@
 
 #include "logic/beyond_view.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 
 using namespace attnscope;
 using namespace attnscope::ui;

@@ -27,6 +27,7 @@
 #include "logic/quiz.hpp"
 #include "logic/settings.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 #include "trace.hpp"
 #include "vit.hpp"
 

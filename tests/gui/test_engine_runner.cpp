@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "logic/engine_runner.hpp"
+#include "run.hpp"
 
 using namespace attnscope;
 

@@ -8,6 +8,7 @@
 
 #include "logic/flash_map.hpp"
 #include "pipeline.hpp"
+#include "run.hpp"
 
 using namespace attnscope;
 using namespace attnscope::ui;

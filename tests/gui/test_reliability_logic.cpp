@@ -9,6 +9,7 @@
 
 #include "logic/export_path.hpp"
 #include "logic/settings.hpp"
+#include "run.hpp"
 
 using namespace attnscope::ui;
 namespace fs = std::filesystem;

@@ -6,6 +6,7 @@
 #include "backward.hpp"
 #include "io.hpp"
 #include "memory_budget.hpp"
+#include "run.hpp"
 #include "tensor_source.hpp"
 
 namespace attnscope {

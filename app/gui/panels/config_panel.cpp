@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "panels/panels.hpp"
+#include "run.hpp"
 #include "widgets.hpp"
 
 namespace attnscope {

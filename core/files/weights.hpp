@@ -10,10 +10,6 @@
 
 namespace attnscope {
 
-// Empty when the weights fit dim C; otherwise one line such as
-// "qkv.weight has shape [300, 100], expected [3*C, C] = [360, 120] for dim 120".
-std::string check_attention_weights(const AttentionWeights& weights, std::size_t dim);
-
 // load_attention_weights(TensorSource::open(path), block, dim).weights.
 AttentionWeights load_attention_weights(const std::string& path, std::optional<std::size_t> block,
                                         std::optional<std::size_t> dim);

@@ -5,7 +5,7 @@
 //   else absent (the step is not in the trace)
 //
 // Loaded steps that the reference also computed carry a StepDifference (compare_steps, the known
-// bugs of core/files/diagnose). The GUI shows this trace; `attnscope check` uses the same helpers to
+// bugs of core/teach/diagnose). The GUI shows this trace; `attnscope check` uses the same helpers to
 // build its reference run.
 #pragma once
 

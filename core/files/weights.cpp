@@ -9,24 +9,6 @@
 
 namespace attnscope {
 
-namespace {
-
-std::string expect(const std::string& name, const Shape& actual, const std::string& formula, const Shape& expected,
-                   std::size_t dim) {
-    if (actual == expected) return "";
-    return name + " has shape " + format_shape(actual) + ", expected " + formula + " = " + format_shape(expected) +
-           " for dim " + std::to_string(dim);
-}
-
-}  // namespace
-
-std::string check_attention_weights(const AttentionWeights& w, std::size_t C) {
-    std::string problem = expect("qkv.weight", shape_of(w.qkv_weight), "[3*C, C]", {3 * C, C}, C);
-    if (problem.empty() && w.qkv_bias) problem = expect("qkv.bias", shape_of(*w.qkv_bias), "[3*C]", {3 * C}, C);
-    if (problem.empty()) problem = expect("proj.weight", shape_of(w.proj_weight), "[C, C]", {C, C}, C);
-    if (problem.empty()) problem = expect("proj.bias", shape_of(w.proj_bias), "[C]", {C}, C);
-    return problem;
-}
 
 AttentionWeights load_attention_weights(const std::string& path, std::optional<std::size_t> block,
                                         std::optional<std::size_t> dim) {

@@ -18,6 +18,7 @@
 #include "checks.hpp"
 #include "io.hpp"
 #include "ops.hpp"
+#include "run.hpp"
 
 namespace attnscope {
 

@@ -14,6 +14,7 @@
 #include "memory_budget.hpp"
 #include "ops.hpp"
 #include "roles.hpp"
+#include "run.hpp"
 
 namespace attnscope {
 
