@@ -23,16 +23,13 @@
 #include "cli.hpp"
 #include "config.hpp"
 #include "io.hpp"
-#include "pipeline.hpp"
-
-#ifdef ATTNSCOPE_HAS_GUI
 #include "image.hpp"
 #include "logic/colormap.hpp"
 #include "logic/i18n.hpp"
 #include "logic/narrative.hpp"
 #include "logic/slice.hpp"
+#include "pipeline.hpp"
 #include "run.hpp"
-#endif
 
 namespace attnscope {
 
@@ -44,8 +41,6 @@ struct HandoutOptions {
     std::string language = "en";
     bool force = false;
 };
-
-#ifdef ATTNSCOPE_HAS_GUI
 
 namespace fs = std::filesystem;
 
@@ -188,14 +183,6 @@ int RunHandout(const HandoutOptions& o) {
     std::printf("wrote %s/handout.md and %zu images\n", o.dir.c_str(), trace.steps.size());
     return 0;
 }
-
-#else
-
-int RunHandout(const HandoutOptions&) {
-    throw UsageError("this attnscope was built without the desktop app's logic (ATTNSCOPE_GUI=OFF): no handout");
-}
-
-#endif
 
 }  // namespace
 
