@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <stdexcept>
 
 #include "ops.hpp"
@@ -69,8 +70,9 @@ Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w
     Gradients g;
     g.grad_output_source = grad_output_source;
     g.grad_output = Tensor{grad_output.values, {"B", "N", "C"}};
-    std::vector<GradStep> reversed;  // filled from out_drop back to input
-    reversed.reserve(names.size());
+    // Filled from out_drop back to input. A deque, as the forward's Steps: the references record()
+    // hands out stay valid while later gradients are added.
+    std::deque<GradStep> reversed;
     auto record = [&](const char* step, Tensor grad) -> const Tensor& {
         if (hooks.cancel && hooks.cancel->load()) throw Cancelled();
         GradStep gs;
