@@ -99,13 +99,13 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     if (!trace.source_path.empty()) {
         const bool loaded = step->origin == StepOrigin::Loaded;
         // "loaded from acts.npz: attn_weights" (the full path on hover)
-        std::string detail = step->origin_detail;
+        std::string detail = loaded ? step->origin_detail : std::string(ui::tr_core(step->origin_detail));
         if (loaded && detail.rfind(trace.source_path, 0) == 0)
             detail = ui::display_name(trace.source_path) + detail.substr(trace.source_path.size());
         ImGui::BeginGroup();
         WrappedText(DimColor(), (std::string(loaded ? tr("loaded from") : tr("computed:")) + " " + detail).c_str());
         ImGui::EndGroup();
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", step->origin_detail.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", (loaded ? step->origin_detail : detail).c_str());
     }
     if (diff) {
         int mode = ui.show_difference && diff->difference ? 1 : 0;
