@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -78,83 +79,178 @@ const Step& find_step(const Steps& steps, std::string_view name, const char* whe
     throw std::out_of_range(std::string(where) + " has no step named '" + std::string(name) + "'");
 }
 
-// The PyTorch lines of one family's forward, shown with each step (the numbers are the same).
-struct VitLines {
-    const char* patch_embed;
-    const char* patch_weight;  // the conv's weight, as the code names it
-    const char* tokens;
-    const char* cls;
-    const char* embed;
-    const char* pos;
-    const char* norm1;
-    const char* norm1_weight;
-    const char* attn;
-    const char* residual1;
-    const char* residual1_branch;  // the second operand of residual1
-    const char* norm2;
-    const char* norm2_weight;
-    const char* fc1;
-    const char* fc1_weight;
-    const char* act;
-    const char* fc2;
-    const char* fc2_weight;
-    const char* residual2;
-    const char* residual2_branch;
-    const char* norm;
-    const char* norm_weight;
-    const char* cls_out;
-    const char* logits;
-    const char* head_weight;
+// The lines of each family's forward() that a ViT step records as its code, or names as an
+// operand (the numbers are the same in every family), one row per line: timm, timm DeiT
+// (distilled), torchvision, Hugging Face. A row's place is checked against its name at compile
+// time, so a row out of place does not build.
+enum class VitLine {
+    patch_embed, patch_weight, tokens, cls, embed, pos,                        // the embedding
+    norm1, norm1_weight, attn, residual1, residual1_branch,                    // a block's attention branch
+    norm2, norm2_weight, fc1, fc1_weight, act, fc2, fc2_weight, residual2,     // its MLP branch
+    residual2_branch,
+    norm, norm_weight, cls_out, logits, head_weight,                           // the head
+    count
 };
 
-constexpr VitLines kTimmLines = {
-    "self.patch_embed.proj(x).flatten(2).transpose(1, 2)", "self.patch_embed.proj.weight",
-    "torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)", "self.cls_token", "x = x + self.pos_embed",
-    "self.pos_embed", "self.norm1(x)", "self.norm1.weight", "self.attn(x)", "x = x + self.attn(self.norm1(x))",
-    "self.attn(self.norm1(x))", "self.norm2(x)", "self.norm2.weight", "self.mlp.fc1(x)", "self.mlp.fc1.weight",
-    "self.mlp.act(x)", "self.mlp.fc2(x)", "self.mlp.fc2.weight", "x = x + self.mlp(self.norm2(x))",
-    "self.mlp(self.norm2(x))", "self.norm(x)", "self.norm.weight", "x[:, 0]", "self.head(x)", "self.head.weight"};
+struct VitLineRow {
+    VitLine line;
+    std::array<const char*, 4> code;  // by family: timm, distilled, torchvision, Hugging Face
+};
 
-constexpr VitLines kDistilledLines = {
-    "self.patch_embed.proj(x).flatten(2).transpose(1, 2)", "self.patch_embed.proj.weight",
-    "torch.cat((self.cls_token.expand(B, -1, -1), self.dist_token.expand(B, -1, -1), x), dim=1)", "self.cls_token",
-    "x = x + self.pos_embed", "self.pos_embed", "self.norm1(x)", "self.norm1.weight", "self.attn(x)",
-    "x = x + self.attn(self.norm1(x))", "self.attn(self.norm1(x))", "self.norm2(x)", "self.norm2.weight",
-    "self.mlp.fc1(x)", "self.mlp.fc1.weight", "self.mlp.act(x)", "self.mlp.fc2(x)", "self.mlp.fc2.weight",
-    "x = x + self.mlp(self.norm2(x))", "self.mlp(self.norm2(x))", "self.norm(x)", "self.norm.weight", "x[:, 0]",
-    "(self.head(x[:, 0]) + self.head_dist(x[:, 1])) / 2", "self.head.weight"};
+constexpr VitLineRow kVitLines[] = {
+    {VitLine::patch_embed,
+     {"self.patch_embed.proj(x).flatten(2).transpose(1, 2)",
+      "self.patch_embed.proj(x).flatten(2).transpose(1, 2)",
+      "self.conv_proj(x).reshape(n, self.hidden_dim, n_h * n_w).permute(0, 2, 1)",
+      "self.patch_embeddings(pixel_values)"}},
+    {VitLine::patch_weight,  // the conv's weight, as the code names it
+     {"self.patch_embed.proj.weight",
+      "self.patch_embed.proj.weight",
+      "self.conv_proj.weight",
+      "self.patch_embeddings.projection.weight"}},
+    {VitLine::tokens,
+     {"torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)",
+      "torch.cat((self.cls_token.expand(B, -1, -1), self.dist_token.expand(B, -1, -1), x), dim=1)",
+      "torch.cat([self.class_token.expand(n, -1, -1), x], dim=1)",
+      "torch.cat((self.cls_token.expand(batch_size, -1, -1), embeddings), dim=1)"}},
+    {VitLine::cls,
+     {"self.cls_token",
+      "self.cls_token",
+      "self.class_token",
+      "self.cls_token"}},
+    {VitLine::embed,
+     {"x = x + self.pos_embed",
+      "x = x + self.pos_embed",
+      "input = input + self.pos_embedding",
+      "embeddings = embeddings + self.position_embeddings"}},
+    {VitLine::pos,
+     {"self.pos_embed",
+      "self.pos_embed",
+      "self.encoder.pos_embedding",
+      "self.position_embeddings"}},
+    {VitLine::norm1,
+     {"self.norm1(x)",
+      "self.norm1(x)",
+      "x = self.ln_1(input)",
+      "self.layernorm_before(hidden_states)"}},
+    {VitLine::norm1_weight,
+     {"self.norm1.weight",
+      "self.norm1.weight",
+      "self.ln_1.weight",
+      "self.layernorm_before.weight"}},
+    {VitLine::attn,
+     {"self.attn(x)",
+      "self.attn(x)",
+      "x, _ = self.self_attention(x, x, x, need_weights=False)",
+      "self.attention(self.layernorm_before(hidden_states))"}},
+    {VitLine::residual1,
+     {"x = x + self.attn(self.norm1(x))",
+      "x = x + self.attn(self.norm1(x))",
+      "x = x + input",
+      "hidden_states = attention_output + hidden_states"}},
+    {VitLine::residual1_branch,  // the second operand of residual1
+     {"self.attn(self.norm1(x))",
+      "self.attn(self.norm1(x))",
+      "self.self_attention(x, x, x)",
+      "attention_output"}},
+    {VitLine::norm2,
+     {"self.norm2(x)",
+      "self.norm2(x)",
+      "y = self.ln_2(x)",
+      "layer_output = self.layernorm_after(hidden_states)"}},
+    {VitLine::norm2_weight,
+     {"self.norm2.weight",
+      "self.norm2.weight",
+      "self.ln_2.weight",
+      "self.layernorm_after.weight"}},
+    {VitLine::fc1,
+     {"self.mlp.fc1(x)",
+      "self.mlp.fc1(x)",
+      "self.mlp[0](y)",
+      "self.intermediate.dense(hidden_states)"}},
+    {VitLine::fc1_weight,
+     {"self.mlp.fc1.weight",
+      "self.mlp.fc1.weight",
+      "self.mlp[0].weight",
+      "self.intermediate.dense.weight"}},
+    {VitLine::act,
+     {"self.mlp.act(x)",
+      "self.mlp.act(x)",
+      "self.mlp[1](y)",
+      "self.intermediate.intermediate_act_fn(hidden_states)"}},
+    {VitLine::fc2,
+     {"self.mlp.fc2(x)",
+      "self.mlp.fc2(x)",
+      "self.mlp[3](y)",
+      "self.output.dense(hidden_states)"}},
+    {VitLine::fc2_weight,
+     {"self.mlp.fc2.weight",
+      "self.mlp.fc2.weight",
+      "self.mlp[3].weight",
+      "self.output.dense.weight"}},
+    {VitLine::residual2,
+     {"x = x + self.mlp(self.norm2(x))",
+      "x = x + self.mlp(self.norm2(x))",
+      "return x + y",
+      "hidden_states = hidden_states + input_tensor"}},
+    {VitLine::residual2_branch,
+     {"self.mlp(self.norm2(x))",
+      "self.mlp(self.norm2(x))",
+      "y = self.mlp(y)",
+      "self.output.dense(...)"}},
+    {VitLine::norm,
+     {"self.norm(x)",
+      "self.norm(x)",
+      "self.encoder.ln(x)",
+      "sequence_output = self.layernorm(sequence_output)"}},
+    {VitLine::norm_weight,
+     {"self.norm.weight",
+      "self.norm.weight",
+      "self.encoder.ln.weight",
+      "self.layernorm.weight"}},
+    {VitLine::cls_out,
+     {"x[:, 0]",
+      "x[:, 0]",
+      "x[:, 0]",
+      "sequence_output[:, 0, :]"}},
+    {VitLine::logits,
+     {"self.head(x)",
+      "(self.head(x[:, 0]) + self.head_dist(x[:, 1])) / 2",
+      "self.heads(x)",
+      "self.classifier(sequence_output[:, 0, :])"}},
+    {VitLine::head_weight,
+     {"self.head.weight",
+      "self.head.weight",
+      "self.heads.head.weight",
+      "self.classifier.weight"}},
+};
+static_assert(std::size(kVitLines) == static_cast<std::size_t>(VitLine::count), "one row per VitLine");
 
-constexpr VitLines kTorchvisionLines = {
-    "self.conv_proj(x).reshape(n, self.hidden_dim, n_h * n_w).permute(0, 2, 1)", "self.conv_proj.weight",
-    "torch.cat([self.class_token.expand(n, -1, -1), x], dim=1)", "self.class_token",
-    "input = input + self.pos_embedding", "self.encoder.pos_embedding", "x = self.ln_1(input)", "self.ln_1.weight",
-    "x, _ = self.self_attention(x, x, x, need_weights=False)", "x = x + input", "self.self_attention(x, x, x)",
-    "y = self.ln_2(x)", "self.ln_2.weight", "self.mlp[0](y)", "self.mlp[0].weight", "self.mlp[1](y)",
-    "self.mlp[3](y)", "self.mlp[3].weight", "return x + y", "y = self.mlp(y)", "self.encoder.ln(x)",
-    "self.encoder.ln.weight", "x[:, 0]", "self.heads(x)", "self.heads.head.weight"};
-
-constexpr VitLines kHuggingFaceLines = {
-    "self.patch_embeddings(pixel_values)", "self.patch_embeddings.projection.weight",
-    "torch.cat((self.cls_token.expand(batch_size, -1, -1), embeddings), dim=1)", "self.cls_token",
-    "embeddings = embeddings + self.position_embeddings", "self.position_embeddings",
-    "self.layernorm_before(hidden_states)", "self.layernorm_before.weight",
-    "self.attention(self.layernorm_before(hidden_states))", "hidden_states = attention_output + hidden_states",
-    "attention_output", "layer_output = self.layernorm_after(hidden_states)", "self.layernorm_after.weight",
-    "self.intermediate.dense(hidden_states)", "self.intermediate.dense.weight",
-    "self.intermediate.intermediate_act_fn(hidden_states)", "self.output.dense(hidden_states)",
-    "self.output.dense.weight", "hidden_states = hidden_states + input_tensor", "self.output.dense(...)",
-    "sequence_output = self.layernorm(sequence_output)", "self.layernorm.weight", "sequence_output[:, 0, :]",
-    "self.classifier(sequence_output[:, 0, :])", "self.classifier.weight"};
-
-const VitLines& lines_of(VitFamily family) {
-    switch (family) {
-        case VitFamily::TimmDistilled: return kDistilledLines;
-        case VitFamily::Torchvision: return kTorchvisionLines;
-        case VitFamily::HuggingFace: return kHuggingFaceLines;
-        case VitFamily::Timm: break;
-    }
-    return kTimmLines;
+constexpr bool rows_in_place() {
+    for (std::size_t i = 0; i < std::size(kVitLines); ++i)
+        if (kVitLines[i].line != static_cast<VitLine>(i)) return false;
+    return true;
 }
+static_assert(rows_in_place(), "kVitLines: every row at the place of its VitLine");
+
+// One family's lines: code[VitLine::norm1] is its "self.norm1(x)".
+class VitCode {
+public:
+    explicit VitCode(VitFamily family) : column_(column(family)) {}
+    const char* operator[](VitLine line) const { return kVitLines[static_cast<std::size_t>(line)].code[column_]; }
+
+private:
+    static std::size_t column(VitFamily family) {
+        switch (family) {
+            case VitFamily::TimmDistilled: return 1;
+            case VitFamily::Torchvision: return 2;
+            case VitFamily::HuggingFace: return 3;
+            case VitFamily::Timm: break;
+        }
+        return 0;
+    }
+    std::size_t column_;
+};
 
 // "b n C -> b n C  (normalize over C, eps 1e-6)"
 std::string layernorm_formula(const VitConfig& cfg) {
@@ -243,7 +339,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
                         const Tensor& x, const std::string& x_name, Progress& progress, Rng& drop_rng) {
     const std::size_t N = cfg.tokens(), D = cfg.dim, M = cfg.mlp_hidden;
     const Shape bnd{B, N, D};
-    const VitLines& code = lines_of(cfg.family);
+    const VitCode code(cfg.family);
     const float eps = cfg.layer_norm_eps();
     const bool wrapped = cfg.layer_scale || cfg.records_drop_path();  // the residual's line names ls/drop_path
     VitBlockTrace blk;
@@ -252,8 +348,8 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.norm1(x)                                                          [B, N, D]
     const Step& norm1 = record(
         rec,
-        {"norm1", Op::layernorm, code.norm1, layernorm_formula(cfg), {x_name},
-         {{"x", bnd}, operand(code.norm1_weight, w.norm1_weight)},
+        {"norm1", Op::layernorm, code[VitLine::norm1], layernorm_formula(cfg), {x_name},
+         {{"x", bnd}, operand(code[VitLine::norm1_weight], w.norm1_weight)},
          "new contiguous tensor: every token is normalized to mean 0, variance 1, then scaled and shifted"},
         layer_norm(x, w.norm1_weight, w.norm1_bias, eps, "norm1.weight"));
 
@@ -262,17 +358,17 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     progress.advance(blk.attention.steps.size());
     const Step& attn_out = record(
         rec,
-        {"attn_out", Op::attention, code.attn, "b n C -> b n C  (multi-head self-attention)", {"norm1"},
+        {"attn_out", Op::attention, code[VitLine::attn], "b n C -> b n C  (multi-head self-attention)", {"norm1"},
          {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
         blk.attention.at("out_drop").view());
 
     // [self.ls1(x)], [self.drop_path1(x)]                                       [B, N, D]
-    const BranchEnd end1 = record_branch_end(rec, blk, cfg, index, 1, w.ls1_gamma, attn_out, code.residual1_branch, drop_rng);
+    const BranchEnd end1 = record_branch_end(rec, blk, cfg, index, 1, w.ls1_gamma, attn_out, code[VitLine::residual1_branch], drop_rng);
 
     // x = x + self.attn(self.norm1(x))                                        [B, N, D]
     const Step& residual1 = record(
         rec,
-        {"residual1", Op::add, wrapped ? "x = x + " + end1.code : std::string(code.residual1), "b n C, b n C -> b n C",
+        {"residual1", Op::add, wrapped ? "x = x + " + end1.code : std::string(code[VitLine::residual1]), "b n C, b n C -> b n C",
          {x_name, end1.name}, {{"x", bnd}, {end1.code, bnd}},
          "new contiguous tensor: the residual connection adds the attention's output to the block's input"},
         add(x, end1.step->tensor(), "x", end1.name));
@@ -282,16 +378,16 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.norm2(x)                                                           [B, N, D]
     const Step& norm2 = record(
         rec,
-        {"norm2", Op::layernorm, code.norm2, layernorm_formula(cfg), {"residual1"},
-         {{"x", bnd}, operand(code.norm2_weight, w.norm2_weight)},
+        {"norm2", Op::layernorm, code[VitLine::norm2], layernorm_formula(cfg), {"residual1"},
+         {{"x", bnd}, operand(code[VitLine::norm2_weight], w.norm2_weight)},
          "new contiguous tensor: the MLP's input, normalized per token like norm1"},
         layer_norm(residual1.tensor(), w.norm2_weight, w.norm2_bias, eps, "norm2.weight"));
 
     // self.mlp.fc1(x)                                                         [B, N, M]
     const Step& fc1 = record(
         rec,
-        {"fc1", Op::linear, code.fc1, "b n C, M C -> b n M", {"norm2"},
-         {{"x", bnd}, operand(code.fc1_weight, w.fc1_weight)},
+        {"fc1", Op::linear, code[VitLine::fc1], "b n C, M C -> b n M", {"norm2"},
+         {{"x", bnd}, operand(code[VitLine::fc1_weight], w.fc1_weight)},
          "new contiguous tensor: nn.Linear widens every token from D = " + std::to_string(D) + " to M = " +
              std::to_string(M)},
         linear(norm2.tensor(), w.fc1_weight, &w.fc1_bias, "M", "mlp.fc1.weight", w.fc1_packed.get()));
@@ -299,25 +395,25 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.mlp.act(x)                                                         [B, N, M]
     const Step& act = record(
         rec,
-        {"gelu", Op::gelu, code.act, "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
+        {"gelu", Op::gelu, code[VitLine::act], "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
          {{"x", {B, N, M}}}, "new contiguous tensor: nn.GELU(), the exact erf form"},
         gelu(fc1.tensor()));
 
     // self.mlp.fc2(x)                                                         [B, N, D]
     const Step& fc2 = record(
         rec,
-        {"fc2", Op::linear, code.fc2, "b n M, C M -> b n C", {"gelu"},
-         {{"x", {B, N, M}}, operand(code.fc2_weight, w.fc2_weight)},
+        {"fc2", Op::linear, code[VitLine::fc2], "b n M, C M -> b n C", {"gelu"},
+         {{"x", {B, N, M}}, operand(code[VitLine::fc2_weight], w.fc2_weight)},
          "new contiguous tensor: nn.Linear narrows every token back to D"},
         linear(act.tensor(), w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight", w.fc2_packed.get()));
 
     // [self.ls2(x)], [self.drop_path2(x)]                                       [B, N, D]
-    const BranchEnd end2 = record_branch_end(rec, blk, cfg, index, 2, w.ls2_gamma, fc2, code.residual2_branch, drop_rng);
+    const BranchEnd end2 = record_branch_end(rec, blk, cfg, index, 2, w.ls2_gamma, fc2, code[VitLine::residual2_branch], drop_rng);
 
     // x = x + self.mlp(self.norm2(x))                                         [B, N, D]
     const Step& residual2 = record(
         rec,
-        {"residual2", Op::add, wrapped ? "x = x + " + end2.code : std::string(code.residual2), "b n C, b n C -> b n C",
+        {"residual2", Op::add, wrapped ? "x = x + " + end2.code : std::string(code[VitLine::residual2]), "b n C, b n C -> b n C",
          {"residual1", end2.name}, {{"x", bnd}, {end2.code, bnd}},
          "new contiguous tensor: the second residual connection; this is the block's output"},
         add(residual1.tensor(), end2.step->tensor(), "x", end2.name));
@@ -394,14 +490,14 @@ const Step& record_patches(Recorder& rec, const VitConfig& cfg, const Step& inpu
 }
 
 // self.patch_embed(x): the conv as a linear over the patches                 [B, P, D]
-const Step& record_patch_embed(Recorder& rec, const VitConfig& cfg, const VitLines& code, const VitWeights& w,
+const Step& record_patch_embed(Recorder& rec, const VitConfig& cfg, const VitCode& code, const VitWeights& w,
                                const Step& patches) {
     const std::size_t B = shape_of(patches.tensor().values)[0], S = cfg.image_size, p = cfg.patch_size, D = cfg.dim;
     const std::string p_text = std::to_string(p);
     return record(
         rec,
-        {"patch_embed", Op::linear, code.patch_embed, "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
-         {{"x", {B, 3, S, S}}, {code.patch_weight, {D, 3, p, p}}},
+        {"patch_embed", Op::linear, code[VitLine::patch_embed], "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
+         {{"x", {B, 3, S, S}}, {code[VitLine::patch_weight], {D, 3, p, p}}},
          "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
              std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
         linear(patches.tensor(), w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight", w.patch_packed.get()));
@@ -715,7 +811,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     const std::size_t head_steps = K > 0 ? vit_head_step_names().size() : 2;  // norm, cls_out without a classifier
     Progress progress(hooks, vit_embed_step_names().size() + 3 * cfg.stem_channels.size() + cfg.depth * per_block +
                                  head_steps);
-    const VitLines& code = lines_of(cfg.family);
+    const VitCode code(cfg.family);
     const bool distilled = cfg.family == VitFamily::TimmDistilled;
     VitTrace t;
     t.config = cfg;
@@ -744,8 +840,8 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     tokens.axes = {"B", "N", "C"};
     const Step& cat = record(
         embed_rec,
-        {"tokens", Op::cat, code.tokens, distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {"patch_embed"},
-         {operand(code.cls, w.cls_token), {"x", {B, P, D}}},
+        {"tokens", Op::cat, code[VitLine::tokens], distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {"patch_embed"},
+         {operand(code[VitLine::cls], w.cls_token), {"x", {B, P, D}}},
          distilled ? "new contiguous tensor: the learned class token and distillation token are put before the "
                      "patches; their outputs feed the two heads"
                    : "new contiguous tensor: the learned class token is put before the patches; its output feeds the head"},
@@ -754,8 +850,8 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     // x = x + self.pos_embed                                                  [B, N, D]
     const Step& embed = record(
         embed_rec,
-        {"embed", Op::add, code.embed, "b n D, 1 n D -> b n D", {"tokens"},
-         {{"x", {B, N, D}}, operand(code.pos, w.pos_embed)},
+        {"embed", Op::add, code[VitLine::embed], "b n D, 1 n D -> b n D", {"tokens"},
+         {{"x", {B, N, D}}, operand(code[VitLine::pos], w.pos_embed)},
          "new contiguous tensor: every token gets the embedding of its position (the class token too)"},
         add(cat.tensor(), Tensor{w.pos_embed, {"1", "N", "C"}}, "x", "pos_embed"));
 
@@ -772,14 +868,14 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     // self.norm(x)                                                            [B, N, D]
     const Step& norm = record(
         head_rec,
-        {"norm", Op::layernorm, code.norm, layernorm_formula(cfg), {x_name},
-         {{"x", {B, N, D}}, operand(code.norm_weight, w.norm_weight)}, "new contiguous tensor: the final LayerNorm"},
+        {"norm", Op::layernorm, code[VitLine::norm], layernorm_formula(cfg), {x_name},
+         {{"x", {B, N, D}}, operand(code[VitLine::norm_weight], w.norm_weight)}, "new contiguous tensor: the final LayerNorm"},
         layer_norm(*x, w.norm_weight, w.norm_bias, cfg.layer_norm_eps(), "norm.weight"));
 
     // x[:, 0]: the class token                                                [B, D]
     const Step& cls_out = record(
         head_rec,
-        {"cls_out", Op::select, code.cls_out, "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
+        {"cls_out", Op::select, code[VitLine::cls_out], "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
          K > 0 ? "view, no copy: the class token's row of every image; only it reaches the head"
                : "view, no copy: the class token's row of every image (this model has no classifier)"},
         select_view(norm.view(), 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
@@ -798,8 +894,8 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     }
     const Step& logits = record(
         head_rec,
-        {"logits", Op::linear, code.logits, "b C, K C -> b K", {"cls_out"},
-         {{"x", {B, D}}, operand(code.head_weight, w.head_weight)},
+        {"logits", Op::linear, code[VitLine::logits], "b C, K C -> b K", {"cls_out"},
+         {{"x", {B, D}}, operand(code[VitLine::head_weight], w.head_weight)},
          "new contiguous tensor: one score per class (" + std::to_string(K) + ")" +
              (distilled ? std::string(", the mean of the class head's and the distillation head's") : std::string())},
         std::move(head));
