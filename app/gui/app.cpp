@@ -123,20 +123,26 @@ void SaveLayout(const std::string& path) {
     }
 }
 
+// The view options the settings file keeps, each once: f(the UiState's field, the Settings' field).
+template <typename Ui, typename S, typename F>
+void EachViewOption(Ui& ui, S& s, F&& f) {
+    f(ui.ui_scale, s.ui_scale);
+    f(ui.panels, s.panels);
+    f(ui.range_mode, s.range_mode);
+    f(ui.scale_mode, s.scale_mode);
+    f(ui.colormap, s.colormap);
+    f(ui.heads_shared_scale, s.heads_shared_scale);
+    f(ui.stepper.interval, s.play_interval);
+    f(ui.recent_files, s.recent_files);
+    f(ui.browser_folder, s.browser_folder);
+}
+
 void SaveSettings(const std::string& path, const UiState& ui, const AttentionConfig& config) {
     ui::Settings s;
     s.config = config;
     s.has_config = true;
     s.step = ui.selected_step;
-    s.ui_scale = ui.ui_scale;
-    s.panels = ui.panels;
-    s.range_mode = ui.range_mode;
-    s.scale_mode = ui.scale_mode;
-    s.colormap = ui.colormap;
-    s.heads_shared_scale = ui.heads_shared_scale;
-    s.play_interval = ui.stepper.interval;
-    s.recent_files = ui.recent_files;
-    s.browser_folder = ui.browser_folder;
+    EachViewOption(ui, s, [](const auto& in_ui, auto& in_file) { in_file = in_ui; });
     s.language = ui::language_code(ui::language());
     try {
         write_file_atomic(path, ui::settings_to_json(s));
@@ -146,15 +152,7 @@ void SaveSettings(const std::string& path, const UiState& ui, const AttentionCon
 }
 
 void ApplySettings(const ui::Settings& s, UiState& ui) {
-    ui.ui_scale = s.ui_scale;
-    ui.panels = s.panels;
-    ui.range_mode = s.range_mode;
-    ui.scale_mode = s.scale_mode;
-    ui.colormap = s.colormap;
-    ui.heads_shared_scale = s.heads_shared_scale;
-    ui.stepper.interval = s.play_interval;
-    ui.recent_files = s.recent_files;
-    ui.browser_folder = s.browser_folder;
+    EachViewOption(ui, s, [](auto& in_ui, const auto& in_file) { in_ui = in_file; });
     if (auto language = ui::parse_language(s.language)) ui::set_language(*language);
 }
 

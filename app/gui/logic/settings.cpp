@@ -10,28 +10,62 @@ namespace attnscope::ui {
 
 using nlohmann::json;
 
+namespace {
+
+// Every field of the file, once, with its key: f(key, field) for the config's numbers and flags,
+// the panels' visibility and the view options (the enums, the reference and the clamps are
+// written and read beside them).
+template <typename Config, typename F>
+void config_fields(Config& c, F&& f) {
+    f("batch", c.batch);
+    f("tokens", c.tokens);
+    f("dim", c.dim);
+    f("heads", c.heads);
+    f("qkv_bias", c.qkv_bias);
+    f("seed", c.seed);
+    f("training", c.training);
+    f("attn_drop", c.attn_drop);
+    f("proj_drop", c.proj_drop);
+}
+
+template <typename Panels, typename F>
+void panel_fields(Panels& p, F&& f) {
+    f("pipeline", p.pipeline);
+    f("shape", p.shape);
+    f("inspector", p.inspector);
+    f("heads", p.heads);
+    f("row_sums", p.row_sums);
+    f("config", p.config);
+}
+
+template <typename S, typename F>
+void view_fields(S& s, F&& f) {
+    f("step", s.step);
+    f("ui_scale", s.ui_scale);
+    f("heads_shared_scale", s.heads_shared_scale);
+    f("play_interval", s.play_interval);
+    f("recent_files", s.recent_files);
+    f("browser_folder", s.browser_folder);
+    f("language", s.language);
+}
+
+}  // namespace
+
 std::string settings_to_json(const Settings& s) {
     json j;
     j["version"] = 1;
-    j["config"] = {{"batch", s.config.batch},       {"tokens", s.config.tokens},
-                   {"dim", s.config.dim},           {"heads", s.config.heads},
-                   {"qkv_bias", s.config.qkv_bias}, {"seed", s.config.seed},
-                   {"training", s.config.training}, {"attn_drop", s.config.attn_drop},
-                   {"proj_drop", s.config.proj_drop},
-                   {"reference", s.config.reference == Reference::mha ? "mha" : "vit"}};
-    j["step"] = s.step;
-    j["ui_scale"] = s.ui_scale;
-    j["panels"] = {{"pipeline", s.panels.pipeline}, {"shape", s.panels.shape},
-                   {"inspector", s.panels.inspector}, {"heads", s.panels.heads},
-                   {"row_sums", s.panels.row_sums}, {"config", s.panels.config}};
+    auto into = [](json& object) { return [&object](const char* key, const auto& value) { object[key] = value; }; };
+    json config = json::object();
+    config_fields(s.config, into(config));
+    config["reference"] = s.config.reference == Reference::mha ? "mha" : "vit";
+    j["config"] = config;
+    json panels = json::object();
+    panel_fields(s.panels, into(panels));
+    j["panels"] = panels;
+    view_fields(s, into(j));
     j["range_mode"] = static_cast<int>(s.range_mode);
     j["scale_mode"] = static_cast<int>(s.scale_mode);
     j["colormap"] = static_cast<int>(s.colormap);
-    j["heads_shared_scale"] = s.heads_shared_scale;
-    j["play_interval"] = s.play_interval;
-    j["recent_files"] = s.recent_files;
-    j["browser_folder"] = s.browser_folder;
-    j["language"] = s.language;
     return j.dump(2) + "\n";
 }
 
@@ -68,35 +102,23 @@ std::optional<Settings> settings_from_json(const std::string& text, std::string*
         const json j = json::parse(text);
         if (!j.is_object()) throw std::runtime_error("the top level is not a JSON object");
         Settings s;
+        auto from = [](const json& object) {
+            return [&object](const char* key, auto& field) { read(object, key, field); };
+        };
         if (j.contains("config")) {
             const json& c = j.at("config");
             if (!c.is_object()) throw std::runtime_error("\"config\" is not an object");
-            read(c, "batch", s.config.batch);
-            read(c, "tokens", s.config.tokens);
-            read(c, "dim", s.config.dim);
-            read(c, "heads", s.config.heads);
-            read(c, "qkv_bias", s.config.qkv_bias);
-            read(c, "seed", s.config.seed);
-            read(c, "training", s.config.training);
-            read(c, "attn_drop", s.config.attn_drop);
-            read(c, "proj_drop", s.config.proj_drop);
+            config_fields(s.config, from(c));
             std::string reference = "vit";
             read(c, "reference", reference);
             s.config.reference = reference == "mha" ? Reference::mha : Reference::vit;
             s.has_config = true;
         }
-        read(j, "step", s.step);
-        read(j, "ui_scale", s.ui_scale);
+        if (j.contains("panels")) panel_fields(s.panels, from(j.at("panels")));
+        view_fields(s, from(j));
         s.ui_scale = std::clamp(s.ui_scale, 0.5f, 3.0f);
-        if (j.contains("panels")) {
-            const json& p = j.at("panels");
-            read(p, "pipeline", s.panels.pipeline);
-            read(p, "shape", s.panels.shape);
-            read(p, "inspector", s.panels.inspector);
-            read(p, "heads", s.panels.heads);
-            read(p, "row_sums", s.panels.row_sums);
-            read(p, "config", s.panels.config);
-        }
+        s.play_interval = std::clamp(s.play_interval, 0.1, 10.0);
+        if (s.recent_files.size() > 10) s.recent_files.resize(10);
         int range = static_cast<int>(s.range_mode), scale = static_cast<int>(s.scale_mode),
             cmap = static_cast<int>(s.colormap);
         read(j, "range_mode", range);
@@ -105,13 +127,6 @@ std::optional<Settings> settings_from_json(const std::string& text, std::string*
         s.range_mode = static_cast<RangeMode>(std::clamp(range, 0, 2));
         s.scale_mode = static_cast<ScaleMode>(std::clamp(scale, 0, 1));
         s.colormap = static_cast<ColormapChoice>(std::clamp(cmap, 0, 2));
-        read(j, "heads_shared_scale", s.heads_shared_scale);
-        read(j, "play_interval", s.play_interval);
-        s.play_interval = std::clamp(s.play_interval, 0.1, 10.0);
-        read(j, "recent_files", s.recent_files);
-        if (s.recent_files.size() > 10) s.recent_files.resize(10);
-        read(j, "browser_folder", s.browser_folder);
-        read(j, "language", s.language);
         if (s.language != "zh") s.language = "en";
         return s;
     } catch (const std::exception& e) {
