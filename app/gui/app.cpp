@@ -288,31 +288,6 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     SyncSelection(trace, ui);
 }
 
-// The step a file opens at: its attention maps when that is all it holds, else its first
-// divergence from the reference, else the wanted step when the file has it, else attn or the first.
-std::string FileStartStep(const FileTrace& file, const std::string& wanted) {
-    const Trace& t = file.trace;
-    if (file.attention_maps_only && t.find("attn")) return "attn";
-    if (const StepDifference* d = FirstDivergence(t)) return d->step;
-    if (!wanted.empty() && t.find(wanted)) return wanted;
-    if (t.find("attn")) return "attn";
-    return t.steps.empty() ? std::string() : t.steps.front().name;
-}
-
-// The step a config run opens at: the one wanted (on screen before, --step) when the trace has it,
-// else attn (the heads grid and row sums at once), else context (flash has no attn), else the first.
-std::string ConfigStartStep(const Trace& t, const std::string& wanted) {
-    for (const char* name : {wanted.c_str(), "attn", "context"})
-        if (t.find(name)) return name;
-    return t.steps.empty() ? std::string() : t.steps.front().name;
-}
-
-// The step a bug-zoo run opens at: where the bug first shows, else (a shape error) the last step run.
-std::string ZooStartStep(const ZooRun& zoo) {
-    if (zoo.buggy.find(zoo.first_step)) return zoo.first_step;
-    return zoo.buggy.steps.empty() ? std::string() : zoo.buggy.steps.back().name;
-}
-
 // Runs trace_from_file in the worker (a whole ViT: on `picture` when there is one); the trace on
 // screen stays until it is done.
 void StartFile(EngineRunner& runner, UiState& ui, const std::string& path, const std::string& picture) {
@@ -321,123 +296,12 @@ void StartFile(EngineRunner& runner, UiState& ui, const std::string& path, const
     ui.engine_busy = true;
 }
 
-// Forgets the open file (a config or ViT trace replaces it).
-void CloseFile(UiState& ui) {
-    ui.file_path.clear();
-    ui.file_blocks.clear();
-    ui.file_block.reset();
-    ui.file_notes.clear();
-    ui.file_vit_family.clear();
-    ui.open_heads.reset();
-    ui.show_difference = false;
-}
-
 // Runs the ViT on a picture in the worker; the trace on screen stays until it is done.
 void StartVit(EngineRunner& runner, UiState& ui, EngineJob job) {
     ui.loading_path.clear();
     ui.vit_loading = true;
     runner.start(std::move(job));
     ui.engine_busy = true;
-}
-
-// Shows block `block` of the ViT on screen: its attention Trace goes to the other panels.
-void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t block,
-                  std::shared_ptr<const Trace>& trace, UiState& ui) {
-    ui.vit_block = std::min(block, vit->trace.blocks.size() - 1);
-    trace = std::shared_ptr<const Trace>(vit, &vit->trace.blocks[ui.vit_block].attention);
-    ++ui.trace_generation;
-}
-
-// Puts a file at the top of File > Open recent (absolute, so it opens from any folder).
-void RememberRecent(UiState& ui, const std::string& path) {
-    std::error_code ec;
-    const std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
-    ui.recent_files = ui::add_recent(ui.recent_files, ec ? path : absolute);
-}
-
-// Puts a finished run on screen (a file's, a ViT's or the config's), or records why it failed; the
-// trace on screen stays when it failed. Returns false on failure.
-bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, std::shared_ptr<const VitSnapshot>& vit,
-                  UiState& ui) {
-    const bool was_file = !ui.loading_path.empty();
-    const bool was_vit = ui.vit_loading;
-    const std::string path = ui.loading_path;
-    ui.loading_path.clear();
-    ui.vit_loading = false;
-    if (!r.trace) {
-        if (r.heads_unknown) {  // ask for h; the trace on screen stays until it is given
-            ui.heads_question_path = r.heads_unknown->path;
-            ui.heads_question_picture = r.heads_unknown->picture;
-            ui.heads_question_block = was_file ? ui.open_block : std::nullopt;
-            ui.heads_question_dim = r.heads_unknown->dim;
-            ui.heads_question_choice = head_count_suggestion(r.heads_unknown->dim);
-            ui.heads_question_shown = false;
-        } else if (was_file || was_vit) {
-            ui.file_error = r.error;
-            ui.file_error_shown = false;
-        } else {
-            ui.run_error = r.error;
-        }
-        return false;
-    }
-    trace = r.trace;
-    ui.engine_seconds = r.seconds;
-    ++ui.trace_generation;
-    if (!r.zoo) {
-        ui.zoo.reset();
-        ui.bug = Bug::None;
-    }
-    const bool was_vit_on_screen = ui.vit_on_screen;
-    if (!r.vit) {
-        vit.reset();
-        ui.vit_on_screen = false;
-    }
-    if (r.vit) {
-        const bool first = !ui.vit_on_screen;
-        vit = r.vit;
-        ui.vit_on_screen = true;
-        ++ui.vit_generation;
-        ui.vit_blocks = vit->trace.blocks.size();
-        ui.vit_patch = vit->fresh_patch;
-        ui.vit_stem = vit->fresh_stem;
-        ui.vit_drop_path = vit->drop_path;  // the drop-path controls show what ran
-        if (vit->fresh_patch == 0) {  // the position controls show what ran
-            ui.vit_pos_embed = vit->positions.pos_embed;
-            ui.vit_shuffle = vit->positions.shuffle_seed.has_value();
-            ui.vit_shuffle_seed = vit->positions.shuffle_seed.value_or(ui.vit_shuffle_seed);
-        }
-        ShowVitBlock(vit, first ? ui.vit_blocks - 1 : ui.vit_block, trace, ui);  // default: the last block
-        if (vit->fresh_patch == 0) RememberRecent(ui, vit->image_path);  // Open recent offers the picture again
-        ui.vit_picture = vit->image_path;
-        if (was_file) RememberRecent(ui, path);  // a whole ViT opened as a file: and the checkpoint, first
-        if (ui.vit_query >= vit->trace.grid.tokens()) ui.vit_query = 0;
-        ui.run_error.clear();
-        ui.file_error.clear();
-        if (first) ui.views.clear();  // other shapes than the demo's
-        CloseFile(ui);
-        SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selected_step));
-    } else if (r.file) {
-        const bool same_file = ui.file_path == path;
-        ui.file_path = path;
-        ui.file_blocks = r.file->blocks;
-        ui.file_block = r.file->block;
-        ui.file_notes = r.file->notes;
-        ui.file_vit_family = r.vit_family;
-        ui.file_error.clear();
-        RememberRecent(ui, path);
-        if (!same_file) ui.views.clear();  // other shapes: zoom and slices start fresh
-        ui.show_difference = FirstDivergence(*trace) != nullptr;
-        SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
-    } else {
-        ui.run_error.clear();
-        if (!ui.file_path.empty() || was_vit_on_screen) ui.views.clear();
-        CloseFile(ui);
-        ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
-        ui.bug = r.zoo ? r.zoo->bug : Bug::None;
-        ui.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
-        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selected_step));
-    }
-    return true;
 }
 
 std::string WindowTitle(const UiState& ui, const VitSnapshot* vit) {

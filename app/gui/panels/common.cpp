@@ -15,15 +15,6 @@ const Step* SelectedStep(const Trace& trace, const UiState& ui) {
     return &trace.steps[static_cast<std::size_t>(i)];
 }
 
-void SelectStep(const Trace& trace, UiState& ui, const std::string& name) {
-    for (std::size_t i = 0; i < trace.steps.size(); ++i)
-        if (trace.steps[i].name == name) {
-            ui.stepper.set_count(static_cast<int>(trace.steps.size()));
-            ui.stepper.select(static_cast<int>(i));
-            return;
-        }
-}
-
 void TogglePlay(UiState& ui) {
     if (!ui.stepper.playing && ui.start_hint) ui.stepper.select(0);
     ui.stepper.key(ui::StepKey::TogglePlay);
@@ -122,12 +113,6 @@ bool PanelsArrangedByUser(const UiState& ui) {
         if (w && w->Active && ui::moved_from(asked, WindowRect(*w))) return true;
     }
     return false;
-}
-
-const StepDifference* FirstDivergence(const Trace& trace) {
-    for (const Step& s : trace.steps)  // pipeline order
-        if (const StepDifference* d = trace.difference(s.name); d && !d->ok) return d;
-    return nullptr;
 }
 
 }  // namespace attnscope

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "logic/i18n.hpp"
+#include "logic/run_result.hpp"
 #include "trace.hpp"
 #include "ui_state.hpp"
 
@@ -78,8 +79,6 @@ void DrawExportDialog(UiState& ui);    // ... and "replace the file?" before ove
 // ---- shared by the panels -------------------------------------------------------------------
 // The selected step (nullptr when the trace is empty).
 const Step* SelectedStep(const Trace& trace, const UiState& ui);
-// Selects a step by name (keeps the stepper in sync).
-void SelectStep(const Trace& trace, UiState& ui, const std::string& name);
 // Play or Pause (the button, Space). The first Play, before the user moved, starts at the first step:
 // the opening step is where the maps are, but the lesson begins with the input.
 void TogglePlay(UiState& ui);
@@ -104,7 +103,5 @@ void PlaceWindow(UiState& ui, ui::Panel p);
 bool PanelsArrangedByUser(const UiState& ui);
 // View > Reset layout (Ctrl+L): every panel placed again, and a status line saying so.
 void ResetLayout(UiState& ui);
-// The compared step's first divergence from the reference (nullptr when none or not a file).
-const StepDifference* FirstDivergence(const Trace& trace);
 
 }  // namespace attnscope

@@ -1,0 +1,154 @@
+// Putting a finished engine run on screen (logic/run_result.hpp).
+#include "logic/run_result.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "heads.hpp"
+#include "logic/file_browser.hpp"
+
+namespace attnscope {
+
+void SelectStep(const Trace& trace, UiState& ui, const std::string& name) {
+    for (std::size_t i = 0; i < trace.steps.size(); ++i)
+        if (trace.steps[i].name == name) {
+            ui.stepper.set_count(static_cast<int>(trace.steps.size()));
+            ui.stepper.select(static_cast<int>(i));
+            return;
+        }
+}
+
+const StepDifference* FirstDivergence(const Trace& trace) {
+    for (const Step& s : trace.steps)  // pipeline order
+        if (const StepDifference* d = trace.difference(s.name); d && !d->ok) return d;
+    return nullptr;
+}
+
+std::string FileStartStep(const FileTrace& file, const std::string& wanted) {
+    const Trace& t = file.trace;
+    if (file.attention_maps_only && t.find("attn")) return "attn";
+    if (const StepDifference* d = FirstDivergence(t)) return d->step;
+    if (!wanted.empty() && t.find(wanted)) return wanted;
+    if (t.find("attn")) return "attn";
+    return t.steps.empty() ? std::string() : t.steps.front().name;
+}
+
+std::string ConfigStartStep(const Trace& t, const std::string& wanted) {
+    for (const char* name : {wanted.c_str(), "attn", "context"})
+        if (t.find(name)) return name;
+    return t.steps.empty() ? std::string() : t.steps.front().name;
+}
+
+std::string ZooStartStep(const ZooRun& zoo) {
+    if (zoo.buggy.find(zoo.first_step)) return zoo.first_step;
+    return zoo.buggy.steps.empty() ? std::string() : zoo.buggy.steps.back().name;
+}
+
+void CloseFile(UiState& ui) {
+    ui.file_path.clear();
+    ui.file_blocks.clear();
+    ui.file_block.reset();
+    ui.file_notes.clear();
+    ui.file_vit_family.clear();
+    ui.open_heads.reset();
+    ui.show_difference = false;
+}
+
+void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t block,
+                  std::shared_ptr<const Trace>& trace, UiState& ui) {
+    ui.vit_block = std::min(block, vit->trace.blocks.size() - 1);
+    trace = std::shared_ptr<const Trace>(vit, &vit->trace.blocks[ui.vit_block].attention);
+    ++ui.trace_generation;
+}
+
+void RememberRecent(UiState& ui, const std::string& path) {
+    std::error_code ec;
+    const std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
+    ui.recent_files = ui::add_recent(ui.recent_files, ec ? path : absolute);
+}
+
+bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, std::shared_ptr<const VitSnapshot>& vit,
+                  UiState& ui) {
+    const bool was_file = !ui.loading_path.empty();
+    const bool was_vit = ui.vit_loading;
+    const std::string path = ui.loading_path;
+    ui.loading_path.clear();
+    ui.vit_loading = false;
+    if (!r.trace) {
+        if (r.heads_unknown) {  // ask for h; the trace on screen stays until it is given
+            ui.heads_question_path = r.heads_unknown->path;
+            ui.heads_question_picture = r.heads_unknown->picture;
+            ui.heads_question_block = was_file ? ui.open_block : std::nullopt;
+            ui.heads_question_dim = r.heads_unknown->dim;
+            ui.heads_question_choice = head_count_suggestion(r.heads_unknown->dim);
+            ui.heads_question_shown = false;
+        } else if (was_file || was_vit) {
+            ui.file_error = r.error;
+            ui.file_error_shown = false;
+        } else {
+            ui.run_error = r.error;
+        }
+        return false;
+    }
+    trace = r.trace;
+    ui.engine_seconds = r.seconds;
+    ++ui.trace_generation;
+    if (!r.zoo) {
+        ui.zoo.reset();
+        ui.bug = Bug::None;
+    }
+    const bool was_vit_on_screen = ui.vit_on_screen;
+    if (!r.vit) {
+        vit.reset();
+        ui.vit_on_screen = false;
+    }
+    if (r.vit) {
+        const bool first = !ui.vit_on_screen;
+        vit = r.vit;
+        ui.vit_on_screen = true;
+        ++ui.vit_generation;
+        ui.vit_blocks = vit->trace.blocks.size();
+        ui.vit_patch = vit->fresh_patch;
+        ui.vit_stem = vit->fresh_stem;
+        ui.vit_drop_path = vit->drop_path;  // the drop-path controls show what ran
+        if (vit->fresh_patch == 0) {  // the position controls show what ran
+            ui.vit_pos_embed = vit->positions.pos_embed;
+            ui.vit_shuffle = vit->positions.shuffle_seed.has_value();
+            ui.vit_shuffle_seed = vit->positions.shuffle_seed.value_or(ui.vit_shuffle_seed);
+        }
+        ShowVitBlock(vit, first ? ui.vit_blocks - 1 : ui.vit_block, trace, ui);  // default: the last block
+        if (vit->fresh_patch == 0) RememberRecent(ui, vit->image_path);  // Open recent offers the picture again
+        ui.vit_picture = vit->image_path;
+        if (was_file) RememberRecent(ui, path);  // a whole ViT opened as a file: and the checkpoint, first
+        if (ui.vit_query >= vit->trace.grid.tokens()) ui.vit_query = 0;
+        ui.run_error.clear();
+        ui.file_error.clear();
+        if (first) ui.views.clear();  // other shapes than the demo's
+        CloseFile(ui);
+        SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selected_step));
+    } else if (r.file) {
+        const bool same_file = ui.file_path == path;
+        ui.file_path = path;
+        ui.file_blocks = r.file->blocks;
+        ui.file_block = r.file->block;
+        ui.file_notes = r.file->notes;
+        ui.file_vit_family = r.vit_family;
+        ui.file_error.clear();
+        RememberRecent(ui, path);
+        if (!same_file) ui.views.clear();  // other shapes: zoom and slices start fresh
+        ui.show_difference = FirstDivergence(*trace) != nullptr;
+        SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
+    } else {
+        ui.run_error.clear();
+        if (!ui.file_path.empty() || was_vit_on_screen) ui.views.clear();
+        CloseFile(ui);
+        ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
+        ui.bug = r.zoo ? r.zoo->bug : Bug::None;
+        ui.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
+        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selected_step));
+    }
+    return true;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,134 @@
+// Tests of app/gui/logic/run_result: what a finished run (the engine's own jobs, through the worker
+// the app uses) does to the screen's trace and the UI state.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "logic/engine_runner.hpp"
+#include "logic/run_result.hpp"
+#include "ui_state.hpp"
+
+using namespace attnscope;
+
+namespace {
+
+const std::string kData = ATTNSCOPE_TEST_DATA;
+
+AttentionConfig small() {
+    AttentionConfig c;
+    c.batch = 1, c.tokens = 6, c.dim = 16, c.heads = 4;
+    return c;
+}
+
+// The job run by the app's worker, as the frame loop receives it (errors in .error).
+EngineResult run(EngineJob job) {
+    EngineRunner runner;
+    runner.start(std::move(job));
+    std::optional<EngineResult> r = runner.wait();
+    REQUIRE(r);
+    return std::move(*r);
+}
+
+}  // namespace
+
+TEST_CASE("run result: a config run replaces the trace and opens at the step on screen before") {
+    UiState ui;
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const VitSnapshot> vit;
+    ui.selected_step = "k_t";
+    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    REQUIRE(trace);
+    CHECK(trace->steps.size() == 17);
+    CHECK(trace->steps[static_cast<std::size_t>(ui.stepper.selected)].name == "k_t");
+    CHECK(ui.bug == Bug::None);
+    CHECK(!ui.show_difference);
+    CHECK(ui.trace_generation == 1);
+}
+
+TEST_CASE("run result: a failed run keeps the trace on screen and says why where it was asked") {
+    UiState ui;
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const VitSnapshot> vit;
+    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    const auto before = trace;
+    AttentionConfig bad = small();
+    bad.heads = 7;  // does not divide 16
+    CHECK_FALSE(AcceptResult(run(EngineRunner::config_job(bad)), trace, vit, ui));
+    CHECK(trace == before);
+    CHECK(ui.run_error.find("--heads 7") != std::string::npos);
+    CHECK(ui.file_error.empty());
+
+    ui.loading_path = "/nonexistent/acts.npz";  // a file asked for: its error goes to the file's message
+    CHECK_FALSE(AcceptResult(run(EngineRunner::file_job(ui.loading_path, std::nullopt, std::nullopt)), trace, vit, ui));
+    CHECK(trace == before);
+    CHECK(ui.file_error.find("/nonexistent/acts.npz") != std::string::npos);
+    CHECK_FALSE(ui.file_error_shown);
+    CHECK(ui.loading_path.empty());
+}
+
+TEST_CASE("run result: a checkpoint without a head count asks for it, prefilled, before any map") {
+    UiState ui;
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const VitSnapshot> vit;
+    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    const auto before = trace;
+    const std::string path = kData + "/heads/encoder/enc.pt";
+    ui.loading_path = path;
+    ui.open_block = 1;
+    CHECK_FALSE(AcceptResult(run(EngineRunner::file_job(path, 1, std::nullopt)), trace, vit, ui));
+    CHECK(trace == before);
+    CHECK(ui.heads_question_path == path);
+    CHECK(ui.heads_question_dim == 64);
+    CHECK(ui.heads_question_choice == 1);  // 64 channels per head: the nearest to dim / 64
+    CHECK(ui.heads_question_block == std::optional<std::size_t>(1));
+    CHECK(ui.file_error.empty());
+}
+
+TEST_CASE("run result: a file's trace brings its notes and recent entry; a config run closes it") {
+    UiState ui;
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const VitSnapshot> vit;
+    const std::string path = kData + "/heads/encoder/enc.pt";
+    ui.loading_path = path;
+    REQUIRE(AcceptResult(run(EngineRunner::file_job(path, 1, 4)), trace, vit, ui));
+    CHECK(ui.file_path == path);
+    CHECK(!ui.file_notes.empty());
+    REQUIRE(!ui.recent_files.empty());
+    CHECK(ui.recent_files.front() == std::filesystem::absolute(path).lexically_normal().string());
+    CHECK(trace->config.heads == 4);
+
+    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    CHECK(ui.file_path.empty());
+    CHECK(ui.file_notes.empty());
+    CHECK(!ui.open_heads);
+}
+
+TEST_CASE("run result: a bug of the zoo opens where it first shows, with its difference; the next run forgets it") {
+    UiState ui;
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const VitSnapshot> vit;
+    REQUIRE(AcceptResult(run(EngineRunner::zoo_job(small(), Bug::MissingScale)), trace, vit, ui));
+    CHECK(ui.bug == Bug::MissingScale);
+    REQUIRE(ui.zoo);
+    CHECK(trace->steps[static_cast<std::size_t>(ui.stepper.selected)].name == ui.zoo->first_step);
+    CHECK(ui.show_difference);
+
+    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    CHECK(ui.bug == Bug::None);
+    CHECK(!ui.zoo);
+    CHECK(!ui.show_difference);
+}
+
+TEST_CASE("run result: the start steps") {
+    const Trace t = *run(EngineRunner::config_job(small())).trace;
+    CHECK(ConfigStartStep(t, "merged") == "merged");
+    CHECK(ConfigStartStep(t, "no such step") == "attn");
+    AttentionConfig flash = small();
+    flash.path = AttentionPath::flash;
+    const Trace f = *run(EngineRunner::config_job(flash)).trace;
+    CHECK(ConfigStartStep(f, "") == "context");  // flash has no attn
+    CHECK(FirstDivergence(t) == nullptr);
+}
