@@ -32,37 +32,46 @@ EngineResult run(EngineJob job) {
     return std::move(*r);
 }
 
-}  // namespace
-
-TEST_CASE("run result: a config run replaces the trace and opens at the step on screen before") {
+// What the frame loop keeps between runs: the UI state and the trace (and ViT) on screen.
+struct Screen {
     UiState ui;
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const VitSnapshot> vit;
+    bool accept(EngineJob job) { return AcceptResult(run(std::move(job)), trace, vit, ui); }
+    const std::string& selected() const { return trace->steps[static_cast<std::size_t>(ui.stepper.selected)].name; }
+};
+
+}  // namespace
+
+TEST_CASE("run result: a config run replaces the trace and opens at the step on screen before") {
+    Screen screen;
+    UiState& ui = screen.ui;
+    const std::shared_ptr<const Trace>& trace = screen.trace;
     ui.selected_step = "k_t";
-    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    REQUIRE(screen.accept(EngineRunner::config_job(small())));
     REQUIRE(trace);
     CHECK(trace->steps.size() == 17);
-    CHECK(trace->steps[static_cast<std::size_t>(ui.stepper.selected)].name == "k_t");
+    CHECK(screen.selected() == "k_t");
     CHECK(ui.bug == Bug::None);
     CHECK(!ui.show_difference);
     CHECK(ui.trace_generation == 1);
 }
 
 TEST_CASE("run result: a failed run keeps the trace on screen and says why where it was asked") {
-    UiState ui;
-    std::shared_ptr<const Trace> trace;
-    std::shared_ptr<const VitSnapshot> vit;
-    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    Screen screen;
+    UiState& ui = screen.ui;
+    const std::shared_ptr<const Trace>& trace = screen.trace;
+    REQUIRE(screen.accept(EngineRunner::config_job(small())));
     const auto before = trace;
     AttentionConfig bad = small();
     bad.heads = 7;  // does not divide 16
-    CHECK_FALSE(AcceptResult(run(EngineRunner::config_job(bad)), trace, vit, ui));
+    CHECK_FALSE(screen.accept(EngineRunner::config_job(bad)));
     CHECK(trace == before);
     CHECK(ui.run_error.find("--heads 7") != std::string::npos);
     CHECK(ui.file_error.empty());
 
     ui.loading_path = "/nonexistent/acts.npz";  // a file asked for: its error goes to the file's message
-    CHECK_FALSE(AcceptResult(run(EngineRunner::file_job(ui.loading_path, std::nullopt, std::nullopt)), trace, vit, ui));
+    CHECK_FALSE(screen.accept(EngineRunner::file_job(ui.loading_path, std::nullopt, std::nullopt)));
     CHECK(trace == before);
     CHECK(ui.file_error.find("/nonexistent/acts.npz") != std::string::npos);
     CHECK_FALSE(ui.file_error_shown);
@@ -70,15 +79,15 @@ TEST_CASE("run result: a failed run keeps the trace on screen and says why where
 }
 
 TEST_CASE("run result: a checkpoint without a head count asks for it, prefilled, before any map") {
-    UiState ui;
-    std::shared_ptr<const Trace> trace;
-    std::shared_ptr<const VitSnapshot> vit;
-    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    Screen screen;
+    UiState& ui = screen.ui;
+    const std::shared_ptr<const Trace>& trace = screen.trace;
+    REQUIRE(screen.accept(EngineRunner::config_job(small())));
     const auto before = trace;
     const std::string path = kData + "/heads/encoder/enc.pt";
     ui.loading_path = path;
     ui.open_block = 1;
-    CHECK_FALSE(AcceptResult(run(EngineRunner::file_job(path, 1, std::nullopt)), trace, vit, ui));
+    CHECK_FALSE(screen.accept(EngineRunner::file_job(path, 1, std::nullopt)));
     CHECK(trace == before);
     CHECK(ui.heads_question_path == path);
     CHECK(ui.heads_question_dim == 64);
@@ -88,35 +97,36 @@ TEST_CASE("run result: a checkpoint without a head count asks for it, prefilled,
 }
 
 TEST_CASE("run result: a file's trace brings its notes and recent entry; a config run closes it") {
-    UiState ui;
-    std::shared_ptr<const Trace> trace;
-    std::shared_ptr<const VitSnapshot> vit;
+    Screen screen;
+    UiState& ui = screen.ui;
+    const std::shared_ptr<const Trace>& trace = screen.trace;
     const std::string path = kData + "/heads/encoder/enc.pt";
     ui.loading_path = path;
-    REQUIRE(AcceptResult(run(EngineRunner::file_job(path, 1, 4)), trace, vit, ui));
+    REQUIRE(screen.accept(EngineRunner::file_job(path, 1, 4)));
     CHECK(ui.file_path == path);
     CHECK(!ui.file_notes.empty());
     REQUIRE(!ui.recent_files.empty());
     CHECK(ui.recent_files.front() == std::filesystem::absolute(path).lexically_normal().string());
     CHECK(trace->config.heads == 4);
 
-    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    REQUIRE(screen.accept(EngineRunner::config_job(small())));
     CHECK(ui.file_path.empty());
     CHECK(ui.file_notes.empty());
     CHECK(!ui.open_heads);
 }
 
 TEST_CASE("run result: a bug of the zoo opens where it first shows, with its difference; the next run forgets it") {
-    UiState ui;
-    std::shared_ptr<const Trace> trace;
-    std::shared_ptr<const VitSnapshot> vit;
-    REQUIRE(AcceptResult(run(EngineRunner::zoo_job(small(), Bug::MissingScale)), trace, vit, ui));
+    Screen screen;
+    UiState& ui = screen.ui;
+    const std::shared_ptr<const Trace>& trace = screen.trace;
+    REQUIRE(screen.accept(EngineRunner::zoo_job(small(), Bug::MissingScale)));
     CHECK(ui.bug == Bug::MissingScale);
     REQUIRE(ui.zoo);
-    CHECK(trace->steps[static_cast<std::size_t>(ui.stepper.selected)].name == ui.zoo->first_step);
+    CHECK(trace.get() == &ui.zoo->buggy);  // the buggy code's steps are on screen
+    CHECK(screen.selected() == ui.zoo->first_step);
     CHECK(ui.show_difference);
 
-    REQUIRE(AcceptResult(run(EngineRunner::config_job(small())), trace, vit, ui));
+    REQUIRE(screen.accept(EngineRunner::config_job(small())));
     CHECK(ui.bug == Bug::None);
     CHECK(!ui.zoo);
     CHECK(!ui.show_difference);
