@@ -277,13 +277,16 @@ def vit_heads(app, j):
     if any(abs(a - b) > 0.5 for a, b in zip(before, after)):
         raise Failure(f"clicking a patch moved the picture from {before} to {after}")
     j.capture("patch")
-    # Presentation mode: the picture large beside the class token's maps (not a row of thumbnails).
+    # Presentation mode: the picture at a third of the screen's height, the class token's maps under
+    # the narrative.
     app.key("F5")
     s = j.settled("F5: the ViT's slide", lambda s: s["presentation"] and "slide:picture" in s["items"])
     display_h = s["layout"]["display"][1]
     slide_h = s["items"]["slide:picture"][3]
-    if slide_h < display_h / 5:
-        raise Failure(f"the slide's picture is {slide_h:.0f} px high on a {display_h:.0f} px screen (less than a fifth)")
+    if slide_h < display_h / 3 - 1:
+        raise Failure(f"the slide's picture is {slide_h:.0f} px high on a {display_h:.0f} px screen (less than a third)")
+    if "slide:map" not in s["items"] or s["items"]["slide:map"][3] < 40:
+        raise Failure(f"the class token's maps on the slide, each at least 40 px; got {s['items'].get('slide:map')}")
     j.capture("slide")
     app.key("F5")
     j.settled("F5 again: the panels", lambda s: not s["presentation"])

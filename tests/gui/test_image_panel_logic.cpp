@@ -164,25 +164,45 @@ TEST_CASE("attention_tab_sizes: ViT-B's 12 heads + 2 fit under a picture and a m
     CHECK(narrow.side == 48.0f);
 }
 
-TEST_CASE("vit_slide_sizes: the picture large, the class token's maps beside it within its height") {
-    const float line = 30.0f, spacing = 12.0f;
-    for (const auto& [w, h, maps] : {std::tuple{560.0f, 250.0f, std::size_t{4}}, std::tuple{445.0f, 300.0f, std::size_t{4}},
-                                     std::tuple{700.0f, 420.0f, std::size_t{13}}}) {
+TEST_CASE("vit_slide_layout: the picture at a third of the screen's height beside the narrative and the heatmap") {
+    const float line = 33.0f;
+    // The slide's body under the shapes at 800x600, 1024x768, 1280x720, 1600x1000 and 1920x1080.
+    for (const auto& [w, body, screen] : {std::tuple{770.0f, 290.0f, 600.0f}, std::tuple{990.0f, 450.0f, 768.0f},
+                                          std::tuple{1250.0f, 400.0f, 720.0f}, std::tuple{1560.0f, 560.0f, 1000.0f},
+                                          std::tuple{1880.0f, 640.0f, 1080.0f}}) {
+        CAPTURE(screen);
+        const VitSlideLayout l = vit_slide_layout(w, body, screen, line);
+        CHECK(l.side >= screen / 3.0f - 1.0f);  // in whole pixels
+        CHECK(l.side + line <= body + 0.5f);  // under its caption, within the body
+        CHECK(l.text_w + l.side <= 0.7f * w);  // the heatmap keeps at least 30% of the width
+    }
+    // A body too short for a third: the body decides, the caption above the picture.
+    CHECK(vit_slide_layout(1250.0f, 200.0f, 720.0f, line).side == doctest::Approx(167.0f));
+    // A wide screen: a quarter of the width.
+    CHECK(vit_slide_layout(1880.0f, 900.0f, 1080.0f, line).side == doctest::Approx(470.0f));
+}
+
+TEST_CASE("vit_slide_tiles: the class token's maps as large as the region under the narrative allows") {
+    const float line = 22.0f, spacing = 8.0f;
+    for (const auto& [w, h, maps] : {std::tuple{440.0f, 160.0f, std::size_t{4}}, std::tuple{350.0f, 300.0f, std::size_t{4}},
+                                     std::tuple{560.0f, 250.0f, std::size_t{13}}}) {
         CAPTURE(w);
         CAPTURE(maps);
-        const SlideStripSizes s = vit_slide_sizes(w, h, line, spacing, maps);
-        CHECK(line + line + s.side <= h + 0.5f);  // the title, the picture's caption, the picture
-        CHECK(s.side <= 0.45f * w + 0.5f);
+        const SlideTiles s = vit_slide_tiles(w, h, line, spacing, maps);
         CHECK(s.per_row * s.rows >= maps);
-        // The maps beside the picture, within its caption and height.
-        CHECK(s.side + spacing + static_cast<float>(s.per_row) * (s.tile + spacing) - spacing <= w + 0.5f);
-        CHECK(static_cast<float>(s.rows) * (line + s.tile + spacing) - spacing <= line + s.side + 0.5f);
-        CHECK(s.tile < s.side);
+        CHECK(static_cast<float>(s.per_row) * (s.tile + spacing) - spacing <= w + 0.5f);
+        CHECK(line + static_cast<float>(s.rows) * (line + s.tile + spacing) - spacing <= h + 0.5f);
+        CHECK(s.fits);
     }
-    // A short region: the height decides; a narrow one: 45% of the width.
-    CHECK(vit_slide_sizes(560.0f, 250.0f, line, spacing, 4).side == doctest::Approx(190.0f));
-    CHECK(vit_slide_sizes(445.0f, 600.0f, line, spacing, 4).side == doctest::Approx(200.25f));
-    // Four maps beside a square twice their size: two rows of two rather than one row of four.
-    const SlideStripSizes four = vit_slide_sizes(445.0f, 300.0f, line, spacing, 4);
-    CHECK(four.rows == 2);
+    // A short region: one row of four; a tall narrow one: two rows of two.
+    CHECK(vit_slide_tiles(440.0f, 160.0f, line, spacing, 4).rows == 1);
+    CHECK(vit_slide_tiles(350.0f, 400.0f, line, spacing, 4).rows == 2);
+    // Too little room for maps one and a half lines high: left out.
+    CHECK(vit_slide_tiles(440.0f, 80.0f, line, spacing, 4).fits);
+    CHECK_FALSE(vit_slide_tiles(440.0f, 70.0f, line, spacing, 4).fits);
+    // Captions wider than the tiles of a row of five: two rows.
+    CHECK(vit_slide_tiles(330.0f, 120.0f, line, spacing, 5).rows == 1);
+    const SlideTiles captioned = vit_slide_tiles(330.0f, 120.0f, line, spacing, 5, 70.0f);
+    CHECK(captioned.rows == 2);
+    CHECK(static_cast<float>(captioned.per_row) * (70.0f + spacing) - spacing <= 330.0f);
 }

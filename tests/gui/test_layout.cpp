@@ -168,4 +168,5 @@ TEST_CASE("layout: presentation mode's text is twice the UI's, less on a project
     CHECK(presentation_scale(2560, 1440) == 2.0f);
     CHECK(presentation_scale(1280, 720) == doctest::Approx(1.5f));
     CHECK(presentation_scale(1024, 768) == 1.5f);  // every step's narrative fits (tests/gui/layout_test.py)
+    CHECK(presentation_scale(800, 600) == 1.25f);
 }

@@ -98,7 +98,8 @@ float default_ui_scale(float display_w, float display_h, float content_scale) {
 }
 
 float presentation_scale(float display_w, float display_h) {
-    return std::clamp(2.0f * std::min(display_w / 1600.0f, display_h / 1000.0f), 1.5f, 2.0f);
+    const float floor = display_w < 1000.0f || display_h < 700.0f ? 1.25f : 1.5f;
+    return std::clamp(2.0f * std::min(display_w / 1600.0f, display_h / 1000.0f), floor, 2.0f);
 }
 
 float visible_fraction(const Rect& r, const std::vector<Rect>& above) {

@@ -76,7 +76,8 @@ float default_ui_scale(float display_w, float display_h, float content_scale);
 inline constexpr float kMaxUiScale = 3.0f;  // the display's scale times the zoom (Ctrl+=) at most
 
 // Presentation mode's text size over the UI's: twice on a screen of 1600 x 1000 or more, down to 1.5
-// times on a smaller one (a 1024 x 768 projector), so a step's narrative fits beside its heatmap.
+// times on a smaller one (a 1024 x 768 projector) and 1.25 under 1000 x 700 (800 x 600), so a step's
+// narrative fits beside its heatmap (and a ViT's picture).
 float presentation_scale(float display_w, float display_h);
 
 // The share of r's area that no rectangle of `above` covers (1: fully visible, 0: hidden).

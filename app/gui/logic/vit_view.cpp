@@ -108,26 +108,32 @@ AttentionTabSizes attention_tab_sizes(float width, float height, float line, flo
     return buttons.side > 1.2f * best.side || reaches_floor ? buttons : best;
 }
 
-SlideStripSizes vit_slide_sizes(float width, float height, float line, float spacing, std::size_t maps) {
-    SlideStripSizes s;
+VitSlideLayout vit_slide_layout(float width, float body_h, float display_h, float line) {
+    VitSlideLayout l;
+    // A third of the screen, or a quarter of the width where that is more, within the body under the
+    // picture's caption and a third of the width (the heatmap keeps the rest).
+    l.side = std::floor(std::max(std::min({std::max(display_h / 3.0f, 0.25f * width), body_h - line, width / 3.0f}), 24.0f));
+    l.text_w = std::floor(0.36f * width);
+    return l;
+}
+
+SlideTiles vit_slide_tiles(float width, float height, float line, float spacing, std::size_t maps, float caption_w) {
+    SlideTiles s;
     const std::size_t count = std::max<std::size_t>(maps, 1);
-    s.side = std::max(std::min(height - 2.0f * line, 0.45f * width), 24.0f);  // under the title and its caption
-    // The maps in the rest of the width, over the picture's height with its caption: as many rows as
-    // make them largest.
-    const float region_w = std::max(width - s.side - spacing, 1.0f), region_h = line + s.side;
-    s.tile = 0.0f;
-    for (std::size_t rows = 1; rows <= count; ++rows) {
+    const float region_h = height - line;  // under the title
+    for (std::size_t rows = 1; rows <= count; ++rows) {  // as many rows as make them largest
         const std::size_t per_row = (count + rows - 1) / rows;
-        const float by_w = (region_w - spacing * static_cast<float>(per_row - 1)) / static_cast<float>(per_row);
+        const float by_w = (width - spacing * static_cast<float>(per_row - 1)) / static_cast<float>(per_row);
+        if (by_w < caption_w) continue;  // the captions would not fit over their tiles
         const float by_h = (region_h - spacing * static_cast<float>(rows - 1)) / static_cast<float>(rows) - line;
-        const float tile = std::min(by_w, by_h);
+        const float tile = std::floor(std::min(by_w, by_h));
         if (tile > s.tile) {
             s.tile = tile;
             s.per_row = per_row;
             s.rows = rows;
         }
     }
-    s.tile = std::max(s.tile, 8.0f);
+    s.fits = s.tile >= 1.5f * line;
     return s;
 }
 

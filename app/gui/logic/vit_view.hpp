@@ -67,15 +67,26 @@ AttentionTabSizes attention_tab_sizes(float width, float height, float line, flo
                                       float right_height, std::size_t maps, float min_side = 0.0f,
                                       float under_height = -1.0f);
 
-// Presentation mode's ViT strip in a region width x height: its title line, then the picture
-// (`side` square, under its caption line) and beside it the class token's maps (per head and their
-// mean), each `tile` square under its caption, `per_row` to a row in as many rows as fill the
-// picture's height. The picture takes at most 45% of the width; the maps the rest.
-struct SlideStripSizes {
-    float side = 0.0f, tile = 0.0f;
-    std::size_t per_row = 1, rows = 1;
+// Presentation mode on a ViT: the slide's body (width x body_h, under the shapes) in three columns,
+// the narrative with the class token's maps under it, the picture (`side` square under its caption
+// line, at least a third of the screen's height where the body is that high), then the step's heatmap.
+struct VitSlideLayout {
+    float text_w = 0.0f;  // the narrative's column
+    float side = 0.0f;    // the picture's, as wide as the picture
 };
-SlideStripSizes vit_slide_sizes(float width, float height, float line, float spacing, std::size_t maps);
+VitSlideLayout vit_slide_layout(float width, float body_h, float display_h, float line);
+
+// The class token's maps (per head and their mean) under the narrative, in a region width x height:
+// a title line, then `tile` squares under their caption lines (each caption_w wide at most; a row
+// is never narrower than its captions), `per_row` to a row. `fits` is false
+// when the largest tile would be under one and a half lines high: the slide then leaves them out.
+struct SlideTiles {
+    float tile = 0.0f;
+    std::size_t per_row = 1, rows = 1;
+    bool fits = false;
+};
+SlideTiles vit_slide_tiles(float width, float height, float line, float spacing, std::size_t maps,
+                           float caption_w = 0.0f);
 
 // The patch sizes the fresh-model slider offers for an image of this size: 8, 16, 32 where they
 // divide it into at least a 2 x 2 grid.

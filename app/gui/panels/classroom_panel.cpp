@@ -16,6 +16,7 @@
 #include "logic/map_fit.hpp"
 #include "logic/narrative.hpp"
 #include "logic/quiz.hpp"
+#include "logic/vit_view.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
 
@@ -221,53 +222,58 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     ImGui::TextDisabled(tr("strides %s"), format_strides(step->torch_strides).c_str());
     ImGui::Separator();
 
-    // ---- the narrative (left) and the heatmap of one slice (right)
+    // ---- the narrative (left) and the heatmap of one slice (right); for a ViT, its picture between
+    // them and where the class token looks under the narrative (logic/vit_view.hpp)
     const float footer = ImGui::GetTextLineHeightWithSpacing() + fs * 0.3f;
     const float body_h = std::max(ImGui::GetContentRegionAvail().y - footer, fs * 4.0f);
-    const float text_w = width * 0.46f;
+    const ui::VitSlideLayout vit_layout =
+        vit ? ui::vit_slide_layout(width - 2.0f * fs, body_h, io.DisplaySize.y, ImGui::GetTextLineHeightWithSpacing())
+            : ui::VitSlideLayout{};
+    const float text_w = vit ? vit_layout.text_w : width * 0.46f;
     // With the quiz on, the column's lower part is the quiz's own region (it scrolls, the narrative
     // stays): what the narrative left on the last frame, between 45% and 70% of the column.
     const float quiz_h =
         ui.classroom.quiz ? std::floor(std::clamp(body_h - ui.classroom.narrative_h, body_h * 0.45f, body_h * 0.7f)) : 0.0f;
+    const float column_h = body_h - quiz_h;
     ImGui::BeginGroup();
-    ImGui::BeginChild("##narrative", ImVec2(text_w, body_h - quiz_h), false);
+    ImGui::BeginChild("##narrative", ImVec2(text_w, column_h), false);
     if (ui.record_items) {  // the region and its first line (the live tests check the line stays in sight)
         const ImVec2 at = ImGui::GetCursorScreenPos();
-        ui.item_rects["slide:narrative"] = ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, body_h - quiz_h};
+        ui.item_rects["slide:narrative"] = ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, column_h};
         ui.item_rects["slide:narrative_first_line"] = ui::Rect{at.x, at.y, text_w, ImGui::GetTextLineHeight()};
     }
     WrappedText(n.text.empty() ? step->note.c_str() : n.text.c_str());  // Chinese breaks between characters
-    ImGui::PushTextWrapPos(0.0f);
-    // The engine's note on memory (English only); for a ViT only while its strip below keeps the
-    // picture at a third of the slide's height.
-    const float column_h = body_h - quiz_h;
-    const float strip_want = io.DisplaySize.y / 3.0f + 2.0f * ImGui::GetTextLineHeightWithSpacing();
-    const float note_h = ImGui::CalcTextSize(step->note.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
-    if (!n.text.empty() && ui::language() == ui::Language::English && !step->note.empty() &&
-        (!vit || column_h - ImGui::GetCursorPosY() - note_h - ImGui::GetStyle().ItemSpacing.y >= strip_want)) {
+    // The engine's note on memory (English only), except on a ViT's slide, where the class token's
+    // maps take its place.
+    if (!n.text.empty() && ui::language() == ui::Language::English && !step->note.empty() && !vit) {
         ImGui::Spacing();
+        ImGui::PushTextWrapPos(0.0f);
         ImGui::TextDisabled("%s", step->note.c_str());
+        ImGui::PopTextWrapPos();
     }
-    ImGui::PopTextWrapPos();
-    // The ViT: its picture and the class token's maps, in the rest of the column, unless the quiz
-    // leaves too little of it for a picture to read.
-    const float strip_h = column_h - ImGui::GetCursorPosY() - ImGui::GetStyle().WindowPadding.y;
-    if (vit && strip_h >= 6.0f * ImGui::GetTextLineHeightWithSpacing()) {
-        ImGui::Spacing();
-        DrawVitSlide(*vit, ui, ImGui::GetContentRegionAvail().x, strip_h);
-    }
-    ui.classroom.narrative_h = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;
+    ui.classroom.narrative_h = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;  // the maps fill the rest
+    if (vit)  // the scrollbar's room kept: its coming and going would resize the maps under the mouse
+        DrawVitSlideMaps(*vit, ui, ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize,
+                         column_h - ImGui::GetCursorPosY() - ImGui::GetStyle().WindowPadding.y);
     ImGui::EndChild();
     if (ui.classroom.quiz) {  // the quiz, under the narrative
         ImGui::BeginChild("##quiz", ImVec2(text_w, quiz_h), false);  // the footer stays under it
         ImGui::Separator();
         ImGui::TextColored(WarnColor(), "%s", tr("Quiz: predict the next shape"));
-        const bool new_question = ui.classroom.focus_answer;
+        // The question in view when it comes and when the region's height changes under it.
+        const bool scroll = ui.classroom.focus_answer || quiz_h != ui.classroom.quiz_h;
+        ui.classroom.quiz_h = quiz_h;
         DrawQuizBody(trace, ui, ImGui::GetContentRegionAvail().x);
-        if (new_question) ImGui::SetScrollHereY(1.0f);  // the question in view
+        if (scroll) ImGui::SetScrollHereY(1.0f);
         ImGui::EndChild();
     }
     ImGui::EndGroup();
+    if (vit) {  // the picture, the point of a ViT's slide: large, whatever the narrative's length
+        ImGui::SameLine(0, fs);
+        ImGui::BeginChild("##vit_picture", ImVec2(vit_layout.side, body_h), false, ImGuiWindowFlags_NoScrollbar);
+        DrawVitSlidePicture(*vit, ui, vit_layout.side);
+        ImGui::EndChild();
+    }
     ImGui::SameLine(0, fs);
     ImGui::BeginChild("##picture", ImVec2(0, body_h), false);
     const Shape shape = step->shape();
@@ -290,17 +296,8 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     if (!tex || slice.empty()) {
         EmptyState(tr("Cannot draw this slice"), ui.heatmaps ? ui.heatmaps->problem("presentation").c_str() : "");
     } else {
-        // As large as fits above the axes' caption: an attention map square, a long slice (tokens x
-        // features) stretched to use the slide rather than drawn as a thin strip (logic/map_fit.hpp).
-        const ui::MapSize m = ui::presentation_map(slice.rows, slice.cols, avail.x - legend_w - fs,
-                                                   avail.y - ImGui::GetTextLineHeightWithSpacing());
-        HeatmapOptions opt;
-        opt.id = "presentation_heatmap";
-        opt.size = ImVec2(std::max(m.w, 50.0f), std::max(m.h, 50.0f));
-        DrawHeatmap(tex, slice, opt);
-        ImGui::SameLine();
-        ColorLegend(range, opt.size.y, slice.nan_count > 0, slice.inf_count > 0, /*short_ticks=*/true);
-        // The axes named: for an attention map, which tokens ask (rows) and which are asked (columns).
+        // The axes named: for an attention map, which tokens ask (rows) and which are asked (columns);
+        // wrapped in a narrow column.
         const Axes& axes = step->axes();
         auto axis = [&](int a) { return a >= 0 && a < static_cast<int>(axes.size()) ? axes[static_cast<std::size_t>(a)] : std::string("1"); };
         const std::string rows = axis(spec.row_axis), cols = axis(spec.col_axis);
@@ -310,7 +307,19 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
         else
             std::snprintf(caption, sizeof caption, tr("rows = %s (%zu), columns = %s (%zu)"), rows.c_str(), slice.rows,
                           cols.c_str(), slice.cols);
+        const float caption_h = ImGui::CalcTextSize(caption, nullptr, false, avail.x).y + ImGui::GetStyle().ItemSpacing.y;
+        // As large as fits above the caption: an attention map square, a long slice (tokens x
+        // features) stretched to use the slide rather than drawn as a thin strip (logic/map_fit.hpp).
+        const ui::MapSize m = ui::presentation_map(slice.rows, slice.cols, avail.x - legend_w - fs, avail.y - caption_h);
+        HeatmapOptions opt;
+        opt.id = "presentation_heatmap";
+        opt.size = ImVec2(std::max(m.w, 50.0f), std::max(m.h, 50.0f));
+        DrawHeatmap(tex, slice, opt);
+        ImGui::SameLine();
+        ColorLegend(range, opt.size.y, slice.nan_count > 0, slice.inf_count > 0, /*short_ticks=*/true);
+        ImGui::PushTextWrapPos(0.0f);
         ImGui::TextDisabled("%s", caption);
+        ImGui::PopTextWrapPos();
     }
     ImGui::EndChild();
 

@@ -726,33 +726,49 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
 
 }  // namespace
 
-void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width, float height) {
+namespace {
+
+// One captioned square of the slide: the picture (with its patch grid) or a map.
+// `mark` names the square (without its caption) for the live tests.
+void SlideTile(const VitSnapshot& vit, UiState& ui, const char* id, const std::string& title, std::uintptr_t tex,
+               float side, bool grid_lines, const char* mark) {
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(title.c_str());
+    std::optional<ui::PatchPick> hovered;
+    ClickablePicture(id, tex, side, vit.trace.grid, grid_lines, ui, &hovered);
+    if (mark) MarkItem(ui, mark);
+    if (hovered) ImGui::SetTooltip("%s", PatchName(vit.trace.grid, *hovered).c_str());
+    ImGui::EndGroup();
+}
+
+}  // namespace
+
+void DrawVitSlidePicture(const VitSnapshot& vit, UiState& ui, float side) {
+    if (vit.trace.blocks.empty() || !ui.pictures) return;
+    const std::uintptr_t tex =
+        ui.pictures->texture("vit/slide0", ui::OverlayKey::picture(ui.vit_generation).str(), [&] { return vit.input; });
+    SlideTile(vit, ui, "##slide_picture", tr("picture"), tex, side, true, "slide:picture");
+}
+
+void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float height) {
     const VitTrace& t = vit.trace;
     if (t.blocks.empty() || !ui.pictures) return;
     const std::size_t heads = t.config.heads, block = std::min(ui.vit_block, t.blocks.size() - 1);
     const std::size_t maps = heads + 1;  // each head, their mean
-    const ui::SlideStripSizes size = ui::vit_slide_sizes(width, height, ImGui::GetTextLineHeightWithSpacing(),
-                                                         ImGui::GetStyle().ItemSpacing.x, maps);
+    ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
+    const float caption_w = std::max(ImGui::CalcTextSize((tr("head ") + std::to_string(heads - 1)).c_str()).x,
+                                     ImGui::CalcTextSize(tr("mean")).x);
+    const ui::SlideTiles size = ui::vit_slide_tiles(width, height, ImGui::GetTextLineHeightWithSpacing(),
+                                                    ImGui::GetStyle().ItemSpacing.x, maps, caption_w);
+    if (!size.fits) {
+        ImGui::PopFont();
+        return;
+    }
     const std::uint64_t gen = ui.vit_generation;
     const Array& attn = t.blocks[block].attn();  // [1, h, N, N]
     constexpr std::size_t kClassToken = 0;
     ImGui::TextDisabled(tr("class token's attention, block %zu"), block);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("attn[0, h, 0, 1:] on the patch grid, each map scaled to its own max (yellow = most)"));
-    // One captioned square: the picture (with its patch grid) or a map.
-    auto tile = [&](const char* id, const std::string& title, std::uintptr_t tex, float side, bool grid_lines) {
-        ImGui::BeginGroup();
-        ImGui::TextUnformatted(title.c_str());
-        std::optional<ui::PatchPick> hovered;
-        ClickablePicture(id, tex, side, t.grid, grid_lines, ui, &hovered);
-        if (hovered) ImGui::SetTooltip("%s", PatchName(t.grid, *hovered).c_str());
-        ImGui::EndGroup();
-    };
-    tile("##slide_picture", tr("picture"),
-         ui.pictures->texture("vit/slide0", ui::OverlayKey::picture(gen).str(), [&] { return vit.input; }), size.side, true);
-    MarkItem(ui, "slide:picture");
-    ImGui::SameLine();
-    ImGui::BeginGroup();
-    ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
     for (std::size_t i = 0; i < maps; ++i) {
         const bool mean = i == heads;
         const ui::OverlayKey key =
@@ -762,12 +778,12 @@ void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width, float height
             return heat_overlay(ui::overlay_backdrop(vit.input), token_map(map, kClassToken, t.grid));
         });
         ImGui::PushID(static_cast<int>(i));
-        tile("##slide_map", mean ? std::string(tr("mean")) : tr("head ") + std::to_string(i), tex, size.tile, false);
+        SlideTile(vit, ui, "##slide_map", mean ? std::string(tr("mean")) : tr("head ") + std::to_string(i), tex, size.tile, false,
+                  i == 0 ? "slide:map" : nullptr);
         ImGui::PopID();
         if (i + 1 < maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
     }
     ImGui::PopFont();
-    ImGui::EndGroup();
 }
 
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {

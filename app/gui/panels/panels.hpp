@@ -66,9 +66,11 @@ void DrawHeadsQuestion(UiState& ui);   // a file that does not say its head coun
 void HandleClassroomKeys(UiState& ui, bool f5, bool escape);  // whether each was pressed this frame
 void QuizGate(const Trace& trace, UiState& ui);
 void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui);
-// Presentation mode's ViT strip (image_panel.cpp): the picture with its patch grid, large, and beside
-// it where the class token looks, per head and their mean in the block shown; width x height.
-void DrawVitSlide(const VitSnapshot& vit, UiState& ui, float width, float height);
+// Presentation mode on a ViT (image_panel.cpp): the picture with its patch grid, `side` square under
+// its caption; where the class token looks, per head and their mean in the block shown, in width x
+// height (nothing where they would be too small to read).
+void DrawVitSlidePicture(const VitSnapshot& vit, UiState& ui, float side);
+void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float height);
 void DrawQuizWindow(const Trace& trace, UiState& ui);
 void DrawLanguageMenu(UiState& ui);
 // True when the quiz is on and will ask this later step's shape: panels show "?" instead.
