@@ -380,8 +380,11 @@ struct Gui {
 // Fonts are rebuilt when the zoom, presentation mode (larger) or the language (CJK glyphs) change. The
 // display's scale times the zoom stays within 3 (a saved zoom on a larger screen): the font atlas,
 // with CJK glyphs, grows with the square of the scale.
+// Presentation mode's scale is over a UI of at least 1: a small display's smaller UI (800 x 600)
+// keeps the slide's large text.
 float FontScale(const UiState& ui) {
-    return std::min(ui.display_scale * ui.ui_scale, ui::kMaxUiScale) * (ui.classroom.presentation ? ui.presentation_scale : 1.0f);
+    if (ui.classroom.presentation) return std::min(std::max(ui.display_scale, 1.0f) * ui.ui_scale, ui::kMaxUiScale) * ui.presentation_scale;
+    return std::min(ui.display_scale * ui.ui_scale, ui::kMaxUiScale);
 }
 
 // The saved settings (never in --screenshot mode, so screenshots are reproducible), the command

@@ -105,8 +105,13 @@ def lesson(app, j):
     click_item(app, "quiz:answer", "the quiz's answer field")
     app.type("1,1")
     click_item(app, "quiz:check", "the quiz's Check button")
-    j.settled("a wrong answer is scored wrong",
-              lambda s: s["quiz"]["asked"] == 2 and s["quiz"]["right"] == 1 and s["quiz"]["last_answer"] == "wrong")
+    s = j.settled("a wrong answer is scored wrong",
+                  lambda s: s["quiz"]["asked"] == 2 and s["quiz"]["right"] == 1 and s["quiz"]["last_answer"] == "wrong")
+    # Its text changed height: the window stays in its corner, Row sums' controls do not peek out under it.
+    quiz = next(p for p in s["layout"]["panels"] if p["title"] == "Quiz")
+    if quiz["y"] + quiz["h"] < s["layout"]["display"][1] - 1:
+        raise Failure(f"the Quiz window's bottom edge left the display's ({quiz['y'] + quiz['h']:.0f} px of "
+                      f"{s['layout']['display'][1]:.0f}) after an answer")
     j.capture("quiz")
     # The quiz in presentation mode: under the narrative, whose first line stays in sight.
     app.key("F5")

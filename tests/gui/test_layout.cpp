@@ -131,6 +131,9 @@ TEST_CASE("layout: a larger screen gives the heatmaps the room, the text column 
 TEST_CASE("layout: the default UI scale follows the screen") {
     CHECK(default_ui_scale(1024, 768, 1.0f) == 1.0f);    // a projector: as small as stays readable
     CHECK(default_ui_scale(1280, 720, 1.0f) == 1.0f);
+    CHECK(default_ui_scale(800, 600, 1.0f) == doctest::Approx(0.78125f));  // the 1024 x 768 layout, smaller
+    CHECK(default_ui_scale(640, 480, 1.0f) == 0.75f);    // 12 px text at the least
+    CHECK(default_ui_scale(800, 600, 1.25f) == 1.25f);   // a desktop at 125% keeps its scale
     CHECK(default_ui_scale(1600, 1000, 1.0f) == 1.0f);   // the design size
     CHECK(default_ui_scale(1920, 1080, 1.0f) == doctest::Approx(1.08f));
     CHECK(default_ui_scale(2560, 1440, 1.0f) == doctest::Approx(1.44f));

@@ -94,7 +94,12 @@ Rect default_rect(Panel p, const LayoutInput& in) {
 
 float default_ui_scale(float display_w, float display_h, float content_scale) {
     const float by_size = std::min(display_w / 1600.0f, display_h / 1000.0f);
-    return std::clamp(std::max(by_size, content_scale), 1.0f, kMaxUiScale);
+    // Narrower than 1024 or lower than 720 (an 800 x 600 projector), the whole window shrinks as the
+    // 1024 x 768 layout would, down to 12 px text: at 16 px the pipeline's shapes and the panels'
+    // controls are cut.
+    const float floor = std::clamp(std::min(display_w / 1024.0f, display_h / 720.0f), kMinUiScale, 1.0f);
+    const float desktop = content_scale > 1.0f ? content_scale : 0.0f;  // a desktop at 125% or more
+    return std::clamp(std::max(by_size, desktop), floor, kMaxUiScale);
 }
 
 float presentation_scale(float display_w, float display_h) {

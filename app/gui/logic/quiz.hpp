@@ -64,6 +64,8 @@ struct ClassroomState {
     std::string slide_title;          // presentation mode's title of the step on the slide (the state report)
     float narrative_h = 0.0f;         // the slide's narrative's height on the last frame (the quiz gets the rest)
     float quiz_h = 0.0f;              // the slide's quiz region's height on the last frame
+    float window_h = 0.0f;            // the Quiz window's height on the last frame
+    bool window_on_floor = false;     // its bottom edge was on the display's on the last frame
     std::uint64_t trace_generation = 0;  // the trace the score, question and feedback belong to
 
     // A new trace on screen (a file opened, the config changed): the score, the question and the

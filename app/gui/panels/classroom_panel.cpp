@@ -453,12 +453,17 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
     if (shown) {
         DrawQuizBody(trace, ui, wrap);
         // Grown by a question (auto-resized downwards from where it appeared): moved back up inside
-        // the display, under the menu bar, so the field and Check stay in sight.
+        // the display, under the menu bar, so the field and Check stay in sight. Shrunk by an answer's
+        // shorter text while on the display's bottom edge: moved down onto it, so Row sums' controls
+        // under it do not peek out below.
         const ImVec2 d = ImGui::GetIO().DisplaySize, size = ImGui::GetWindowSize(), pos = ImGui::GetWindowPos();
         const float top = ImGui::GetFrameHeight();
+        const float floor_y = std::max(d.y - size.y, top);
         const ImVec2 inside(std::clamp(pos.x, 0.0f, std::max(d.x - size.x, 0.0f)),
-                            std::clamp(pos.y, top, std::max(d.y - size.y, top)));
+                            c.window_on_floor && size.y < c.window_h ? floor_y : std::clamp(pos.y, top, floor_y));
         if (inside.x != pos.x || inside.y != pos.y) ImGui::SetWindowPos(inside);
+        c.window_h = size.y;
+        c.window_on_floor = inside.y + size.y >= d.y - 1.0f;
     }
     ImGui::End();
     if (!open) c.quiz = false;
