@@ -105,3 +105,18 @@ TEST_CASE("display fit: keep_inside moves a panel back in, nearest to where it w
     CHECK(huge.w == 1024);
     CHECK(huge.h == 746);
 }
+
+TEST_CASE("display fit: under 1024 wide a user's arrangement keeps its scale through a small resize") {
+    const DisplayInfo xga{1024, 768, 1.0f}, narrower{964, 768, 1.0f};
+    const FitChange kept = follow_display(xga, 1.0f, narrower, true);
+    CHECK_FALSE(kept.rescale);  // 0.94 would rebuild the fonts and so place the panels anew
+    CHECK_FALSE(kept.replace);
+    CHECK(kept.keep_inside);
+    const FitChange untouched = follow_display(xga, 1.0f, narrower, false);
+    CHECK(untouched.rescale);
+    CHECK(untouched.display_scale == doctest::Approx(default_ui_scale(964, 768, 1.0f)));
+    const FitChange large = follow_display(xga, 1.0f, {800, 600, 1.0f}, true);  // past 15%: the scale follows
+    CHECK(large.rescale);
+    CHECK(large.replace);
+    CHECK(large.tell);
+}

@@ -11,15 +11,18 @@ FitChange follow_display(const DisplayInfo& placed, float display_scale, const D
     // The scale the display asks for, taken when it differs by a step, when the desktop's own scale
     // changed (another monitor), or when it is back at 1 (a window back at an ordinary size has the
     // scale it would start with).
-    const float want = default_ui_scale(now.w, now.h, now.content_scale);
-    if (want != display_scale && (std::fabs(want - display_scale) >= kRescaleStep || want == 1.0f ||
-                                  now.content_scale != placed.content_scale)) {
-        c.display_scale = want;
-        c.rescale = true;
-    }
+    // A user's own arrangement keeps its scale through a small resize (a window under 1024 wide
+    // would otherwise rescale, and so undo it, at every few dozen pixels).
     const bool resized = now.w != placed.w || now.h != placed.h;
     const bool large = std::fabs(now.w - placed.w) > kKeepArrangementShare * placed.w ||
                        std::fabs(now.h - placed.h) > kKeepArrangementShare * placed.h;
+    const bool desktop_changed = now.content_scale != placed.content_scale;
+    const float want = default_ui_scale(now.w, now.h, now.content_scale);
+    if (want != display_scale && (!arranged || large || desktop_changed) &&
+        (std::fabs(want - display_scale) >= kRescaleStep || want == 1.0f || desktop_changed)) {
+        c.display_scale = want;
+        c.rescale = true;
+    }
     // A new scale changes every panel's text: an arrangement made for the old one no longer fits.
     if (!arranged) {
         c.replace = resized || c.rescale;
