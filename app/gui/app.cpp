@@ -383,8 +383,9 @@ struct Gui {
 // Presentation mode's scale is over a UI of at least 1: a small display's smaller UI (800 x 600)
 // keeps the slide's large text.
 float FontScale(const UiState& ui) {
-    if (ui.classroom.presentation) return std::min(std::max(ui.display_scale, 1.0f) * ui.ui_scale, ui::kMaxUiScale) * ui.presentation_scale;
-    return std::min(ui.display_scale * ui.ui_scale, ui::kMaxUiScale);
+    const bool slide = ui.classroom.presentation;
+    const float display = slide ? std::max(ui.display_scale, 1.0f) : ui.display_scale;
+    return std::min(display * ui.ui_scale, ui::kMaxUiScale) * (slide ? ui.presentation_scale : 1.0f);
 }
 
 // The saved settings (never in --screenshot mode, so screenshots are reproducible), the command

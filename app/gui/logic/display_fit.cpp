@@ -10,9 +10,8 @@ FitChange follow_display(const DisplayInfo& placed, float display_scale, const D
     c.display_scale = display_scale;
     // The scale the display asks for, taken when it differs by a step, when the desktop's own scale
     // changed (another monitor), or when it is back at 1 (a window back at an ordinary size has the
-    // scale it would start with).
-    // A user's own arrangement keeps its scale through a small resize (a window under 1024 wide
-    // would otherwise rescale, and so undo it, at every few dozen pixels).
+    // scale it would start with). A user's own arrangement keeps its scale through a small resize
+    // (a window under 1024 wide would otherwise rescale, and so undo it, every few dozen pixels).
     const bool resized = now.w != placed.w || now.h != placed.h;
     const bool large = std::fabs(now.w - placed.w) > kKeepArrangementShare * placed.w ||
                        std::fabs(now.h - placed.h) > kKeepArrangementShare * placed.h;

@@ -70,8 +70,9 @@ Rect default_rect(Panel p, const LayoutInput& in);
 
 // The UI scale the app starts with on a display of this size (in pixels, as ImGui sees it):
 // 1 up to 1600 x 1000 (text must stay readable on a 1024 x 768 projector), smaller under 1024 x 720
-// so an 800 x 600 window holds what a 1024 x 768 one does (0.78, 12.5 px text; never under 0.75), growing with the screen beyond it (2560 x 1440: 1.44), and at least the desktop's own
-// scale (content_scale: 2 for a desktop set to 200% whose windows are not already scaled).
+// so an 800 x 600 window holds what a 1024 x 768 one does (0.78, 12.5 px text; never under 0.75),
+// growing with the screen beyond it (2560 x 1440: 1.44), and at least the desktop's own scale
+// (content_scale: 2 for a desktop set to 200% whose windows are not already scaled).
 float default_ui_scale(float display_w, float display_h, float content_scale);
 inline constexpr float kMinUiScale = 0.75f;  // 12 px text: the smallest a display chooses
 inline constexpr float kMaxUiScale = 3.0f;  // the display's scale times the zoom (Ctrl+=) at most
