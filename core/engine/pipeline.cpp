@@ -55,13 +55,13 @@ std::string check_attention_weights(const AttentionWeights& w, std::size_t C) {
     return problem;
 }
 
-StepText step_text(Reference reference, std::string_view step, std::string note, std::vector<Operand> weights) {
+StepText step_text(Reference reference, StepId step, std::string note, std::vector<Operand> weights) {
     const StepInfo* info = step_info(step, reference);
-    if (!info) throw std::logic_error("step table has no step '" + std::string(step) + "'");
+    if (!info) throw std::logic_error("the reference has no step '" + std::string(step_name(step)) + "'");
     StepText text{std::string(info->name), info->op, std::string(info->code), std::string(info->pattern), {},
                   std::move(note), std::move(weights)};
-    for (std::string_view input : info->inputs)
-        if (!input.empty()) text.inputs.emplace_back(input);
+    for (StepId input : {info->inputs.first, info->inputs.second})
+        if (input != kNoStep) text.inputs.emplace_back(step_name(input));
     return text;
 }
 
@@ -113,7 +113,7 @@ void record_textbook(Trace& trace, const AttentionConfig& cfg, const AttentionWe
 
     // x                                                                       [B, N, C]
     const TorchLayout layout = TorchLayout::contiguous({B, N, C});
-    const Step& input = rec.add(step_text(cfg.reference, "input", "the input tensor, contiguous"),
+    const Step& input = rec.add(step_text(cfg.reference, StepId::input, "the input tensor, contiguous"),
                                 std::move(x_in), layout, false);
     const QkvSteps qkv = record_qkv_steps(rec, cfg, w, input);
     Array keep;
@@ -161,7 +161,7 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
     std::vector<Stats> qkv_part_stats;  // of q, k and v: the three column blocks of qkv's rows
     const Stats qkv_stats = compute_stats_by_column_blocks(qkv_values.values.data(), B * N, 3, C, qkv_part_stats);
     const char* qkv_weight_name = mha ? "self.qkv_proj.weight" : hf ? "self.query/key/value.weight" : "self.qkv.weight";
-    StepText qkv_text = step_text(cfg.reference, "qkv",
+    StepText qkv_text = step_text(cfg.reference, StepId::qkv,
                                   std::string(hf ? "new contiguous tensor: query, key and value, three nn.Linear side by "
                                                    "side (one [B, N, 3C] here), each write x @ W^T"
                                                  : "new contiguous tensor: nn.Linear writes x @ W^T") +
@@ -173,14 +173,14 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
     // .reshape(B, N, 3, self.num_heads, C // self.num_heads)               [B, N, 3, h, c]
     layout = {{B, N, 3, h, c}, *torch_view_strides(layout, {B, N, 3, h, c})};
     const Step& qkv_split = rec.add(
-        step_text(cfg.reference, "qkv_split",
+        step_text(cfg.reference, StepId::qkv_split,
                   "view, no copy: splitting the last axis of a contiguous tensor only needs new strides" + strides_note(layout)),
         reshape_or_copy(qkv.view(), {B, N, 3, h, c}, {"B", "N", "3", "h", "c"}), layout, true, &qkv.stats);
 
     // .permute(2, 0, 3, 1, 4)                                                 [3, B, h, N, c]
     layout = torch_permute(layout, {2, 0, 3, 1, 4});
     const Step& qkv_heads = rec.add(
-        step_text(cfg.reference, "qkv_heads", std::string("view, no copy: permute only reorders the strides") +
+        step_text(cfg.reference, StepId::qkv_heads, std::string("view, no copy: permute only reorders the strides") +
                                    (layout.is_contiguous() ? "" : ", so the tensor is no longer contiguous") +
                                    "; the numbers still lie in memory in [B, N, 3, h, c] order" +
                                    (hf ? "; permute(0, 2, 1, 3) on each of query, key and value is this permute of the three" : "") +
@@ -194,18 +194,18 @@ QkvSteps record_qkv_steps(Recorder& rec, const AttentionConfig& cfg, const Atten
                     : hf ? "view, no copy: query_layer, key_layer and value_layer are the three slices of the first axis"
                          : "view, no copy: unbind(0) picks one slice of the first axis") +
         "; still not contiguous" + strides_note(layout);
-    const Step& q = rec.add(step_text(cfg.reference, "q", unbind_note), select_view(qkv_heads.view(), 0, 0), layout, true, &qkv_part_stats[0]);
+    const Step& q = rec.add(step_text(cfg.reference, StepId::q, unbind_note), select_view(qkv_heads.view(), 0, 0), layout, true, &qkv_part_stats[0]);
     // Keys and values are indexed by the attended-to token: that axis is labelled N'.
     TensorView k_values = select_view(qkv_heads.view(), 0, 1), v_values = select_view(qkv_heads.view(), 0, 2);
     k_values.axes = v_values.axes = {"B", "h", "N'", "c"};
-    const Step& k = rec.add(step_text(cfg.reference, "k", unbind_note), std::move(k_values), layout, true, &qkv_part_stats[1]);
-    const Step& v = rec.add(step_text(cfg.reference, "v", unbind_note), std::move(v_values), layout, true, &qkv_part_stats[2]);
+    const Step& k = rec.add(step_text(cfg.reference, StepId::k, unbind_note), std::move(k_values), layout, true, &qkv_part_stats[1]);
+    const Step& v = rec.add(step_text(cfg.reference, StepId::v, unbind_note), std::move(v_values), layout, true, &qkv_part_stats[2]);
     return {q, k, v, layout};
 }
 
 QkvSteps record_input_and_qkv(Recorder& rec, const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x,
                               std::string input_note) {
-    const Step& input = rec.add(step_text(cfg.reference, "input", std::move(input_note)),
+    const Step& input = rec.add(step_text(cfg.reference, StepId::input, std::move(input_note)),
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({cfg.batch, cfg.tokens, cfg.dim}),
                                 false);
     return record_qkv_steps(rec, cfg, w, input);
@@ -220,7 +220,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
 
     // k.transpose(-2, -1)                                                     [B, h, c, N']
     TorchLayout layout = torch_transpose(qkv.layout, 2, 3);
-    const Step& k_t = rec.add(step_text(cfg.reference, "k_t", "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)),
+    const Step& k_t = rec.add(step_text(cfg.reference, StepId::k_t, "view, no copy: transpose swaps the strides of the last two axes" + strides_note(layout)),
                               transpose_view(k.view(), 2, 3), layout, true, &k.stats);
 
     // q @ k.transpose(-2, -1)                                                 [B, h, N, N']
@@ -232,7 +232,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     // scaled is then a lazy step (computed on its first read, like a view is gathered).
     std::optional<ScaledSoftmax> chain;
     if (!keep && !rec.edits_steps()) chain = scaled_softmax(scores_values, scale_factor);
-    StepText scores_text = step_text(cfg.reference, "scores", "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed");
+    StepText scores_text = step_text(cfg.reference, StepId::scores, "new contiguous tensor: matmul reads the strided q and k_t directly, no .contiguous() needed");
     const Step& scores =
         rec.add(std::move(scores_text), std::move(scores_values), layout, false, chain ? &chain->scores_stats : nullptr);
 
@@ -243,7 +243,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
         std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (/ sqrt(c) = / sqrt(%zu) = / %.6g)", c,
                       std::sqrt(static_cast<double>(c)));
     if (!cfg.scaled) std::snprintf(scale_text, sizeof scale_text, "b h n m -> b h n m  (x 1: scale off)");
-    StepText scaled_text = step_text(cfg.reference, "scaled", cfg.scaled ? "new contiguous tensor"
+    StepText scaled_text = step_text(cfg.reference, StepId::scaled, cfg.scaled ? "new contiguous tensor"
                                                           : "new contiguous tensor; the scale is switched off (--no-scale), so the "
                                                             "scores reach softmax unscaled and grow like sqrt(c)");
     scaled_text.formula = scale_text;
@@ -259,14 +259,14 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     // attn.masked_fill(~keep, float("-inf"))                                   [B, h, N, N']
     const Step* logits = &scaled;
     if (keep) {
-        StepText masked_text = step_text(cfg.reference, "masked", mask_note);
+        StepText masked_text = step_text(cfg.reference, StepId::masked, mask_note);
         masked_text.code = mask_code;
         logits = &rec.add(std::move(masked_text), mask_fill(scaled.tensor(), *keep), layout, false);
     }
 
     // attn.softmax(dim=-1)                                                    [B, h, N, N']
     StepText attn_text =
-        step_text(cfg.reference, "attn", "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys");
+        step_text(cfg.reference, StepId::attn, "new contiguous tensor: every row (b, h, n) is a probability distribution over the N' keys");
     attn_text.inputs = {logits->name};
     const Step& attn = chain ? rec.add(std::move(attn_text), std::move(chain->attn), layout, false, &chain->attn_stats)
                              : rec.add(std::move(attn_text), softmax_last(logits->tensor()), layout, false);
@@ -277,7 +277,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     const bool attn_dropping = cfg.training && cfg.attn_drop > 0.0f;
     const Step& attn_drop = record_dropout(
         rec,
-        step_text(cfg.reference, "attn_drop",
+        step_text(cfg.reference, StepId::attn_drop,
                   attn_dropping ? "new contiguous tensor: training-mode dropout zeroes weights and rescales the rest by 1/(1-p)"
                                 : "identity: dropout does nothing in eval mode (or with p = 0) and returns attn itself"),
         attn, layout, cfg.attn_drop, cfg.training, attn_rng);
@@ -285,7 +285,7 @@ const Step& record_standard_attention(Recorder& rec, const AttentionConfig& cfg,
     // attn @ v                                                                [B, h, N, c]
     layout = TorchLayout::contiguous({B, h, N, c});
     const Step& context = rec.add(
-        step_text(cfg.reference, "context", "new contiguous tensor: each output row is a weighted sum of the rows of v"),
+        step_text(cfg.reference, StepId::context, "new contiguous tensor: each output row is a weighted sum of the rows of v"),
         matmul(attn_drop.view(), v.view(), {"B", "h", "N", "c"}, "attn", "v"), layout, false);
     return context;
 }
@@ -297,7 +297,7 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
     // .transpose(1, 2)                                                        [B, N, h, c]
     TorchLayout layout = torch_transpose(TorchLayout::contiguous(context.shape()), 1, 2);
     const Step& context_t = rec.add(
-        step_text(cfg.reference, "context_t", (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
+        step_text(cfg.reference, StepId::context_t, (layout.is_contiguous() ? "view, no copy: with these sizes the result is still contiguous"
                                                        : "view, no copy: not contiguous, so .view(B, N, C) here would raise an error") +
                                    strides_note(layout)),
         transpose_view(context.view(), 1, 2), layout, true, &context.stats);
@@ -306,7 +306,7 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
     const auto merged_view = torch_view_strides(layout, {B, N, C});
     layout = TorchLayout::contiguous({B, N, C});
     const Step& merged = rec.add(
-        step_text(cfg.reference, "merged", merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
+        step_text(cfg.reference, StepId::merged, merged_view ? "view, no copy: the transposed tensor is still laid out contiguously here"
                                            : hf ? "copy: context_t is not contiguous, so .contiguous() copies the heads side by "
                                                   "side into a new contiguous tensor, which .view() can then merge"
                                                 : "copy: context_t is not contiguous, so reshape copies the heads side by side into a new "
@@ -314,7 +314,7 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
         reshape_or_copy(context_t.view(), {B, N, C}, {"B", "N", "C"}), layout, merged_view.has_value(), &context_t.stats);
 
     // self.proj(x)                                                            [B, N, C]
-    const Step& out = rec.add(step_text(cfg.reference, "out", "new contiguous tensor: nn.Linear writes x @ W^T + b",
+    const Step& out = rec.add(step_text(cfg.reference, StepId::out, "new contiguous tensor: nn.Linear writes x @ W^T + b",
                                         {{mha ? "self.out_proj.weight" : hf ? "self.output.dense.weight" : "self.proj.weight",
                                           shape_of(w.proj_weight)}}),
                               linear(merged.tensor(), w.proj_weight, &w.proj_bias, "C", "proj.weight",
@@ -326,7 +326,7 @@ void record_output_steps(Recorder& rec, const AttentionConfig& cfg, const Attent
     Rng proj_rng(cfg.seed, kProjDrop);
     const bool proj_dropping = cfg.training && cfg.proj_drop > 0.0f;
     record_dropout(rec,
-                   step_text(cfg.reference, "out_drop", proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
+                   step_text(cfg.reference, StepId::out_drop, proj_dropping ? "new contiguous tensor: training-mode dropout zeroes outputs and rescales the rest"
                                                        : "identity: dropout does nothing in eval mode (or with p = 0)"),
                    out, layout, cfg.proj_drop, cfg.training, proj_rng);
 }

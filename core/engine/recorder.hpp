@@ -38,7 +38,7 @@ struct StepText {
 
 // A pinned step's words from the step table (core/engine/step_table.hpp) of that reference's code,
 // with the note for this run.
-StepText step_text(Reference reference, std::string_view step, std::string note, std::vector<Operand> weights = {});
+StepText step_text(Reference reference, StepId step, std::string note, std::vector<Operand> weights = {});
 
 // Counts the steps of a run for hooks.progress and checks hooks.cancel before each one. A ViT
 // counts over the whole model and hands each block's attention nested() hooks.

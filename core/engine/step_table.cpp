@@ -69,76 +69,109 @@ const std::vector<std::string_view>& forward_lines(Reference reference) {
 
 namespace {
 
+// By StepId.
+constexpr std::string_view kStepNames[] = {
+    "input",  "qkv",  "qkv_split", "qkv_heads", "q",         "k",      "v",   "k_t",      "scores",
+    "scaled", "masked", "attn",    "attn_drop", "context", "context_t", "merged", "out", "out_drop",
+};
+static_assert(std::size(kStepNames) == static_cast<std::size_t>(StepId::count), "one name per StepId");
+
+}  // namespace
+
+std::string_view step_name(StepId step) {
+    return step < StepId::count ? kStepNames[static_cast<std::size_t>(step)] : std::string_view{};
+}
+
+StepId step_id(std::string_view name) {
+    for (std::size_t i = 0; i < std::size(kStepNames); ++i)
+        if (kStepNames[i] == name) return static_cast<StepId>(i);
+    return kNoStep;
+}
+
+namespace {
+
+// The table's rows with their names; each row must sit at the place of its StepId.
+std::vector<StepInfo> named_in_place(std::vector<StepInfo> rows) {
+    if (rows.size() != static_cast<std::size_t>(StepId::count))
+        throw std::logic_error("step table: one row per StepId");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].id != static_cast<StepId>(i))
+            throw std::logic_error("step table: row " + std::to_string(i) + " is not at the place of its StepId");
+        rows[i].name = step_name(rows[i].id);
+    }
+    return rows;
+}
+
 const std::vector<StepInfo>& vit_attention_steps() {
     // clang-format off
-    static const std::vector<StepInfo> steps = {
+    static const std::vector<StepInfo> steps = named_in_place({
         // name        op              code                                   pattern
-        //             shape               line  inputs               dims              map    dist   masked
+        //             shape               line  inputs                                 dims              map    dist   masked  written as
         //             cost: params, FLOPs, bytes, [when the alternatives hold, params, FLOPs]
-        {"input",      Op::input,      "x",                                   "b n C",
-                       "[B, N, C]",        0,    {},                  {},               false, false, false,
+        {StepId::input,      Op::input,      "x",                                   "b n C",
+                       "[B, N, C]",        0,    {},                                    {},               false, false, false, "x",
                        {"", "", "4 B N C"}},
-        {"qkv",        Op::linear,     "self.qkv(x)",                         "b n C, (three h c) C -> b n (three h c)",
-                       "[B, N, 3*C]",      1,    {"input"},           {},               false, false, false,
+        {StepId::qkv,        Op::linear,     "self.qkv(x)",                         "b n C, (three h c) C -> b n (three h c)",
+                       "[B, N, 3*C]",      1,    {StepId::input},                       {},               false, false, false, "self.qkv(x)",
                        {"3C^2", "2 B N C 3C = 6 B N C^2", "4 B N 3C", CostAlt::qkv_bias, "3C^2 + 3C", "2 B N C 3C + B N 3C = 6 B N C^2 + 3 B N C"}},
-        {"qkv_split",  Op::reshape,    ".reshape(B, N, 3, self.num_heads, C // self.num_heads)",
+        {StepId::qkv_split,  Op::reshape,    ".reshape(B, N, 3, self.num_heads, C // self.num_heads)",
                                                                               "b n (three h c) -> b n three h c",
-                       "[B, N, 3, h, c]",  1,    {"qkv"},             {},               false, false, false,
+                       "[B, N, 3, h, c]",  1,    {StepId::qkv},                         {},               false, false, false, "qkv",
                        {"", "", "4 B N 3 h c = 4 B N 3C"}},
-        {"qkv_heads",  Op::permute,    ".permute(2, 0, 3, 1, 4)",             "b n three h c -> three b h n c",
-                       "[3, B, h, N, c]",  2,    {"qkv_split"},       {2, 0, 3, 1, 4},  false, false, false,
+        {StepId::qkv_heads,  Op::permute,    ".permute(2, 0, 3, 1, 4)",             "b n three h c -> three b h n c",
+                       "[3, B, h, N, c]",  2,    {StepId::qkv_split},                   {2, 0, 3, 1, 4},  false, false, false, "qkv",
                        {"", "", "4 3 B h N c = 4 B N 3C"}},
-        {"q",          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 0)",
-                       "[B, h, N, c]",     3,    {"qkv_heads"},       {0},              false, false, false,
+        {StepId::q,          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 0)",
+                       "[B, h, N, c]",     3,    {StepId::qkv_heads},                   {0},              false, false, false, "",
                        {"", "", "4 B h N c = 4 B N C"}},
-        {"k",          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 1)",
-                       "[B, h, N, c]",     3,    {"qkv_heads"},       {1},              false, false, false,
+        {StepId::k,          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 1)",
+                       "[B, h, N, c]",     3,    {StepId::qkv_heads},                   {1},              false, false, false, "",
                        {"", "", "4 B h N c = 4 B N C"}},
-        {"v",          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 2)",
-                       "[B, h, N, c]",     3,    {"qkv_heads"},       {2},              false, false, false,
+        {StepId::v,          Op::unbind,     "q, k, v = qkv.unbind(0)",             "three b h n c -> b h n c  (three = 2)",
+                       "[B, h, N, c]",     3,    {StepId::qkv_heads},                   {2},              false, false, false, "",
                        {"", "", "4 B h N c = 4 B N C"}},
-        {"k_t",        Op::transpose,  "k.transpose(-2, -1)",                 "b h n c -> b h c n",
-                       "[B, h, c, N]",     4,    {"k"},               {0, 1, 3, 2},     false, false, false,
+        {StepId::k_t,        Op::transpose,  "k.transpose(-2, -1)",                 "b h n c -> b h c n",
+                       "[B, h, c, N]",     4,    {StepId::k},                           {0, 1, 3, 2},     false, false, false, "",
                        {"", "", "4 B h c N = 4 B N C"}},
-        {"scores",     Op::matmul,     "q @ k.transpose(-2, -1)",             "b h n c, b h c m -> b h n m",
-                       "[B, h, N, N]",     4,    {"q", "k_t"},        {},               true,  false, false,
+        {StepId::scores,     Op::matmul,     "q @ k.transpose(-2, -1)",             "b h n c, b h c m -> b h n m",
+                       "[B, h, N, N]",     4,    {StepId::q, StepId::k_t},              {},               true,  false, false, "(q @ k.transpose(-2, -1))",
                        {"", "2 B h N N c = 2 B N^2 C  (any h)", "4 B h N^2"}},
-        {"scaled",     Op::scale,      "* self.scale",                        "b h n m -> b h n m  (x c^-0.5)",
-                       "[B, h, N, N]",     4,    {"scores"},          {},               true,  false, false,
+        {StepId::scaled,     Op::scale,      "* self.scale",                        "b h n m -> b h n m  (x c^-0.5)",
+                       "[B, h, N, N]",     4,    {StepId::scores},                      {},               true,  false, false, "attn",
                        {"", "B h N^2", "4 B h N^2"}},
-        {"masked",     Op::mask,       "attn = attn.masked_fill(~keep[:, None], float(\"-inf\"))",
+        {StepId::masked,     Op::mask,       "attn = attn.masked_fill(~keep[:, None], float(\"-inf\"))",
                                                                               "b h n m -> b h n m  (-inf where the key is hidden)",
-                       "[B, h, N, N]",     -1,   {"scaled"},          {},               true,  false, true,
+                       "[B, h, N, N]",     -1,   {StepId::scaled},                      {},               true,  false, true, "",
                        {"", "", "4 B h N^2"}},
-        {"attn",       Op::softmax,    "attn.softmax(dim=-1)",                "b h n m -> b h n m  (softmax over m)",
-                       "[B, h, N, N]",     5,    {"scaled"},          {},               true,  true,  false,
+        {StepId::attn,       Op::softmax,    "attn.softmax(dim=-1)",                "b h n m -> b h n m  (softmax over m)",
+                       "[B, h, N, N]",     5,    {StepId::scaled},                      {},               true,  true,  false, "",
                        {"", "5 B h N^2", "4 B h N^2"}},
-        {"attn_drop",  Op::dropout,    "self.attn_drop(attn)",                "b h n m -> b h n m",
-                       "[B, h, N, N]",     6,    {"attn"},            {},               true,  true,  false,
+        {StepId::attn_drop,  Op::dropout,    "self.attn_drop(attn)",                "b h n m -> b h n m",
+                       "[B, h, N, N]",     6,    {StepId::attn},                        {},               true,  true,  false, "attn",
                        {"", "0 (eval: identity)", "4 B h N^2", CostAlt::dropping, "", "B h N^2"}},
-        {"context",    Op::matmul,     "attn @ v",                            "b h n m, b h m c -> b h n c",
-                       "[B, h, N, c]",     7,    {"attn_drop", "v"},  {},               false, false, false,
+        {StepId::context,    Op::matmul,     "attn @ v",                            "b h n m, b h m c -> b h n c",
+                       "[B, h, N, c]",     7,    {StepId::attn_drop, StepId::v},        {},               false, false, false, "(attn @ v)",
                        {"", "2 B h N N c = 2 B N^2 C  (any h)", "4 B h N c = 4 B N C"}},
-        {"context_t",  Op::transpose,  ".transpose(1, 2)",                    "b h n c -> b n h c",
-                       "[B, N, h, c]",     7,    {"context"},         {0, 2, 1, 3},     false, false, false,
+        {StepId::context_t,  Op::transpose,  ".transpose(1, 2)",                    "b h n c -> b n h c",
+                       "[B, N, h, c]",     7,    {StepId::context},                     {0, 2, 1, 3},     false, false, false, "(attn @ v).transpose(1, 2)",
                        {"", "", "4 B N h c = 4 B N C"}},
-        {"merged",     Op::reshape,    ".reshape(B, N, C)",                   "b n h c -> b n (h c)",
-                       "[B, N, C]",        7,    {"context_t"},       {},               false, false, false,
+        {StepId::merged,     Op::reshape,    ".reshape(B, N, C)",                   "b n h c -> b n (h c)",
+                       "[B, N, C]",        7,    {StepId::context_t},                   {},               false, false, false, "x",
                        {"", "0 (a copy)", "4 B N C"}},
-        {"out",        Op::linear,     "self.proj(x)",                        "b n C_in, C C_in -> b n C  (C_in = C)",
-                       "[B, N, C]",        8,    {"merged"},          {},               false, false, false,
+        {StepId::out,        Op::linear,     "self.proj(x)",                        "b n C_in, C C_in -> b n C  (C_in = C)",
+                       "[B, N, C]",        8,    {StepId::merged},                      {},               false, false, false, "x",
                        {"C^2 + C", "2 B N C C + B N C = 2 B N C^2 + B N C", "4 B N C"}},
-        {"out_drop",   Op::dropout,    "self.proj_drop(x)",                   "b n C -> b n C",
-                       "[B, N, C]",        9,    {"out"},             {},               false, false, false,
+        {StepId::out_drop,   Op::dropout,    "self.proj_drop(x)",                   "b n C -> b n C",
+                       "[B, N, C]",        9,    {StepId::out},                         {},               false, false, false, "",
                        {"", "0 (eval: identity)", "4 B N C", CostAlt::dropping, "", "B N C"}},
-    };
+    });
     // clang-format on
     return steps;
 }
 
 // Another reference's lines for ViTAttention's steps: name, op, code, line of its forward_lines().
 struct ReferenceLine {
-    std::string_view step;
+    StepId step;
     Op op;
     std::string_view code;
     int line;
@@ -146,47 +179,47 @@ struct ReferenceLine {
 
 // MultiHeadAttention: the same steps but out_drop.
 const ReferenceLine kMhaLines[] = {
-    {"input", Op::input, "x", 0},
-    {"qkv", Op::linear, "self.qkv_proj(x)", 1},
-    {"qkv_split", Op::reshape, "qkv.reshape(B, N, 3, self.num_heads, self.head_dim)", 2},
-    {"qkv_heads", Op::permute, "qkv.permute(2, 0, 3, 1, 4)", 3},
-    {"q", Op::select, "qkv[0]", 4},
-    {"k", Op::select, "qkv[1]", 4},
-    {"v", Op::select, "qkv[2]", 4},
-    {"k_t", Op::transpose, "k.transpose(-2, -1)", 5},
-    {"scores", Op::matmul, "q @ k.transpose(-2, -1)", 5},
-    {"scaled", Op::scale, "* (self.head_dim ** -0.5)", 5},
-    {"masked", Op::mask, "attn = attn.masked_fill(~keep[:, None], float(\"-inf\"))", -1},
-    {"attn", Op::softmax, "attn.softmax(dim=-1)", 6},
-    {"attn_drop", Op::dropout, "self.dropout(attn)", 7},
-    {"context", Op::matmul, "attn @ v", 8},
-    {"context_t", Op::transpose, "out.transpose(1, 2)", 9},
-    {"merged", Op::reshape, "out.reshape(B, N, C)", 10},
-    {"out", Op::linear, "self.out_proj(out)", 11},
+    {StepId::input, Op::input, "x", 0},
+    {StepId::qkv, Op::linear, "self.qkv_proj(x)", 1},
+    {StepId::qkv_split, Op::reshape, "qkv.reshape(B, N, 3, self.num_heads, self.head_dim)", 2},
+    {StepId::qkv_heads, Op::permute, "qkv.permute(2, 0, 3, 1, 4)", 3},
+    {StepId::q, Op::select, "qkv[0]", 4},
+    {StepId::k, Op::select, "qkv[1]", 4},
+    {StepId::v, Op::select, "qkv[2]", 4},
+    {StepId::k_t, Op::transpose, "k.transpose(-2, -1)", 5},
+    {StepId::scores, Op::matmul, "q @ k.transpose(-2, -1)", 5},
+    {StepId::scaled, Op::scale, "* (self.head_dim ** -0.5)", 5},
+    {StepId::masked, Op::mask, "attn = attn.masked_fill(~keep[:, None], float(\"-inf\"))", -1},
+    {StepId::attn, Op::softmax, "attn.softmax(dim=-1)", 6},
+    {StepId::attn_drop, Op::dropout, "self.dropout(attn)", 7},
+    {StepId::context, Op::matmul, "attn @ v", 8},
+    {StepId::context_t, Op::transpose, "out.transpose(1, 2)", 9},
+    {StepId::merged, Op::reshape, "out.reshape(B, N, C)", 10},
+    {StepId::out, Op::linear, "self.out_proj(out)", 11},
 };
 
 // Hugging Face's ViTSelfAttention + ViTSelfOutput. Its query, key and value are three nn.Linear,
 // each put into heads by transpose_for_scores; the steps keep the three stacked ([B, N, 3*C], then
 // [3, B, h, N, c]) so that q, k and v are the same views as ViTAttention's.
 const ReferenceLine kHfLines[] = {
-    {"input", Op::input, "hidden_states", 0},
-    {"qkv", Op::linear, "self.query(hidden_states), self.key(hidden_states), self.value(hidden_states)", 0},
-    {"qkv_split", Op::reshape, "x.view(x.size()[:-1] + (self.num_attention_heads, self.attention_head_size))", 1},
-    {"qkv_heads", Op::permute, "x.permute(0, 2, 1, 3)", 1},
-    {"q", Op::select, "query_layer = self.transpose_for_scores(mixed_query_layer)", 3},
-    {"k", Op::select, "key_layer = self.transpose_for_scores(self.key(hidden_states))", 1},
-    {"v", Op::select, "value_layer = self.transpose_for_scores(self.value(hidden_states))", 2},
-    {"k_t", Op::transpose, "key_layer.transpose(-1, -2)", 4},
-    {"scores", Op::matmul, "torch.matmul(query_layer, key_layer.transpose(-1, -2))", 4},
-    {"scaled", Op::scale, "attention_scores / math.sqrt(self.attention_head_size)", 5},
-    {"masked", Op::mask, "attention_scores = attention_scores.masked_fill(~keep[:, None], float(\"-inf\"))", -1},
-    {"attn", Op::softmax, "nn.functional.softmax(attention_scores, dim=-1)", 6},
-    {"attn_drop", Op::dropout, "self.dropout(attention_probs)", 7},
-    {"context", Op::matmul, "torch.matmul(attention_probs, value_layer)", 8},
-    {"context_t", Op::transpose, "context_layer.permute(0, 2, 1, 3)", 9},
-    {"merged", Op::reshape, ".contiguous() ... context_layer.view(new_context_layer_shape)", 11},
-    {"out", Op::linear, "self.output.dense(context_layer)", 12},
-    {"out_drop", Op::dropout, "self.output.dropout(hidden_states)", 13},
+    {StepId::input, Op::input, "hidden_states", 0},
+    {StepId::qkv, Op::linear, "self.query(hidden_states), self.key(hidden_states), self.value(hidden_states)", 0},
+    {StepId::qkv_split, Op::reshape, "x.view(x.size()[:-1] + (self.num_attention_heads, self.attention_head_size))", 1},
+    {StepId::qkv_heads, Op::permute, "x.permute(0, 2, 1, 3)", 1},
+    {StepId::q, Op::select, "query_layer = self.transpose_for_scores(mixed_query_layer)", 3},
+    {StepId::k, Op::select, "key_layer = self.transpose_for_scores(self.key(hidden_states))", 1},
+    {StepId::v, Op::select, "value_layer = self.transpose_for_scores(self.value(hidden_states))", 2},
+    {StepId::k_t, Op::transpose, "key_layer.transpose(-1, -2)", 4},
+    {StepId::scores, Op::matmul, "torch.matmul(query_layer, key_layer.transpose(-1, -2))", 4},
+    {StepId::scaled, Op::scale, "attention_scores / math.sqrt(self.attention_head_size)", 5},
+    {StepId::masked, Op::mask, "attention_scores = attention_scores.masked_fill(~keep[:, None], float(\"-inf\"))", -1},
+    {StepId::attn, Op::softmax, "nn.functional.softmax(attention_scores, dim=-1)", 6},
+    {StepId::attn_drop, Op::dropout, "self.dropout(attention_probs)", 7},
+    {StepId::context, Op::matmul, "torch.matmul(attention_probs, value_layer)", 8},
+    {StepId::context_t, Op::transpose, "context_layer.permute(0, 2, 1, 3)", 9},
+    {StepId::merged, Op::reshape, ".contiguous() ... context_layer.view(new_context_layer_shape)", 11},
+    {StepId::out, Op::linear, "self.output.dense(context_layer)", 12},
+    {StepId::out_drop, Op::dropout, "self.output.dropout(hidden_states)", 13},
 };
 
 // ViTAttention's rows with another reference's op, code and line.
@@ -194,8 +227,7 @@ template <std::size_t Count>
 std::vector<StepInfo> rows_with_lines(const ReferenceLine (&lines)[Count]) {
     std::vector<StepInfo> rows;
     for (const ReferenceLine& line : lines) {
-        StepInfo row = *std::find_if(vit_attention_steps().begin(), vit_attention_steps().end(),
-                                     [&line](const StepInfo& s) { return s.name == line.step; });
+        StepInfo row = vit_attention_steps()[static_cast<std::size_t>(line.step)];
         row.op = line.op;
         row.code = line.code;
         row.line = line.line;
@@ -216,10 +248,15 @@ const std::vector<StepInfo>& attention_steps(Reference reference) {
     return vit_attention_steps();
 }
 
-const StepInfo* step_info(std::string_view step, Reference reference) {
+const StepInfo* step_info(StepId step, Reference reference) {
     for (const StepInfo& s : attention_steps(reference))
-        if (s.name == step) return &s;
+        if (s.id == step) return &s;
     return nullptr;
+}
+
+const StepInfo* step_info(std::string_view step, Reference reference) {
+    const StepId id = step_id(step);
+    return id == kNoStep ? nullptr : step_info(id, reference);
 }
 
 std::size_t attention_step_count(const AttentionConfig& config) {

@@ -136,28 +136,69 @@ struct StepCostText {
     std::string_view params_alt = {}, flops_alt = {};
 };
 
+// The recorded steps of the textbook layer, in the order forward() computes them. Code names a
+// step by its id (a misspelt step does not compile); its name (step_name) is what dumps,
+// trace.json, the panels and users' files call it, and is pinned.
+enum class StepId : std::uint8_t {
+    input,
+    qkv,
+    qkv_split,
+    qkv_heads,
+    q,
+    k,
+    v,
+    k_t,
+    scores,
+    scaled,
+    masked,
+    attn,
+    attn_drop,
+    context,
+    context_t,
+    merged,
+    out,
+    out_drop,
+    count
+};
+inline constexpr StepId kNoStep = StepId::count;
+
+// "scaled" for StepId::scaled.
+std::string_view step_name(StepId step);
+// The step called `name`, or kNoStep.
+StepId step_id(std::string_view name);
+
+// The steps a step reads, kNoStep after the last.
+struct StepInputs {
+    StepId first = kNoStep, second = kNoStep;
+};
+
 struct StepInfo {
-    std::string_view name;  // pinned: dumps, trace.json and users' files use it
+    StepId id;
     Op op;
     std::string_view code;                   // the PyTorch expression, as written in its line of forward()
     std::string_view pattern;                // einops-style: "b n three h c -> three b h n c"
     std::string_view shape;                  // over B, N, C, h, c: "[B, N, 3*C]"
     int line;                                // in forward_lines(); -1: not a line of the reference (the mask)
-    std::array<std::string_view, 2> inputs;  // the steps it reads ("" after the last)
+    StepInputs inputs;
     // permute, transpose: output axis i is input axis dims[i]; unbind: dims[0] is the index taken.
     std::array<std::uint8_t, 5> dims;
     bool attention_map;  // [B, h, N, N']: one weight or score per (query, key)
     bool distribution;   // every row sums to 1 (the softmax and what dropout makes of it)
     bool only_masked;    // recorded only with a causal or padding mask
+    // What ViTAttention's lines call this step's tensor where they do not name the step: attn_drop
+    // is "attn", context "(attn @ v)"; "" when the lines use its name.
+    std::string_view written_as;
     StepCostText cost;
+    std::string_view name = {};  // step_name(id), filled in by the table
 };
 
 // The steps of run_attention in order; `masked` (only_masked) sits between scaled and attn. The
 // MultiHeadAttention reference has the same steps under the same names (dumps stay comparable)
 // with its own lines of code, and no out_drop.
 const std::vector<StepInfo>& attention_steps(Reference reference = Reference::vit);
-// The row of a pinned step, or nullptr.
+// The row of a pinned step, or nullptr (a reference without that step: MultiHeadAttention's out_drop).
 const StepInfo* step_info(std::string_view step, Reference reference = Reference::vit);
+const StepInfo* step_info(StepId step, Reference reference = Reference::vit);
 // How many steps run_attention records for this config (the mask's step only when masked).
 std::size_t attention_step_count(const AttentionConfig& config);
 // True for the [B, h, N, N'] maps: scores, scaled, masked, attn, attn_drop.

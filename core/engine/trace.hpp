@@ -122,6 +122,7 @@ struct Checks {
 
     bool shapes_ok() const;
     const RowSumCheck* row_sum(std::string_view step) const;
+    const RowSumCheck* row_sum(StepId step) const { return row_sum(step_name(step)); }
     bool all_ok() const;
 };
 
@@ -140,6 +141,8 @@ struct Trace {
 
     const Step* find(std::string_view name) const;  // nullptr when absent
     const Step& at(std::string_view name) const;    // throws std::out_of_range
+    const Step* find(StepId step) const { return find(step_name(step)); }
+    const Step& at(StepId step) const { return at(step_name(step)); }
 };
 
 // The pinned step names of the single-layer pipeline, in order (the step table's, without the

@@ -392,7 +392,7 @@ Trace run_windowed(const AttentionConfig& cfg, const AttentionWeights& w, const 
     beyond->path = AttentionPath::windowed;
 
     // x                                                                       [B, N, C]
-    const Step& input = rec.add(step_text(cfg.reference, "input", "the input tensor: N = H * W patch tokens"),
+    const Step& input = rec.add(step_text(cfg.reference, StepId::input, "the input tensor: N = H * W patch tokens"),
                                 Tensor{x.values, {"B", "N", "C"}}, TorchLayout::contiguous({B, N, C}), false);
     auto windows = std::make_shared<WindowRecord>();
     const Step& out = record_windowed_block(rec, trace, cfg, w, input, *windows);

@@ -40,7 +40,7 @@ bool allocates_nothing(const StepInfo& step, const AttentionConfig& cfg, bool dr
         case OpKind::input: return true;  // given, not allocated by the layer
         case OpKind::layout: {
             if (step.op != Op::reshape) return true;
-            const StepInfo& from = *step_info(step.inputs[0]);
+            const StepInfo& from = *step_info(step.inputs.first);
             if (from.op != Op::permute && from.op != Op::transpose) return true;
             // A permuted contiguous tensor stays contiguous when its axes longer than 1 keep their order.
             const Shape shape = step_shape(from, cfg);
@@ -78,14 +78,14 @@ CostTable attention_cost(const AttentionConfig& cfg) {
         c.view = allocates_nothing(step, cfg, dropping);
         switch (step.op) {
             case Op::linear: {  // x [..., in] @ W^T + b: 2 in FLOPs per output, 1 more with the bias
-                const std::uint64_t in = step_shape(*step_info(step.inputs[0]), cfg).back(), features = shape.back();
+                const std::uint64_t in = step_shape(*step_info(step.inputs.first), cfg).back(), features = shape.back();
                 const bool bias = step.cost.alt != CostAlt::qkv_bias || cfg.qkv_bias;  // proj always has one
                 c.params = in * features + (bias ? features : 0);
                 c.flops = 2 * out * in + (bias ? out : 0);
                 break;
             }
             case Op::matmul:  // a [..., n, k] @ b [..., k, m]: 2 k FLOPs per output
-                c.flops = 2 * out * step_shape(*step_info(step.inputs[0]), cfg).back();
+                c.flops = 2 * out * step_shape(*step_info(step.inputs.first), cfg).back();
                 break;
             case Op::scale: c.flops = out; break;
             case Op::softmax: c.flops = 5 * out; break;  // max, subtract, exp, sum, divide

@@ -291,7 +291,7 @@ namespace {
 
 // How a step of the table reads its inputs, from its op (rank: of the step's shape).
 std::vector<Edge> edges_of(const StepInfo& step, std::size_t rank) {
-    const std::string in0(step.inputs[0]), in1(step.inputs[1]);
+    const std::string in0(step_name(step.inputs.first)), in1(step_name(step.inputs.second));
     auto edge = [](const std::string& input, EdgeKind kind) { return Edge{input, kind, {}, 0, 0}; };
     switch (step.op) {
         case Op::input: return {};
@@ -308,10 +308,21 @@ std::vector<Edge> edges_of(const StepInfo& step, std::size_t rank) {
     }
 }
 
-GraphNode& node(std::vector<GraphNode>& g, const char* step) {
+GraphNode& node(std::vector<GraphNode>& g, StepId step) {
     for (GraphNode& n : g)
-        if (n.step == step) return n;
-    throw std::logic_error(std::string("attention graph: no step ") + step);
+        if (n.step == step_name(step)) return n;
+    throw std::logic_error("attention graph: no step " + std::string(step_name(step)));
+}
+
+// Drops a step from the graph, or (from_on) the step and every step after it.
+void erase(std::vector<GraphNode>& g, StepId step, bool from_on = false) {
+    const auto at = std::find_if(g.begin(), g.end(), [step](const GraphNode& n) { return n.step == step_name(step); });
+    if (at == g.end()) throw std::logic_error("attention graph: no step " + std::string(step_name(step)));
+    g.erase(at, from_on ? g.end() : at + 1);
+}
+
+Edge edge_from(StepId input, EdgeKind kind, std::vector<std::size_t> dims = {}) {
+    return Edge{std::string(step_name(input)), kind, std::move(dims), 0, 0};
 }
 
 }  // namespace
@@ -328,19 +339,19 @@ std::vector<GraphNode> attention_graph(const AttentionConfig& cfg, Bug bug) {
     // The buggy code's graph: what its lines read instead.
     switch (bug) {
         case Bug::SplitHC3:  // .reshape(B, N, h, c, 3), then .permute(4, 0, 2, 1, 3)
-            node(g, "qkv_split").shape = {B, N, h, c, 3};
-            node(g, "qkv_heads").inputs = {Edge{"qkv_split", EdgeKind::Permute, {4, 0, 2, 1, 3}, 0, 0}};
+            node(g, StepId::qkv_split).shape = {B, N, h, c, 3};
+            node(g, StepId::qkv_heads).inputs = {edge_from(StepId::qkv_split, EdgeKind::Permute, {4, 0, 2, 1, 3})};
             break;
         case Bug::ReshapeWithoutPermute:  // .reshape(3, B, h, N, c) in place of the permute
-            node(g, "qkv_heads").inputs = {Edge{"qkv_split", EdgeKind::Reshape, {}, 0, 0}};
+            node(g, StepId::qkv_heads).inputs = {edge_from(StepId::qkv_split, EdgeKind::Reshape)};
             break;
         case Bug::KNotTransposed:  // q @ k fails: nothing after v
-            g.erase(std::find_if(g.begin(), g.end(), [](const GraphNode& n) { return n.step == "k_t"; }), g.end());
+            erase(g, StepId::k_t, true);
             break;
-        case Bug::SoftmaxDim2: node(g, "attn").inputs[0].kind = EdgeKind::SoftmaxColumns; break;
+        case Bug::SoftmaxDim2: node(g, StepId::attn).inputs[0].kind = EdgeKind::SoftmaxColumns; break;
         case Bug::MergeWithoutTranspose:  // (attn @ v).reshape(B, N, C)
-            node(g, "merged").inputs = {Edge{"context", EdgeKind::Reshape, {}, 0, 0}};
-            g.erase(std::find_if(g.begin(), g.end(), [](const GraphNode& n) { return n.step == "context_t"; }));
+            node(g, StepId::merged).inputs = {edge_from(StepId::context, EdgeKind::Reshape)};
+            erase(g, StepId::context_t);
             break;
         default: break;
     }
