@@ -47,6 +47,7 @@ struct Gradients {
     double saturated_grad_norm = 0.0, other_grad_norm = 0.0;
 
     const GradStep* find(std::string_view step) const;   // by forward step name; nullptr when absent
+    const GradStep* find(StepId step) const { return find(step_name(step)); }
     const ParamGrad* param(std::string_view name) const;  // nullptr when absent
 };
 

@@ -162,10 +162,13 @@ enum class StepId : std::uint8_t {
 };
 inline constexpr StepId kNoStep = StepId::count;
 
-// "scaled" for StepId::scaled.
+// The pinned name of a step (StepId::k_t is named k_t), a string literal: data() is NUL-terminated.
 std::string_view step_name(StepId step);
 // The step called `name`, or kNoStep.
 StepId step_id(std::string_view name);
+
+inline bool operator==(std::string_view name, StepId step) { return name == step_name(step); }
+inline bool operator!=(std::string_view name, StepId step) { return !(name == step); }
 
 // The steps a step reads, kNoStep after the last.
 struct StepInputs {
@@ -188,6 +191,9 @@ struct StepInfo {
     // What ViTAttention's lines call this step's tensor where they do not name the step: attn_drop
     // is "attn", context "(attn @ v)"; "" when the lines use its name.
     std::string_view written_as;
+    // Other names users' files and libraries give the step, space-separated: "attn_weights
+    // attention_probs ..." (Hugging Face divides its attention_scores by sqrt(c): they are scaled).
+    std::string_view also_called;
     StepCostText cost;
     std::string_view name = {};  // step_name(id), filled in by the table
 };

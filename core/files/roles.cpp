@@ -9,23 +9,21 @@ namespace attnscope {
 
 namespace {
 
-// Names users and libraries give the steps, with the pinned name each one means.
-// Hugging Face divides its attention_scores by sqrt(c) before naming them: they are `scaled`.
-struct Alias {
-    const char* name;
-    const char* step;
-};
-constexpr Alias kAliases[] = {
-    {"x", "input"},           {"hidden_states", "input"},   {"inputs", "input"},        {"attn_input", "input"},
-    {"mixed_qkv", "qkv"},     {"query", "q"},               {"query_layer", "q"},       {"key", "k"},
-    {"key_layer", "k"},       {"value", "v"},               {"value_layer", "v"},       {"k_transposed", "k_t"},
-    {"attn_scores", "scores"}, {"attention_scores", "scaled"}, {"attn_weights", "attn"}, {"attention_probs", "attn"},
-    {"attn_probs", "attn"},   {"attention_weights", "attn"}, {"attn_map", "attn"},      {"attention_map", "attn"},
-    {"attn_output", "out"},   {"attn_out", "out"},          {"proj", "out"},
-};
+// The step a file's name means by one of the names the step table says it is also called, or kNoStep.
+StepId step_also_called(const std::string& name) {
+    for (const StepInfo& step : attention_steps()) {
+        const std::string_view names = step.also_called;
+        for (std::size_t begin = 0; begin < names.size();) {
+            const std::size_t end = std::min(names.find(' ', begin), names.size());
+            if (names.substr(begin, end - begin) == name) return step.id;
+            begin = end + 1;
+        }
+    }
+    return kNoStep;
+}
 
 // Both names hold attn @ v: before the merge [B, h, N, c] they are `context`, after it `merged`.
-bool names_context(const std::string& name) { return name == "context" || name == "context_layer"; }
+bool names_context(const std::string& name) { return name == step_name(StepId::context) || name == "context_layer"; }
 
 std::string lowercase(std::string text) {
     for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -179,15 +177,18 @@ Role step_role(const std::string& name, const Shape& shape) {
     const std::string last = lowercase(parts.back());
     Role role{RoleKind::Step, "", "", "", block_of(parts), ""};
     const auto& steps = attention_step_names();
+    const StepId also = step_also_called(last);
+    StepId step = kNoStep;
     if (names_context(last))
-        role.name = shape.size() == 3 ? "merged" : "context";
-    else if ((last == "qkv" || last == "mixed_qkv") && shape.size() == 5 && shape[0] == 3)
-        role.name = "qkv_heads";  // [3, B, h, N, c]: after the reshape and permute, not self.qkv(x)
+        step = shape.size() == 3 ? StepId::merged : StepId::context;
+    else if ((last == step_name(StepId::qkv) || also == StepId::qkv) && shape.size() == 5 && shape[0] == 3)
+        step = StepId::qkv_heads;  // [3, B, h, N, c]: after the reshape and permute, not self.qkv(x)
     else if (std::find(steps.begin(), steps.end(), last) != steps.end())
-        role.name = last;
-    for (const Alias& a : kAliases)
-        if (role.name.empty() && last == a.name) role.name = a.step;
-    if (role.name.empty()) return {};
+        step = step_id(last);
+    else
+        step = also;
+    if (step == kNoStep) return {};
+    role.name = step_name(step);
     if (last != role.name) role.alias = parts.back();
     return role;
 }

@@ -163,15 +163,29 @@ Trace run_beyond(const AttentionConfig& cfg, const AttentionWeights& w, const Te
     throw std::logic_error("run_beyond: the standard path is core/engine's record_textbook");
 }
 
+namespace {
+
+std::vector<std::string> named(std::initializer_list<StepId> steps) {
+    std::vector<std::string> names;
+    for (StepId step : steps) names.emplace_back(step_name(step));
+    return names;
+}
+
+}  // namespace
+
 std::vector<std::string> path_step_names(const AttentionConfig& cfg) {
-    const std::vector<std::string> qkv = {"input", "qkv", "qkv_split", "qkv_heads", "q", "k", "v"};
-    const std::vector<std::string> tail = {"context", "context_t", "merged", "out", "out_drop"};
+    const std::vector<std::string> qkv =
+        named({StepId::input, StepId::qkv, StepId::qkv_split, StepId::qkv_heads, StepId::q, StepId::k, StepId::v});
+    const std::vector<std::string> tail =
+        named({StepId::context, StepId::context_t, StepId::merged, StepId::out, StepId::out_drop});
     std::vector<std::string> names;
     auto append = [&](const std::vector<std::string>& more) { names.insert(names.end(), more.begin(), more.end()); };
     switch (cfg.path) {
         case AttentionPath::standard:
             names = attention_step_names();
-            if (cfg.masked()) names.insert(names.begin() + 10, "masked");
+            if (cfg.masked())
+                names.insert(std::find(names.begin(), names.end(), step_name(StepId::attn)),
+                             std::string(step_name(StepId::masked)));
             break;
         case AttentionPath::flash:
             append(qkv);
@@ -179,25 +193,26 @@ std::vector<std::string> path_step_names(const AttentionConfig& cfg) {
             break;
         case AttentionPath::kv_cache:
             append(qkv);
-            names.push_back("attn");
+            names.emplace_back(step_name(StepId::attn));
             append(tail);
             break;
         case AttentionPath::windowed: {
             auto block = [&](const std::string& prefix, bool shift) {
                 std::vector<std::string> block_names = {"grid"};
                 if (shift) block_names.push_back("shifted");
-                for (const char* name : {"win_split", "win_perm", "windows", "qkv", "qkv_split", "qkv_heads", "q", "k",
-                                         "v", "k_t", "scores", "scaled"})
+                for (const char* name : {"win_split", "win_perm", "windows"}) block_names.push_back(name);
+                for (const std::string& name : named({StepId::qkv, StepId::qkv_split, StepId::qkv_heads, StepId::q,
+                                                      StepId::k, StepId::v, StepId::k_t, StepId::scores, StepId::scaled}))
                     block_names.push_back(name);
-                if (shift) block_names.push_back("masked");
-                block_names.insert(block_names.end(), {"attn", "attn_drop"});
+                if (shift) block_names.emplace_back(step_name(StepId::masked));
+                for (const std::string& name : named({StepId::attn, StepId::attn_drop})) block_names.push_back(name);
                 block_names.insert(block_names.end(), tail.begin(), tail.end());
                 block_names.insert(block_names.end(), {"win_merge", "win_unperm", "grid_out"});
                 if (shift) block_names.push_back("unshifted");
                 block_names.push_back("tokens_out");
                 for (const std::string& name : block_names) names.push_back(prefix + name);
             };
-            names = {"input"};
+            names = named({StepId::input});
             block("", cfg.shift);
             if (cfg.patch_merge) {
                 append({"patch_merge_grid", "patch_merge_x0", "patch_merge_x1", "patch_merge_x2", "patch_merge_x3",

@@ -38,38 +38,38 @@ const std::vector<BugInfo>& bug_infos() {
          "q, k, v have the right shape [B, h, N, c] and every softmax row sums to 1, but a head's rows are "
          "pieces of other tokens and heads: the numbers were poured into the new shape in their old "
          "[B, N, 3, h, c] order",
-         CaughtBy::Difference, "qkv_heads"},
+         CaughtBy::Difference, step_name(StepId::qkv_heads).data()},
         {Bug::SplitHC3, "split-h-c-three", "the (h c three) split of 3C",
          "qkv = self.qkv(x).reshape(B, N, h, c, 3).permute(4, 0, 2, 1, 3)   # 'b n (h c three)'",
          "qkv = self.qkv(x).reshape(B, N, 3, h, c).permute(2, 0, 3, 1, 4)   # 'b n (three h c)'",
          "q, k, v come out [B, h, N, c] and rows sum to 1, but each of them takes every third column of "
          "qkv: q, k and v are interleaved instead of the first, second and last C columns",
-         CaughtBy::Difference, "qkv_split"},
+         CaughtBy::Difference, step_name(StepId::qkv_split).data()},
         {Bug::SoftmaxDim2, "softmax-dim-2", "softmax over dim -2", "attn = attn.softmax(dim=-2)",
          "attn = attn.softmax(dim=-1)",
          "every column of attn sums to 1, the rows do not: each key distributes itself over the queries "
          "instead of each query over the keys",
-         CaughtBy::RowSumCheck, "attn"},
+         CaughtBy::RowSumCheck, step_name(StepId::attn).data()},
         {Bug::MissingScale, "missing-scale", "missing scale", "attn = q @ k.transpose(-2, -1)",
          "attn = (q @ k.transpose(-2, -1)) * self.scale",
          "the scores are sqrt(c) times too large, so the softmax is much peakier (close to one-hot); rows "
          "still sum to 1 and every shape is right",
-         CaughtBy::Difference, "scaled"},
+         CaughtBy::Difference, step_name(StepId::scaled).data()},
         {Bug::ScaleAfterSoftmax, "scale-after-softmax", "scale applied after softmax",
          "attn = (q @ k.transpose(-2, -1)).softmax(dim=-1) * self.scale",
          "attn = ((q @ k.transpose(-2, -1)) * self.scale).softmax(dim=-1)",
          "softmax sees the unscaled scores (too peaky), and its rows then sum to c^-0.5 instead of 1",
-         CaughtBy::RowSumCheck, "scaled"},
+         CaughtBy::RowSumCheck, step_name(StepId::scaled).data()},
         {Bug::MergeWithoutTranspose, "merge-without-transpose", "merge without transpose(1, 2)",
          "x = (attn @ v).reshape(B, N, C)", "x = (attn @ v).transpose(1, 2).reshape(B, N, C)",
          "the shape [B, N, C] is right, but token n of the result holds pieces of several tokens of one "
          "head instead of token n of every head",
-         CaughtBy::Difference, "merged"},
+         CaughtBy::Difference, step_name(StepId::merged).data()},
         {Bug::KNotTransposed, "k-not-transposed", "k not transposed", "attn = q @ k",
          "attn = q @ k.transpose(-2, -1)",
          "matmul refuses [B, h, N, c] @ [B, h, N, c]: the inner axes c and N disagree (when N = c it runs and "
          "silently computes q @ k with the wrong axes)",
-         CaughtBy::ShapeError, "scores"},
+         CaughtBy::ShapeError, step_name(StepId::scores).data()},
     };
     return infos;
 }
@@ -87,8 +87,8 @@ std::optional<Bug> bug_from_key(const std::string& key) {
 }
 
 std::vector<std::string> steps_missing_in(Bug bug) {
-    if (bug == Bug::MergeWithoutTranspose) return {"context_t"};
-    if (bug == Bug::KNotTransposed) return {"k_t"};
+    if (bug == Bug::MergeWithoutTranspose) return {std::string(step_name(StepId::context_t))};
+    if (bug == Bug::KNotTransposed) return {std::string(step_name(StepId::k_t))};
     return {};
 }
 
@@ -113,27 +113,27 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
     switch (bug) {
         case Bug::None: return;
         case Bug::ReshapeWithoutPermute:
-            if (name == "qkv_heads") {  // [B, N, 3, h, c] numbers poured into [3, B, h, N, c]
+            if (name == StepId::qkv_heads) {  // [B, N, 3, h, c] numbers poured into [3, B, h, N, c]
                 step.op = Op::reshape;
                 step.code = ".reshape(3, B, self.num_heads, N, C // self.num_heads)   # BUG: no permute";
                 step.formula = "(b n three h c) -> (three b h n c)  same order in memory, new shape";
-                step.set_tensor(reshape(so_far.at("qkv_split").tensor(), {3, B, h, N, c}, {"3", "B", "h", "N", "c"}));
+                step.set_tensor(reshape(so_far.at(StepId::qkv_split).tensor(), {3, B, h, N, c}, {"3", "B", "h", "N", "c"}));
                 set_contiguous(step);
                 step.note = "view, no copy: a reshape keeps the row-major order, so the axes are relabelled, not moved";
             }
             return;
         case Bug::SplitHC3:
-            if (name == "qkv_split") {  // [B, N, 3C] cut as (h c three)
+            if (name == StepId::qkv_split) {  // [B, N, 3C] cut as (h c three)
                 step.code = ".reshape(B, N, self.num_heads, C // self.num_heads, 3)   # BUG: (h c three)";
                 step.formula = "b n (h c three) -> b n h c three";
-                step.set_tensor(reshape(so_far.at("qkv").tensor(), {B, N, h, c, 3}, {"B", "N", "h", "c", "3"}));
+                step.set_tensor(reshape(so_far.at(StepId::qkv).tensor(), {B, N, h, c, 3}, {"B", "N", "h", "c", "3"}));
                 set_contiguous(step);
                 step.note = "view, no copy: the 3C axis cut as (h c three), so q, k and v take every third column of "
                             "qkv instead of its first, second and last C columns";
-            } else if (name == "qkv_heads") {
+            } else if (name == StepId::qkv_heads) {
                 step.code = ".permute(4, 0, 2, 1, 3)";
                 step.formula = "b n h c three -> three b h n c";
-                step.set_tensor(permute(so_far.at("qkv_split").tensor(), {4, 0, 2, 1, 3}));
+                step.set_tensor(permute(so_far.at(StepId::qkv_split).tensor(), {4, 0, 2, 1, 3}));
                 const TorchLayout l = torch_permute(TorchLayout::contiguous({B, N, h, c, 3}), {4, 0, 2, 1, 3});
                 step.torch_strides = l.strides;
                 step.contiguous = l.is_contiguous();
@@ -142,24 +142,24 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
             }
             return;
         case Bug::SoftmaxDim2:
-            if (name == "attn") {
+            if (name == StepId::attn) {
                 step.code = "attn.softmax(dim=-2)   # BUG: over the queries";
                 step.formula = "b h n m -> b h n m  (softmax over n)";
-                step.set_tensor(softmax_columns(so_far.at("scaled").tensor()));
+                step.set_tensor(softmax_columns(so_far.at(StepId::scaled).tensor()));
                 step.note = "new contiguous tensor: every column (b, h, m) sums to 1, not every row";
             }
             return;
         case Bug::MissingScale:
         case Bug::ScaleAfterSoftmax:
-            if (name == "scaled") {  // what enters the softmax: the scores as they are
+            if (name == StepId::scaled) {  // what enters the softmax: the scores as they are
                 step.op = Op::identity;
                 step.code = bug == Bug::MissingScale ? "(no * self.scale)   # BUG: scale missing"
                                                      : "(no * self.scale yet)   # BUG: it comes after the softmax";
                 step.formula = "b h n m -> b h n m  (x 1)";
-                step.set_tensor(so_far.at("scores").tensor());
+                step.set_tensor(so_far.at(StepId::scores).tensor());
                 step.is_view = true;
                 step.note = "the same tensor: the scores go into the softmax unscaled";
-            } else if (name == "attn" && bug == Bug::ScaleAfterSoftmax) {
+            } else if (name == StepId::attn && bug == Bug::ScaleAfterSoftmax) {
                 step.code = "attn.softmax(dim=-1) * self.scale   # BUG: scale after softmax";
                 step.formula = cfg.scaled ? "b h n m -> b h n m  (softmax over m, then x c^-0.5)"
                                           : "b h n m -> b h n m  (softmax over m, then x 1: scale off)";
@@ -169,7 +169,7 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
             }
             return;
         case Bug::DoubleScale:
-            if (name == "scaled") {
+            if (name == StepId::scaled) {
                 step.code = "* self.scale * self.scale   # BUG: scaled twice";
                 step.formula = "b h n m -> b h n m  (x self.scale, twice)";
                 step.set_tensor(scale(step.tensor(), s));
@@ -177,28 +177,28 @@ void edit_step(Bug bug, const AttentionConfig& cfg, const Trace& so_far, Step& s
             }
             return;
         case Bug::MergeWithoutTranspose:
-            if (name == "context_t") {  // not in the buggy code: the merge reads context itself
-                step.set_tensor(so_far.at("context").tensor());
-            } else if (name == "merged") {
+            if (name == StepId::context_t) {  // not in the buggy code: the merge reads context itself
+                step.set_tensor(so_far.at(StepId::context).tensor());
+            } else if (name == StepId::merged) {
                 step.code = "(attn @ v).reshape(B, N, C)   # BUG: no .transpose(1, 2)";
                 step.formula = "(b h n c) -> (b n C)  same order in memory, new shape";
-                step.inputs = {"context"};
-                step.operands = {{"attn @ v", so_far.at("context").shape()}};
+                step.inputs = {std::string(step_name(StepId::context))};
+                step.operands = {{"attn @ v", so_far.at(StepId::context).shape()}};
                 step.is_view = true;
                 step.note = "view, no copy: context is contiguous, so reshape relabels it; token n of the result "
                             "is a run of C numbers of one head, not token n of every head";
             }
             return;
         case Bug::KNotTransposed:
-            if (name == "k_t") step.set_tensor(so_far.at("k").tensor());  // not in the buggy code: scores reads k
+            if (name == StepId::k_t) step.set_tensor(so_far.at(StepId::k).tensor());  // not in the buggy code: scores reads k
             return;
     }
 }
 
 // "q @ k" failed: the message as TensorSensor shows it, the innermost operands and their shapes.
 std::string k_not_transposed_message(const Trace& so_far) {
-    const Step& q = so_far.at("q");
-    const Step& k = so_far.at("k");
+    const Step& q = so_far.at(StepId::q);
+    const Step& k = so_far.at(StepId::k);
     const auto row = [](const char* name, const Step& s) {
         return std::string("    ") + name + ": " + format_axes(s.axes()) + " = " + format_shape(s.shape());
     };
@@ -284,12 +284,14 @@ ZooRun run_zoo(const AttentionConfig& cfg, const AttentionWeights& w, const Tens
     const StepComparison* first = z.comparison.first_divergence();
     const std::string first_text = first ? first->step : "";
     for (const ShapeCheck& sc : z.buggy.checks.shapes) {
-        static const std::vector<std::string> kept = {"q", "k", "v", "scores", "attn", "context", "merged", "out"};
-        if (!sc.ok && std::find(kept.begin(), kept.end(), sc.step) != kept.end() && z.shape_problem.empty())
+        static const StepId kept[] = {StepId::q,    StepId::k,       StepId::v,      StepId::scores,
+                                      StepId::attn, StepId::context, StepId::merged, StepId::out};
+        if (!sc.ok && std::find(std::begin(kept), std::end(kept), step_id(sc.step)) != std::end(kept) &&
+            z.shape_problem.empty())
             z.shape_problem = sc.step + " has shape " + format_shape(sc.actual) + ", expected " + sc.formula + " = " +
                               format_shape(sc.expected);
     }
-    const RowSumCheck* rows = z.buggy.checks.row_sum("attn");
+    const RowSumCheck* rows = z.buggy.checks.row_sum(StepId::attn);
     char text[512];
     if (!z.failure.empty()) {
         z.caught_by = CaughtBy::ShapeError;

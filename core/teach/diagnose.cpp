@@ -99,19 +99,19 @@ AttentionConfig replay_config(const AttentionConfig& reference) {
 // computes them (the later steps compute from the rewritten values). The bug's steps: the run's from
 // `first` on, but for those the buggy code does not have.
 KnownBug replay(const Trace& ref, const AttentionConfig& cfg, const AttentionWeights& w, const RunHooks& hooks,
-                const std::string& first, const std::vector<std::string>& missing, Finding finding,
+                StepId first, const std::vector<std::string>& missing, Finding finding,
                 std::string diagnosis) {
-    const Trace run = run_attention(cfg, w, ref.at("input").tensor(), hooks);
+    const Trace run = run_attention(cfg, w, ref.at(StepId::input).tensor(), hooks);
     KnownBug bug{finding, std::move(diagnosis), {}};
     const auto& names = attention_step_names();
-    for (auto name = std::find(names.begin(), names.end(), first); name != names.end(); ++name)
+    for (auto name = std::find(names.begin(), names.end(), step_name(first)); name != names.end(); ++name)
         if (std::find(missing.begin(), missing.end(), *name) == missing.end())
             bug.steps[*name] = run.at(*name).tensor().values;
     return bug;
 }
 
 // A bug of the zoo (core/teach/bug_zoo), its steps from `first` on.
-KnownBug zoo_bug(const Trace& ref, const AttentionWeights& w, Bug bug, const std::string& first, Finding finding,
+KnownBug zoo_bug(const Trace& ref, const AttentionWeights& w, Bug bug, StepId first, Finding finding,
                  std::string diagnosis) {
     const AttentionConfig cfg = replay_config(ref.config);
     return replay(ref, cfg, w, bug_hooks(bug, cfg), first, steps_missing_in(bug), finding, std::move(diagnosis));
@@ -119,7 +119,7 @@ KnownBug zoo_bug(const Trace& ref, const AttentionWeights& w, Bug bug, const std
 
 // Everything after q, k, v as the reference computes it but for one bug of the zoo.
 KnownBug tail_bug(const Trace& ref, const AttentionWeights& w, Bug bug, Finding finding, std::string diagnosis) {
-    return zoo_bug(ref, w, bug, "k_t", finding, std::move(diagnosis));
+    return zoo_bug(ref, w, bug, StepId::k_t, finding, std::move(diagnosis));
 }
 
 // self.qkv(x).reshape(B, N, <order of three, h, c>), then permuted to [3, B, h, N, c] by name.
@@ -133,19 +133,19 @@ KnownBug split_bug(const Trace& ref, const AttentionWeights& w, const std::vecto
         dims.push_back(std::find(split_axes.begin(), split_axes.end(), axis) - split_axes.begin());
     RunHooks hooks;
     hooks.edit = [split_shape, split_axes, dims](const Trace& so_far, Step& step) {
-        if (step.name == "qkv_split")  // [B, N, ?, ?, ?]
-            step.set_tensor(reshape(so_far.at("qkv").tensor(), split_shape, split_axes));
-        else if (step.name == "qkv_heads")  // [three, B, h, N, c]
-            step.set_tensor(permute(so_far.at("qkv_split").tensor(), dims));
+        if (step.name == StepId::qkv_split)  // [B, N, ?, ?, ?]
+            step.set_tensor(reshape(so_far.at(StepId::qkv).tensor(), split_shape, split_axes));
+        else if (step.name == StepId::qkv_heads)  // [three, B, h, N, c]
+            step.set_tensor(permute(so_far.at(StepId::qkv_split).tensor(), dims));
     };
-    return replay(ref, cfg, w, hooks, "qkv_split", {}, Finding::Split,
+    return replay(ref, cfg, w, hooks, StepId::qkv_split, {}, Finding::Split,
                   "the same values under another split of 3C: (" + order[0] + " " + order[1] + " " + order[2] +
                       ") instead of (three h c); reshape self.qkv(x) to (B, N, 3, num_heads, C // num_heads)");
 }
 
 // qkv.reshape(3, B, h, N, c): the right numbers poured into the heads' shape without the permute.
 KnownBug qkv_reshape_bug(const Trace& ref, const AttentionWeights& w) {
-    return zoo_bug(ref, w, Bug::ReshapeWithoutPermute, "qkv_heads", Finding::AxisOrder,
+    return zoo_bug(ref, w, Bug::ReshapeWithoutPermute, StepId::qkv_heads, Finding::AxisOrder,
                    "the same values in another axis order: qkv reshaped to (3, B, h, N, c) without the permute; "
                    "use .reshape(B, N, 3, h, c).permute(2, 0, 3, 1, 4)");
 }
@@ -154,10 +154,10 @@ KnownBug qkv_reshape_bug(const Trace& ref, const AttentionWeights& w) {
 KnownBug heads_reshape_bug(const Trace& ref, const AttentionWeights& w) {
     RunHooks hooks;
     hooks.edit = [](const Trace&, Step& step) {
-        if (step.name == "q" || step.name == "k" || step.name == "v")  // [B, N, h, c] read as [B, h, N, c]
+        if (step.name == StepId::q || step.name == StepId::k || step.name == StepId::v)  // [B, N, h, c] read as [B, h, N, c]
             step.set_tensor(reshape(transpose(step.tensor(), 1, 2), step.shape(), step.axes()));
     };
-    return replay(ref, replay_config(ref.config), w, hooks, "q", {}, Finding::AxisOrder,
+    return replay(ref, replay_config(ref.config), w, hooks, StepId::q, {}, Finding::AxisOrder,
                   "the same values in another axis order: q, k, v reshaped from [B, N, h, c] to [B, h, N, c] "
                   "without the permute; use .permute(0, 2, 1, 3) (or .transpose(1, 2))");
 }
@@ -335,7 +335,7 @@ StepComparison compare_step(const UserStep& user, const Step& ref, KnownBugs& bu
     } else if (auto text = rearrangement(user.values, ref.tensor(), c.tolerance)) {
         c.finding = Finding::AxisOrder;
         c.diagnosis = *text;
-    } else if (same_shape && (user.step == "attn" || user.step == "attn_drop") && columns_sum_to_one(user.values)) {
+    } else if (same_shape && (user.step == StepId::attn || user.step == StepId::attn_drop) && columns_sum_to_one(user.values)) {
         c.finding = Finding::SoftmaxAxis;
         c.diagnosis = "softmax over the wrong axis: columns sum to 1 instead of rows; use softmax(dim=-1)";
     } else if (auto text = same_shape ? ratio(user.values, ref.tensor().values, c.tolerance, head_dim) : std::nullopt) {
@@ -431,7 +431,7 @@ std::vector<FileRole> file_roles(const TensorSource& source) {
         } catch (const FileError&) {  // not loadable (over the memory budget, unreadable): not taken for a map
             continue;
         }
-        r.role = Role{RoleKind::Step, "attn", t.name, "", block_in_name(t.name), capture_module(t.name)};
+        r.role = Role{RoleKind::Step, std::string(step_name(StepId::attn)), t.name, "", block_in_name(t.name), capture_module(t.name)};
         r.by_values = true;
         r.averaged = t.shape.size() == 3;
         maps.push_back(&r);
@@ -467,7 +467,8 @@ std::optional<std::size_t> infer_heads(const TensorSource& source, const std::ve
             it->second.find_first_not_of("0123456789") == std::string::npos)
             return std::stoul(it->second);
     }
-    for (const char* step : {"attn", "attn_drop", "scaled", "scores", "q", "k", "v", "context"})
+    for (StepId step : {StepId::attn, StepId::attn_drop, StepId::scaled, StepId::scores, StepId::q, StepId::k, StepId::v,
+                        StepId::context})
         for (const UserStep& s : steps)
             if (s.step == step && s.values.dimension() == 4) return s.values.shape()[1];
     return std::nullopt;

@@ -114,7 +114,7 @@ void GradientHeatmap(const Trace& trace, const GradStep& g, UiState& ui, float h
 
 void RememberRun(const Trace& trace, const Gradients& g, UiState& ui) {
     if (!ui.grad_runs.empty() && ui.grad_runs.back().generation == ui.trace_generation) return;
-    const Step* attn = trace.find("attn");
+    const Step* attn = trace.find(StepId::attn);
     if (!attn) return;
     UiState::GradRun r;
     r.generation = ui.trace_generation;
@@ -166,8 +166,8 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
         ui.rerun_requested = true;
     }
 
-    const Step* attn = trace.find("attn");
-    const GradStep *scores = g.find("scores"), *ga = g.find("attn");
+    const Step* attn = trace.find(StepId::attn);
+    const GradStep *scores = g.find(StepId::scores), *ga = g.find(StepId::attn);
     if (!attn || !scores || !ga) return;
     const std::size_t keys = attn->shape().back();
     const AttentionConfig& s = trace.config;
@@ -180,7 +180,7 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
     ImGui::TextColored(saturated ? BadColor() : OkColor(), tr("max attention weight %.4f"), attn->stats.max);
     ImGui::SameLine();
     ImGui::TextDisabled(tr("(uniform: 1/N' = %.4f)"), keys ? 1.0 / static_cast<double>(keys) : 0.0);
-    const GradStep* gs = g.find("scaled");
+    const GradStep* gs = g.find(StepId::scaled);
     ImGui::TextColored(g.saturated_rows ? BadColor() : OkColor(), tr("saturated rows (max weight > 0.99): %zu of %zu"),
                        g.saturated_rows, g.attn_rows);
     ImGui::Text(tr("||grad_attn|| = %s \u2192 softmax \u2192 ||grad_scaled|| = %s"), ui::format_value(ga->norm).c_str(),

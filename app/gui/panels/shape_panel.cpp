@@ -60,17 +60,11 @@ std::pair<std::size_t, std::size_t> LocateOperand(const std::string& line, const
             if (close != std::string::npos) return {p, close + 1 - p};
         }
     }
-    // attn_drop is called attn, qkv_* are called qkv, context is (attn @ v), scaled is attn ...
-    static const std::pair<const char*, const char*> aliases[] = {
-        {"attn_drop", "attn"}, {"scaled", "attn"}, {"qkv_split", "qkv"}, {"qkv_heads", "qkv"},
-        {"input", "x"},        {"merged", "x"},    {"out", "x"},         {"context_t", "(attn @ v).transpose(1, 2)"},
-        {"context", "(attn @ v)"}, {"qkv", "self.qkv(x)"}, {"scores", "(q @ k.transpose(-2, -1))"},
-    };
-    for (const auto& [name, alias] : aliases)
-        if (expr == name) {
-            p = line.find(alias, span_begin);
-            if (within(p)) return {p, std::string(alias).size()};
-        }
+    // What the reference's lines call the step: attn_drop is attn, context is (attn @ v) ...
+    if (const StepInfo* info = step_info(expr); info && !info->written_as.empty()) {
+        p = line.find(info->written_as, span_begin);
+        if (within(p)) return {p, info->written_as.size()};
+    }
     if (expr.rfind("self.", 0) == 0) {  // self.qkv.weight -> self.qkv
         const std::string module = expr.substr(0, expr.rfind('.'));
         p = line.find(module, span_begin);
