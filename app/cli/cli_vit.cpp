@@ -154,7 +154,7 @@ void dump(const std::string& dir, const VitTrace& trace) {
     std::filesystem::create_directories(dir, ec);
     if (ec || !std::filesystem::is_directory(dir))
         throw FileError(dir + ": cannot create the dump folder (" + ec.message() + ")");
-    write_npy(dir + "/norm.npy", trace.at("norm").tensor().values);  // the encoder's output, every token
+    write_npy(dir + "/norm.npy", trace.at(VitStep::norm).tensor().values);  // the encoder's output, every token
     if (trace.has_head()) write_npy(dir + "/logits.npy", trace.logits());
     for (std::size_t i = 0; i < trace.blocks.size(); ++i) {
         const VitBlockTrace& b = trace.blocks[i];

@@ -101,8 +101,8 @@ ShuffleDifference shuffle_difference(const VitTrace& original, const VitTrace& s
                         if (diff > d.attn) d.attn = diff, d.attn_block = block;
                     }
     }
-    const Array& norm = original.at("norm").tensor().values;    // [B, N, D]
-    const Array& norm_s = shuffled.at("norm").tensor().values;  // [B, N, D]
+    const Array& norm = original.at(VitStep::norm).tensor().values;    // [B, N, D]
+    const Array& norm_s = shuffled.at(VitStep::norm).tensor().values;  // [B, N, D]
     for (std::size_t b = 0; b < norm.shape()[0]; ++b)
         for (std::size_t c = 0; c < norm.shape()[2]; ++c)
             d.cls = std::max(d.cls, std::abs(norm_s(b, 0, c) - norm(b, 0, c)));

@@ -45,13 +45,14 @@ std::string format_rate(float p) {
 // ---- recording ------------------------------------------------------------------------------
 // The words of one step. `operands` are what the PyTorch line reads, with shapes.
 struct VitStepText {
-    const char* name;
-    Op op;
+    VitStep step;
     std::string code;
     std::string formula;
     std::vector<std::string> inputs;
     std::vector<Operand> operands;
     std::string note;
+    std::size_t stage = 0;  // a stem layer's
+    Op op = Op::count;      // the row's, unless given
 };
 
 // Records a step. PyTorch's tensor is a view with `view_layout` when one is given, else a new
@@ -62,7 +63,8 @@ const Step& record(Recorder& rec, VitStepText text, StepValues values,
                             ? std::get<TensorView>(values).shape
                             : shape_of(std::get<std::shared_ptr<const Tensor>>(values)->values);
     const bool is_view = view_layout.has_value();
-    return rec.add({text.name, text.op, std::move(text.code), std::move(text.formula), std::move(text.inputs),
+    const Op op = text.op == Op::count ? vit_step_info(text.step).op : text.op;
+    return rec.add({vit_step_name(text.step, text.stage), op, std::move(text.code), std::move(text.formula), std::move(text.inputs),
                     std::move(text.note), {}, std::move(text.operands)},
                    std::move(values), is_view ? *view_layout : TorchLayout::contiguous(shape), is_view);
 }
@@ -270,13 +272,14 @@ BranchEnd record_branch_end(Recorder& rec, VitBlockTrace& blk, const VitConfig& 
                             const Array& gamma, const Step& branch, const std::string& branch_code, Rng& drop_rng) {
     const std::size_t B = branch.shape()[0];
     const Shape bnd = branch.shape();
-    const std::string ks = std::to_string(k), ls = "ls" + ks, dp = "drop_path" + ks;
+    const VitStep ls_step = k == 1 ? VitStep::ls1 : VitStep::ls2, dp_step = k == 1 ? VitStep::drop_path1 : VitStep::drop_path2;
+    const std::string ls = vit_step_name(ls_step), dp = vit_step_name(dp_step);
     BranchEnd end{&branch, branch.name, branch_code};
     if (cfg.layer_scale) {
         // self.ls<k>(x) = x * self.ls<k>.gamma                                [B, N, D]
         end.step = &record(
             rec,
-            {ls.c_str(), Op::scale, "self." + ls + "(x)", "b n C, C -> b n C  (x * gamma)", {end.name},
+            {ls_step, "self." + ls + "(x)", "b n C, C -> b n C  (x * gamma)", {end.name},
              {{"x", bnd}, {"self." + ls + ".gamma", shape_of(gamma)}},
              "new contiguous tensor: LayerScale multiplies every channel of the branch by its learned gamma "
              "(timm init_values), so a deep model starts close to the identity"},
@@ -300,7 +303,7 @@ BranchEnd record_branch_end(Recorder& rec, VitBlockTrace& blk, const VitConfig& 
     if (r.active) {
         end.step = &record(
             rec,
-            {dp.c_str(), Op::drop_path, code, "b n C, b 1 1 -> b n C  (x / (1 - p) * keep[b])", {end.name}, operands,
+            {dp_step, code, "b n C, b 1 1 -> b n C  (x / (1 - p) * keep[b])", {end.name}, operands,
              "new contiguous tensor: stochastic depth with p = " + p_text + " in this block: " +
                  std::to_string(dropped) + " of " + std::to_string(B) +
                  " samples lose this whole branch (x 0), the others are scaled by 1/(1-p); the residual still "
@@ -309,7 +312,7 @@ BranchEnd record_branch_end(Recorder& rec, VitBlockTrace& blk, const VitConfig& 
     } else {
         end.step = &record(
             rec,
-            {dp.c_str(), Op::drop_path, code, "b n C -> b n C  (identity)", {end.name}, operands,
+            {dp_step, code, "b n C -> b n C  (identity)", {end.name}, operands,
              cfg.training ? "identity: this block's drop-path rate is 0 (dpr rises from 0 in the first block), "
                             "so DropPath returns x itself"
                           : "identity: DropPath does nothing in eval mode and returns x itself (rate p = " + p_text +
@@ -348,7 +351,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.norm1(x)                                                          [B, N, D]
     const Step& norm1 = record(
         rec,
-        {"norm1", Op::layernorm, code[VitLine::norm1], layernorm_formula(cfg), {x_name},
+        {VitStep::norm1, code[VitLine::norm1], layernorm_formula(cfg), {x_name},
          {{"x", bnd}, operand(code[VitLine::norm1_weight], w.norm1_weight)},
          "new contiguous tensor: every token is normalized to mean 0, variance 1, then scaled and shifted"},
         layer_norm(x, w.norm1_weight, w.norm1_bias, eps, "norm1.weight"));
@@ -358,9 +361,9 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     progress.advance(blk.attention.steps.size());
     const Step& attn_out = record(
         rec,
-        {"attn_out", Op::attention, code[VitLine::attn], "b n C -> b n C  (multi-head self-attention)", {"norm1"},
+        {VitStep::attn_out, code[VitLine::attn], "b n C -> b n C  (multi-head self-attention)", {vit_step_name(VitStep::norm1)},
          {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
-        blk.attention.at("out_drop").view());
+        blk.attention.at(StepId::out_drop).view());
 
     // [self.ls1(x)], [self.drop_path1(x)]                                       [B, N, D]
     const BranchEnd end1 = record_branch_end(rec, blk, cfg, index, 1, w.ls1_gamma, attn_out, code[VitLine::residual1_branch], drop_rng);
@@ -368,7 +371,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // x = x + self.attn(self.norm1(x))                                        [B, N, D]
     const Step& residual1 = record(
         rec,
-        {"residual1", Op::add, wrapped ? "x = x + " + end1.code : std::string(code[VitLine::residual1]), "b n C, b n C -> b n C",
+        {VitStep::residual1, wrapped ? "x = x + " + end1.code : std::string(code[VitLine::residual1]), "b n C, b n C -> b n C",
          {x_name, end1.name}, {{"x", bnd}, {end1.code, bnd}},
          "new contiguous tensor: the residual connection adds the attention's output to the block's input"},
         add(x, end1.step->tensor(), "x", end1.name));
@@ -378,7 +381,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.norm2(x)                                                           [B, N, D]
     const Step& norm2 = record(
         rec,
-        {"norm2", Op::layernorm, code[VitLine::norm2], layernorm_formula(cfg), {"residual1"},
+        {VitStep::norm2, code[VitLine::norm2], layernorm_formula(cfg), {vit_step_name(VitStep::residual1)},
          {{"x", bnd}, operand(code[VitLine::norm2_weight], w.norm2_weight)},
          "new contiguous tensor: the MLP's input, normalized per token like norm1"},
         layer_norm(residual1.tensor(), w.norm2_weight, w.norm2_bias, eps, "norm2.weight"));
@@ -386,7 +389,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.mlp.fc1(x)                                                         [B, N, M]
     const Step& fc1 = record(
         rec,
-        {"fc1", Op::linear, code[VitLine::fc1], "b n C, M C -> b n M", {"norm2"},
+        {VitStep::fc1, code[VitLine::fc1], "b n C, M C -> b n M", {vit_step_name(VitStep::norm2)},
          {{"x", bnd}, operand(code[VitLine::fc1_weight], w.fc1_weight)},
          "new contiguous tensor: nn.Linear widens every token from D = " + std::to_string(D) + " to M = " +
              std::to_string(M)},
@@ -395,14 +398,14 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.mlp.act(x)                                                         [B, N, M]
     const Step& act = record(
         rec,
-        {"gelu", Op::gelu, code[VitLine::act], "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {"fc1"},
+        {VitStep::gelu, code[VitLine::act], "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {vit_step_name(VitStep::fc1)},
          {{"x", {B, N, M}}}, "new contiguous tensor: nn.GELU(), the exact erf form"},
         gelu(fc1.tensor()));
 
     // self.mlp.fc2(x)                                                         [B, N, D]
     const Step& fc2 = record(
         rec,
-        {"fc2", Op::linear, code[VitLine::fc2], "b n M, C M -> b n C", {"gelu"},
+        {VitStep::fc2, code[VitLine::fc2], "b n M, C M -> b n C", {vit_step_name(VitStep::gelu)},
          {{"x", {B, N, M}}, operand(code[VitLine::fc2_weight], w.fc2_weight)},
          "new contiguous tensor: nn.Linear narrows every token back to D"},
         linear(act.tensor(), w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight", w.fc2_packed.get()));
@@ -413,8 +416,8 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // x = x + self.mlp(self.norm2(x))                                         [B, N, D]
     const Step& residual2 = record(
         rec,
-        {"residual2", Op::add, wrapped ? "x = x + " + end2.code : std::string(code[VitLine::residual2]), "b n C, b n C -> b n C",
-         {"residual1", end2.name}, {{"x", bnd}, {end2.code, bnd}},
+        {VitStep::residual2, wrapped ? "x = x + " + end2.code : std::string(code[VitLine::residual2]), "b n C, b n C -> b n C",
+         {vit_step_name(VitStep::residual1), end2.name}, {{"x", bnd}, {end2.code, bnd}},
          "new contiguous tensor: the second residual connection; this is the block's output"},
         add(residual1.tensor(), end2.step->tensor(), "x", end2.name));
     if (cfg.records_drop_path())
@@ -433,39 +436,40 @@ const Step& record_stem(Recorder& rec, const VitConfig& cfg, const VitWeights& w
     for (std::size_t i = 0; i < cfg.stem_channels.size(); ++i) {
         const StemStageWeights& st = w.stem[i];
         const std::size_t C = cfg.stem_channels[i], half = (side + 1) / 2;
-        const std::string stage = "stem" + std::to_string(i) + ".";
         const std::string conv_code = "self.patch_embed.backbone[" + std::to_string(3 * i) + "]";
         const std::string bn_code = "self.patch_embed.backbone[" + std::to_string(3 * i + 1) + "]";
         const Shape x_shape{B, in, side, side}, y_shape{B, C, half, half};
 
         // nn.Conv2d(C_in, C, k, stride=2, padding=k/2)                      [B, C, H/2, W/2]
-        const std::string conv_name = stage + "conv", bn_name = stage + "bn", relu_name = stage + "relu";
+        const std::string conv_name = vit_step_name(VitStep::stem_conv, i), bn_name = vit_step_name(VitStep::stem_bn, i);
         const Step& conv = record(
             rec,
-            {conv_name.c_str(), Op::conv2d, conv_code + "(x)",
+            {VitStep::stem_conv, conv_code + "(x)",
              "b " + std::to_string(in) + " h w -> b " + std::to_string(C) + " (h/2) (w/2)", {x->name},
              {{"x", x_shape}, {conv_code + ".weight", {C, in, k, k}}},
              "new contiguous tensor: a " + k_text + "x" + k_text + " conv, stride 2, padding " + pad_text + ": each of " +
                  std::to_string(C) + " filters reads a " + k_text + "x" + k_text + " window of all " +
                  std::to_string(in) + " channels; the grid halves to " + std::to_string(half) + "x" +
-                 std::to_string(half) + " (computed as im2col + one matrix product)"},
+                 std::to_string(half) + " (computed as im2col + one matrix product)",
+             i},
             conv2d(x->tensor(), st.conv_weight, cfg.stem_conv_bias ? &st.conv_bias : nullptr, k, 2, k / 2,
                    conv_code + ".weight"));
 
         // nn.BatchNorm2d(C) in eval: the running statistics, not the batch's   [B, C, H/2, W/2]
         const Step& bn = record(
             rec,
-            {bn_name.c_str(), Op::batchnorm, bn_code + "(x)", "b C h w -> b C h w  (per channel, eps 1e-5)",
+            {VitStep::stem_bn, bn_code + "(x)", "b C h w -> b C h w  (per channel, eps 1e-5)",
              {conv_name}, {{"x", y_shape}, {bn_code + ".running_var", {C}}},
              "new contiguous tensor: BatchNorm2d in eval: (x - running_mean) / sqrt(running_var + 1e-5) * weight + "
-             "bias, one affine map per channel"},
+             "bias, one affine map per channel",
+             i},
             batch_norm_eval(conv.tensor(), st.bn_weight, st.bn_bias, st.bn_mean, st.bn_var, 1e-5f, bn_code));
 
         // nn.ReLU()                                                           [B, C, H/2, W/2]
         x = &record(rec,
-                    {relu_name.c_str(), Op::relu, "self.patch_embed.backbone[" + std::to_string(3 * i + 2) + "](x)",
+                    {VitStep::stem_relu, "self.patch_embed.backbone[" + std::to_string(3 * i + 2) + "](x)",
                      "b C h w -> b C h w  (max(x, 0))", {bn_name}, {{"x", y_shape}},
-                     "new contiguous tensor: negative values become 0"},
+                     "new contiguous tensor: negative values become 0", i},
                     relu(bn.tensor()));
         in = C;
         side = half;
@@ -479,10 +483,10 @@ const Step& record_patches(Recorder& rec, const VitConfig& cfg, const Step& inpu
     const std::string p_text = std::to_string(p);
     return record(
         rec,
-        {"patches", Op::patchify,
+        {VitStep::patches,
          "x.unfold(2, " + p_text + ", " + p_text + ").unfold(3, " + p_text + ", " + p_text +
              ").permute(0, 2, 3, 1, 4, 5).reshape(B, P, 3*" + p_text + "*" + p_text + ")",
-         "b 3 (gh p1) (gw p2) -> b (gh gw) (3 p1 p2)", {"pixels"}, {{"x", shape_of(input.tensor().values)}},
+         "b 3 (gh p1) (gw p2) -> b (gh gw) (3 p1 p2)", {vit_step_name(VitStep::pixels)}, {{"x", shape_of(input.tensor().values)}},
          "what patch_embed.proj (a " + p_text + "x" + p_text + " conv with stride " + p_text +
              ") sees: the image cut into " + std::to_string(cfg.grid()) + "x" + std::to_string(cfg.grid()) +
              " patches, row by row, each flattened in the (c, kh, kw) order of the conv weight"},
@@ -496,7 +500,7 @@ const Step& record_patch_embed(Recorder& rec, const VitConfig& cfg, const VitCod
     const std::string p_text = std::to_string(p);
     return record(
         rec,
-        {"patch_embed", Op::linear, code[VitLine::patch_embed], "b P (3 p1 p2), D (3 p1 p2) -> b P D", {"patches"},
+        {VitStep::patch_embed, code[VitLine::patch_embed], "b P (3 p1 p2), D (3 p1 p2) -> b P D", {vit_step_name(VitStep::patches)},
          {{"x", {B, 3, S, S}}, {code[VitLine::patch_weight], {D, 3, p, p}}},
          "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
              std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
@@ -509,11 +513,12 @@ const Step& record_stem_tokens(Recorder& rec, const VitConfig& cfg, const Step& 
     const std::string g = std::to_string(cfg.grid());
     return record(
         rec,
-        {"patches", Op::transpose, "x.flatten(2).transpose(1, 2)", "b C h w -> b (h w) C", {features.name},
+        {VitStep::patches, "x.flatten(2).transpose(1, 2)", "b C h w -> b (h w) C", {features.name},
          {{"x", fs}},
          "what patch_embed.proj (a 1x1 conv) sees: the stem's " + g + "x" + g + " feature map, one row of C = " +
              std::to_string(fs[1]) + " channels per position, row by row; P = " + g + "*" + g + " = " +
-             std::to_string(cfg.patches()) + " (PyTorch flattens after the 1x1 conv; the numbers are the same)"},
+             std::to_string(cfg.patches()) + " (PyTorch flattens after the 1x1 conv; the numbers are the same)",
+         0, Op::transpose},
         channels_to_tokens(features.tensor()));
 }
 
@@ -523,8 +528,8 @@ const Step& record_stem_proj(Recorder& rec, const VitConfig& cfg, const VitWeigh
     const std::size_t g = cfg.grid();
     return record(
         rec,
-        {"patch_embed", Op::linear, "self.patch_embed.proj(x).flatten(2).transpose(1, 2)", "b P C, D C -> b P D",
-         {"patches"}, {{"x", {B, C, g, g}}, {"self.patch_embed.proj.weight", {D, C, 1, 1}}},
+        {VitStep::patch_embed, "self.patch_embed.proj(x).flatten(2).transpose(1, 2)", "b P C, D C -> b P D",
+         {vit_step_name(VitStep::patches)}, {{"x", {B, C, g, g}}, {"self.patch_embed.proj.weight", {D, C, 1, 1}}},
          "new contiguous tensor: the 1x1 conv is a linear over each position's C = " + std::to_string(C) +
              " channels; one D = " + std::to_string(D) + " token per position of the stem's feature map"},
         linear(patches.tensor(), w.patch_weight, &w.patch_bias, "C", "patch_embed.proj.weight", w.patch_packed.get()));
@@ -767,37 +772,116 @@ const Step& VitTrace::at(std::string_view name) const {
     throw std::out_of_range("the ViT trace has no embedding or head step named '" + std::string(name) + "'");
 }
 
+// ---- the ViT's steps --------------------------------------------------------------------------
+namespace {
+
+// clang-format off
+constexpr VitStepInfo kVitSteps[] = {
+    // id                    name          op               part            optional
+    {VitStep::pixels,      "pixels",      Op::input,       VitPart::embed, false},
+    {VitStep::stem_conv,   "stem.conv",   Op::conv2d,      VitPart::stem,  false},
+    {VitStep::stem_bn,     "stem.bn",     Op::batchnorm,   VitPart::stem,  false},
+    {VitStep::stem_relu,   "stem.relu",   Op::relu,        VitPart::stem,  false},
+    {VitStep::patches,     "patches",     Op::patchify,    VitPart::embed, false},
+    {VitStep::patch_embed, "patch_embed", Op::linear,      VitPart::embed, false},
+    {VitStep::tokens,      "tokens",      Op::cat,         VitPart::embed, false},
+    {VitStep::embed,       "embed",       Op::add,         VitPart::embed, false},
+    {VitStep::norm1,       "norm1",       Op::layernorm,   VitPart::block, false},
+    {VitStep::attn_out,    "attn_out",    Op::attention,   VitPart::block, false},
+    {VitStep::ls1,         "ls1",         Op::scale,       VitPart::block, true},
+    {VitStep::drop_path1,  "drop_path1",  Op::drop_path,   VitPart::block, true},
+    {VitStep::residual1,   "residual1",   Op::add,         VitPart::block, false},
+    {VitStep::norm2,       "norm2",       Op::layernorm,   VitPart::block, false},
+    {VitStep::fc1,         "fc1",         Op::linear,      VitPart::block, false},
+    {VitStep::gelu,        "gelu",        Op::gelu,        VitPart::block, false},
+    {VitStep::fc2,         "fc2",         Op::linear,      VitPart::block, false},
+    {VitStep::ls2,         "ls2",         Op::scale,       VitPart::block, true},
+    {VitStep::drop_path2,  "drop_path2",  Op::drop_path,   VitPart::block, true},
+    {VitStep::residual2,   "residual2",   Op::add,         VitPart::block, false},
+    {VitStep::norm,        "norm",        Op::layernorm,   VitPart::head,  false},
+    {VitStep::cls_out,     "cls_out",     Op::select,      VitPart::head,  false},
+    {VitStep::logits,      "logits",      Op::linear,      VitPart::head,  false},
+    {VitStep::probs,       "probs",       Op::softmax,     VitPart::head,  false},
+};
+// clang-format on
+static_assert(std::size(kVitSteps) == static_cast<std::size_t>(VitStep::count), "one row per VitStep");
+
+constexpr bool vit_steps_in_place() {
+    for (std::size_t i = 0; i < std::size(kVitSteps); ++i)
+        if (kVitSteps[i].id != static_cast<VitStep>(i)) return false;
+    return true;
+}
+static_assert(vit_steps_in_place(), "kVitSteps: every row at the place of its VitStep");
+
+// The names of one part's rows, in order; with_optional: also the rows only some configs record.
+std::vector<std::string> part_names(VitPart part, bool with_optional) {
+    std::vector<std::string> names;
+    for (const VitStepInfo& row : kVitSteps)
+        if (row.part == part && (with_optional || !row.optional)) names.emplace_back(row.name);
+    return names;
+}
+
+}  // namespace
+
+const VitStepInfo& vit_step_info(VitStep step) { return kVitSteps[static_cast<std::size_t>(step)]; }
+
+std::string vit_step_name(VitStep step, std::size_t stage) {
+    const std::string_view name = vit_step_info(step).name;
+    if (vit_step_info(step).part != VitPart::stem) return std::string(name);
+    return "stem" + std::to_string(stage) + std::string(name.substr(name.find('.')));  // "stem2.bn"
+}
+
+VitStep vit_step_of(std::string_view name) {
+    std::string_view row_name = name;
+    std::string stem_row;  // "stem2.bn" -> "stem.bn"
+    const std::size_t dot = name.find('.');
+    if (name.rfind("stem", 0) == 0 && dot != std::string_view::npos && dot > 4 &&
+        name.find_first_not_of("0123456789", 4) == dot) {
+        stem_row = "stem" + std::string(name.substr(dot));
+        row_name = stem_row;
+    }
+    for (const VitStepInfo& row : kVitSteps)
+        if (row.name == row_name) return row.id;
+    return VitStep::count;
+}
+
 const std::vector<std::string>& vit_embed_step_names() {
-    static const std::vector<std::string> names = {"pixels", "patches", "patch_embed", "tokens", "embed"};
+    static const std::vector<std::string> names = part_names(VitPart::embed, true);
     return names;
 }
 std::vector<std::string> vit_stem_step_names(std::size_t stages) {
     std::vector<std::string> names;
     for (std::size_t i = 0; i < stages; ++i)
-        for (const char* layer : {".conv", ".bn", ".relu"}) names.push_back("stem" + std::to_string(i) + layer);
+        for (VitStep layer : {VitStep::stem_conv, VitStep::stem_bn, VitStep::stem_relu})
+            names.push_back(vit_step_name(layer, i));
     return names;
 }
 const std::vector<std::string>& vit_block_step_names() {
-    static const std::vector<std::string> names = {"norm1", "attn_out", "residual1", "norm2",
-                                                   "fc1",   "gelu",     "fc2",       "residual2"};
+    static const std::vector<std::string> names = part_names(VitPart::block, false);
     return names;
 }
 std::vector<std::string> vit_block_step_names(const VitConfig& config) {
     std::vector<std::string> names;
-    for (const std::string& name : vit_block_step_names()) {
-        const bool end1 = name == "residual1", end2 = name == "residual2";
-        if ((end1 || end2) && config.layer_scale) names.push_back(end1 ? "ls1" : "ls2");
-        if ((end1 || end2) && config.records_drop_path()) names.push_back(end1 ? "drop_path1" : "drop_path2");
-        names.push_back(name);
+    for (const VitStepInfo& row : kVitSteps) {
+        if (row.part != VitPart::block) continue;
+        const bool ls = row.id == VitStep::ls1 || row.id == VitStep::ls2;
+        const bool dp = row.id == VitStep::drop_path1 || row.id == VitStep::drop_path2;
+        if ((ls && !config.layer_scale) || (dp && !config.records_drop_path())) continue;
+        names.emplace_back(row.name);
     }
     return names;
 }
 const std::vector<std::string>& vit_optional_block_step_names() {
-    static const std::vector<std::string> names = {"ls1", "drop_path1", "ls2", "drop_path2"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> optional;
+        for (const VitStepInfo& row : kVitSteps)
+            if (row.optional) optional.emplace_back(row.name);
+        return optional;
+    }();
     return names;
 }
 const std::vector<std::string>& vit_head_step_names() {
-    static const std::vector<std::string> names = {"norm", "cls_out", "logits", "probs"};
+    static const std::vector<std::string> names = part_names(VitPart::head, true);
     return names;
 }
 
@@ -821,7 +905,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
 
     // x                                                                       [B, 3, H, W]
     const Step& input = record(embed_rec,
-                               {"pixels", Op::input, "x", "b 3 h w", {}, {}, "the normalized image, contiguous"},
+                               {VitStep::pixels, "x", "b 3 h w", {}, {}, "the normalized image, contiguous"},
                                Tensor{pixels.values, {"B", "3", "H", "W"}});
 
     // self.patch_embed(x): linear patches, or a CNN stem whose feature map's positions become the
@@ -840,7 +924,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     tokens.axes = {"B", "N", "C"};
     const Step& cat = record(
         embed_rec,
-        {"tokens", Op::cat, code[VitLine::tokens], distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {"patch_embed"},
+        {VitStep::tokens, code[VitLine::tokens], distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {vit_step_name(VitStep::patch_embed)},
          {operand(code[VitLine::cls], w.cls_token), {"x", {B, P, D}}},
          distilled ? "new contiguous tensor: the learned class token and distillation token are put before the "
                      "patches; their outputs feed the two heads"
@@ -850,32 +934,32 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     // x = x + self.pos_embed                                                  [B, N, D]
     const Step& embed = record(
         embed_rec,
-        {"embed", Op::add, code[VitLine::embed], "b n D, 1 n D -> b n D", {"tokens"},
+        {VitStep::embed, code[VitLine::embed], "b n D, 1 n D -> b n D", {vit_step_name(VitStep::tokens)},
          {{"x", {B, N, D}}, operand(code[VitLine::pos], w.pos_embed)},
          "new contiguous tensor: every token gets the embedding of its position (the class token too)"},
         add(cat.tensor(), Tensor{w.pos_embed, {"1", "N", "C"}}, "x", "pos_embed"));
 
     // for blk in self.blocks: x = blk(x)                                      [B, N, D]
     const Tensor* x = &embed.tensor();
-    std::string x_name = "embed";
+    std::string x_name = vit_step_name(VitStep::embed);
     Rng drop_rng(cfg.seed, kDropPath);  // every drop_path step's B draws, in execution order
     for (std::size_t i = 0; i < cfg.depth; ++i) {
         t.blocks.push_back(run_block(cfg, B, i, w.blocks[i], *x, x_name, progress, drop_rng));
         x = &t.blocks.back().steps.back().tensor();
-        x_name = "block" + std::to_string(i) + ".residual2";
+        x_name = "block" + std::to_string(i) + "." + vit_step_name(VitStep::residual2);
     }
 
     // self.norm(x)                                                            [B, N, D]
     const Step& norm = record(
         head_rec,
-        {"norm", Op::layernorm, code[VitLine::norm], layernorm_formula(cfg), {x_name},
+        {VitStep::norm, code[VitLine::norm], layernorm_formula(cfg), {x_name},
          {{"x", {B, N, D}}, operand(code[VitLine::norm_weight], w.norm_weight)}, "new contiguous tensor: the final LayerNorm"},
         layer_norm(*x, w.norm_weight, w.norm_bias, cfg.layer_norm_eps(), "norm.weight"));
 
     // x[:, 0]: the class token                                                [B, D]
     const Step& cls_out = record(
         head_rec,
-        {"cls_out", Op::select, code[VitLine::cls_out], "b n C -> b C  (n = 0)", {"norm"}, {{"x", {B, N, D}}},
+        {VitStep::cls_out, code[VitLine::cls_out], "b n C -> b C  (n = 0)", {vit_step_name(VitStep::norm)}, {{"x", {B, N, D}}},
          K > 0 ? "view, no copy: the class token's row of every image; only it reaches the head"
                : "view, no copy: the class token's row of every image (this model has no classifier)"},
         select_view(norm.view(), 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
@@ -894,7 +978,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     }
     const Step& logits = record(
         head_rec,
-        {"logits", Op::linear, code[VitLine::logits], "b C, K C -> b K", {"cls_out"},
+        {VitStep::logits, code[VitLine::logits], "b C, K C -> b K", {vit_step_name(VitStep::cls_out)},
          {{"x", {B, D}}, operand(code[VitLine::head_weight], w.head_weight)},
          "new contiguous tensor: one score per class (" + std::to_string(K) + ")" +
              (distilled ? std::string(", the mean of the class head's and the distillation head's") : std::string())},
@@ -902,7 +986,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
 
     // logits.softmax(dim=-1)                                                  [B, K]
     record(head_rec,
-           {"probs", Op::softmax, "logits.softmax(dim=-1)", "b K -> b K  (softmax over K)", {"logits"}, {{"x", {B, K}}},
+           {VitStep::probs, "logits.softmax(dim=-1)", "b K -> b K  (softmax over K)", {vit_step_name(VitStep::logits)}, {{"x", {B, K}}},
             "new contiguous tensor: the class probabilities shown beside the image"},
            softmax_last(logits.tensor()));
 

@@ -81,6 +81,55 @@ VitConfig with_cnn_stem(VitConfig config);
 // running mean 0, running var 1).
 VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed);
 
+// ---- the ViT's steps --------------------------------------------------------------------------
+// The steps a ViT records around each block's attention (whose steps are the step table's,
+// core/engine/step_table.hpp), one row each (vit_step_info), in execution order: the embedding with
+// a hybrid's CNN stem (one row per layer, recorded once per stage as stem<i>.conv ...), a block's,
+// the head's.
+enum class VitStep : std::uint8_t {
+    pixels,
+    stem_conv,
+    stem_bn,
+    stem_relu,
+    patches,
+    patch_embed,
+    tokens,
+    embed,
+    norm1,
+    attn_out,
+    ls1,
+    drop_path1,
+    residual1,
+    norm2,
+    fc1,
+    gelu,
+    fc2,
+    ls2,
+    drop_path2,
+    residual2,
+    norm,
+    cls_out,
+    logits,
+    probs,
+    count
+};
+
+enum class VitPart : std::uint8_t { embed, stem, block, head };
+
+struct VitStepInfo {
+    VitStep id;
+    std::string_view name;  // pinned; a stem layer's is "stem.conv", recorded per stage as stem<i>.conv
+    Op op;                  // a hybrid's patches is Op::transpose (the stem's map read as rows)
+    VitPart part;
+    bool optional;  // only some configs record it: ls<k> with LayerScale, drop_path<k> with a rate
+};
+
+const VitStepInfo& vit_step_info(VitStep step);
+// "norm1"; a stem layer's at `stage`: "stem2.bn".
+std::string vit_step_name(VitStep step, std::size_t stage = 0);
+// The row of a recorded name ("stem2.bn" and "stem.bn" are stem_bn), or VitStep::count.
+VitStep vit_step_of(std::string_view name);
+
 // One DropPath of a block, as it ran: which samples lost their branch.
 struct DropPathRecord {
     std::string step;    // "drop_path1" (the attention's branch) or "drop_path2" (the MLP's)
@@ -103,7 +152,8 @@ struct VitBlockTrace {
     std::vector<DropPathRecord> drop_paths;  // drop_path1, drop_path2; empty when the rate is 0
 
     const Step& at(std::string_view name) const;  // throws std::out_of_range
-    const Array& attn() const { return attention.at("attn").tensor().values; }  // [B, h, N, N'] post-softmax
+    const Step& at(VitStep step) const { return at(vit_step_name(step)); }
+    const Array& attn() const { return attention.at(StepId::attn).tensor().values; }  // [B, h, N, N'] post-softmax
 };
 
 struct VitTrace {
@@ -116,9 +166,10 @@ struct VitTrace {
     NonFiniteCheck nonfinite;  // the first step, in execution order, with a NaN or Inf
 
     const Step& at(std::string_view name) const;  // an embed or head step; throws std::out_of_range
+    const Step& at(VitStep step) const { return at(vit_step_name(step)); }
     bool has_head() const { return config.classes > 0; }  // logits and probs are recorded
-    const Array& logits() const { return at("logits").tensor().values; }  // [B, K]; has_head() only
-    const Array& probs() const { return at("probs").tensor().values; }    // [B, K]; has_head() only
+    const Array& logits() const { return at(VitStep::logits).tensor().values; }  // [B, K]; has_head() only
+    const Array& probs() const { return at(VitStep::probs).tensor().values; }    // [B, K]; has_head() only
 };
 
 // The pinned step names: embedding, each block's, and the head's, in execution order (a model

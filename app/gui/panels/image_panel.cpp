@@ -654,8 +654,8 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     const VitConfig& c = t.config;
     const VitBlockTrace& blk = t.blocks[block];
     ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
-    ImGui::TextDisabled("%s", blk.at("residual1").code.c_str());
-    ImGui::TextDisabled("%s", blk.at("residual2").code.c_str());
+    ImGui::TextDisabled("%s", blk.at(VitStep::residual1).code.c_str());
+    ImGui::TextDisabled("%s", blk.at(VitStep::residual2).code.c_str());
     if (c.layer_scale)
         WrappedTextF("%s", tr("LayerScale: every branch is multiplied by ls1.gamma / ls2.gamma [D] from the "
                                     "checkpoint (steps ls1, ls2) before DropPath."));
@@ -700,7 +700,8 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     // The selected block, sample by sample: what the residual carries and what the branch's gradient is.
     ImGui::Text(tr("block %zu:"), block);
     for (const DropPathRecord& r : blk.drop_paths) {
-        const bool attn = r.step == "drop_path1";
+        const bool attn = r.step == vit_step_name(VitStep::drop_path1);
+        const std::string residual = vit_step_name(attn ? VitStep::residual1 : VitStep::residual2);
         for (std::size_t b = 0; b < r.mask.size(); ++b) {
             const ui::BranchCell cell = ui::branch_cell(r, b);
             const std::string sample = r.mask.size() > 1 ? tr("sample ") + std::to_string(b) + ", " : std::string();
@@ -708,8 +709,8 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
                 WrappedTextF(
                     tr("%s%s branch dropped: %s = x exactly (max |%s - x| = %.3g), the residual path still "
                        "carries x; d %s / d branch = 0, so the branch's weights get zero gradient from this sample."),
-                    sample.c_str(), attn ? tr("attention") : tr("MLP"), attn ? "residual1" : "residual2",
-                    attn ? "residual1" : "residual2", r.dropped_residual_vs_x, attn ? "residual1" : "residual2");
+                    sample.c_str(), attn ? tr("attention") : tr("MLP"), residual.c_str(), residual.c_str(),
+                    r.dropped_residual_vs_x, residual.c_str());
             else if (cell.fate == ui::BranchFate::kept)
                 WrappedTextF(tr("%s%s branch kept and scaled by 1/(1-p) = %.4g, so its expected value is "
                                       "unchanged; its gradient is scaled by the same %.4g."),
