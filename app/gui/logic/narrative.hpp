@@ -15,8 +15,8 @@ struct StepNarrative {
     std::string text;   // two to four sentences
 };
 
-// The narrative of a step of run_attention (attention_step_names()) or of the ViT's block-level
-// steps (patch_embed, cls_token, pos_embed, norm1, attention, residual1, norm2, mlp, residual2, head).
+// The narrative of a step of run_attention (a StepId's name) or of the ViT around it (a VitStep's:
+// pixels ... probs, a hybrid's stem layers as stem<i>.conv, stem<i>.bn, stem<i>.relu).
 // An unknown step gets an empty title and text. With the MultiHeadAttention reference, the steps
 // whose line differs (qkv_proj, qkv[0], self.dropout, out_proj) are told as that class writes them.
 StepNarrative step_narrative(const std::string& step, Language language, Reference reference = Reference::vit);
@@ -25,7 +25,8 @@ StepNarrative step_narrative(const std::string& step, Language language, Referen
 // the Shape view's short version. The whole text when it has no more.
 std::string narrative_lead(const std::string& text, std::size_t sentences = 2);
 
-// Every step name that has a narrative (the attention steps first, in pipeline order).
+// Every step name that has a narrative: the attention's in StepId order, then the ViT's in VitStep
+// order (the stem's layers as stem.conv, stem.bn, stem.relu).
 const std::vector<std::string>& narrated_steps();
 
 }  // namespace attnscope::ui
