@@ -81,16 +81,14 @@ const Step& find_step(const Steps& steps, std::string_view name, const char* whe
     throw std::out_of_range(std::string(where) + " has no step named '" + std::string(name) + "'");
 }
 
-// The lines of each family's forward() that a ViT step records as its code, or names as an
-// operand (the numbers are the same in every family), one row per line: timm, timm DeiT
-// (distilled), torchvision, Hugging Face. A row's place is checked against its name at compile
+// The lines of each family's forward() that a ViT step names as an operand (the numbers are the
+// same in every family), one row per line: timm, timm DeiT (distilled), torchvision, Hugging Face. A row's place is checked against its name at compile
 // time, so a row out of place does not build.
 enum class VitLine {
-    patch_embed, patch_weight, tokens, cls, embed, pos,                        // the embedding
-    norm1, norm1_weight, attn, residual1, residual1_branch,                    // a block's attention branch
-    norm2, norm2_weight, fc1, fc1_weight, act, fc2, fc2_weight, residual2,     // its MLP branch
-    residual2_branch,
-    norm, norm_weight, cls_out, logits, head_weight,                           // the head
+    patch_weight, cls, pos,                                       // the embedding
+    norm1_weight, residual1_branch,                               // a block's attention branch
+    norm2_weight, fc1_weight, fc2_weight, residual2_branch,       // its MLP branch
+    norm_weight, head_weight,                                     // the head
     count
 };
 
@@ -100,126 +98,56 @@ struct VitLineRow {
 };
 
 constexpr VitLineRow kVitLines[] = {
-    {VitLine::patch_embed,
-     {"self.patch_embed.proj(x).flatten(2).transpose(1, 2)",
-      "self.patch_embed.proj(x).flatten(2).transpose(1, 2)",
-      "self.conv_proj(x).reshape(n, self.hidden_dim, n_h * n_w).permute(0, 2, 1)",
-      "self.patch_embeddings(pixel_values)"}},
     {VitLine::patch_weight,  // the conv's weight, as the code names it
      {"self.patch_embed.proj.weight",
       "self.patch_embed.proj.weight",
       "self.conv_proj.weight",
       "self.patch_embeddings.projection.weight"}},
-    {VitLine::tokens,
-     {"torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)",
-      "torch.cat((self.cls_token.expand(B, -1, -1), self.dist_token.expand(B, -1, -1), x), dim=1)",
-      "torch.cat([self.class_token.expand(n, -1, -1), x], dim=1)",
-      "torch.cat((self.cls_token.expand(batch_size, -1, -1), embeddings), dim=1)"}},
     {VitLine::cls,
      {"self.cls_token",
       "self.cls_token",
       "self.class_token",
       "self.cls_token"}},
-    {VitLine::embed,
-     {"x = x + self.pos_embed",
-      "x = x + self.pos_embed",
-      "input = input + self.pos_embedding",
-      "embeddings = embeddings + self.position_embeddings"}},
     {VitLine::pos,
      {"self.pos_embed",
       "self.pos_embed",
       "self.encoder.pos_embedding",
       "self.position_embeddings"}},
-    {VitLine::norm1,
-     {"self.norm1(x)",
-      "self.norm1(x)",
-      "x = self.ln_1(input)",
-      "self.layernorm_before(hidden_states)"}},
     {VitLine::norm1_weight,
      {"self.norm1.weight",
       "self.norm1.weight",
       "self.ln_1.weight",
       "self.layernorm_before.weight"}},
-    {VitLine::attn,
-     {"self.attn(x)",
-      "self.attn(x)",
-      "x, _ = self.self_attention(x, x, x, need_weights=False)",
-      "self.attention(self.layernorm_before(hidden_states))"}},
-    {VitLine::residual1,
-     {"x = x + self.attn(self.norm1(x))",
-      "x = x + self.attn(self.norm1(x))",
-      "x = x + input",
-      "hidden_states = attention_output + hidden_states"}},
     {VitLine::residual1_branch,  // the second operand of residual1
      {"self.attn(self.norm1(x))",
       "self.attn(self.norm1(x))",
       "self.self_attention(x, x, x)",
       "attention_output"}},
-    {VitLine::norm2,
-     {"self.norm2(x)",
-      "self.norm2(x)",
-      "y = self.ln_2(x)",
-      "layer_output = self.layernorm_after(hidden_states)"}},
     {VitLine::norm2_weight,
      {"self.norm2.weight",
       "self.norm2.weight",
       "self.ln_2.weight",
       "self.layernorm_after.weight"}},
-    {VitLine::fc1,
-     {"self.mlp.fc1(x)",
-      "self.mlp.fc1(x)",
-      "self.mlp[0](y)",
-      "self.intermediate.dense(hidden_states)"}},
     {VitLine::fc1_weight,
      {"self.mlp.fc1.weight",
       "self.mlp.fc1.weight",
       "self.mlp[0].weight",
       "self.intermediate.dense.weight"}},
-    {VitLine::act,
-     {"self.mlp.act(x)",
-      "self.mlp.act(x)",
-      "self.mlp[1](y)",
-      "self.intermediate.intermediate_act_fn(hidden_states)"}},
-    {VitLine::fc2,
-     {"self.mlp.fc2(x)",
-      "self.mlp.fc2(x)",
-      "self.mlp[3](y)",
-      "self.output.dense(hidden_states)"}},
     {VitLine::fc2_weight,
      {"self.mlp.fc2.weight",
       "self.mlp.fc2.weight",
       "self.mlp[3].weight",
       "self.output.dense.weight"}},
-    {VitLine::residual2,
-     {"x = x + self.mlp(self.norm2(x))",
-      "x = x + self.mlp(self.norm2(x))",
-      "return x + y",
-      "hidden_states = hidden_states + input_tensor"}},
     {VitLine::residual2_branch,
      {"self.mlp(self.norm2(x))",
       "self.mlp(self.norm2(x))",
       "y = self.mlp(y)",
       "self.output.dense(...)"}},
-    {VitLine::norm,
-     {"self.norm(x)",
-      "self.norm(x)",
-      "self.encoder.ln(x)",
-      "sequence_output = self.layernorm(sequence_output)"}},
     {VitLine::norm_weight,
      {"self.norm.weight",
       "self.norm.weight",
       "self.encoder.ln.weight",
       "self.layernorm.weight"}},
-    {VitLine::cls_out,
-     {"x[:, 0]",
-      "x[:, 0]",
-      "x[:, 0]",
-      "sequence_output[:, 0, :]"}},
-    {VitLine::logits,
-     {"self.head(x)",
-      "(self.head(x[:, 0]) + self.head_dist(x[:, 1])) / 2",
-      "self.heads(x)",
-      "self.classifier(sequence_output[:, 0, :])"}},
     {VitLine::head_weight,
      {"self.head.weight",
       "self.head.weight",
@@ -235,11 +163,113 @@ constexpr bool rows_in_place() {
 }
 static_assert(rows_in_place(), "kVitLines: every row at the place of its VitLine");
 
-// One family's lines: code[VitLine::norm1] is its "self.norm1(x)".
+// The steps, one row each (VitStep).
+// clang-format off
+constexpr VitStepInfo kVitSteps[] = {
+    // id                    name          op               part            optional
+    //  code: the line it records, by family (timm, DeiT distilled, torchvision, Hugging Face)
+    {VitStep::pixels,      "pixels",      Op::input,       VitPart::embed, false, {}},
+    {VitStep::stem_conv,   "stem.conv",   Op::conv2d,      VitPart::stem,  false, {}},
+    {VitStep::stem_bn,     "stem.bn",     Op::batchnorm,   VitPart::stem,  false, {}},
+    {VitStep::stem_relu,   "stem.relu",   Op::relu,        VitPart::stem,  false, {}},
+    {VitStep::patches,     "patches",     Op::patchify,    VitPart::embed, false, {}},
+    {VitStep::patch_embed, "patch_embed", Op::linear,      VitPart::embed, false,
+     {"self.patch_embed.proj(x).flatten(2).transpose(1, 2)",
+      "self.patch_embed.proj(x).flatten(2).transpose(1, 2)",
+      "self.conv_proj(x).reshape(n, self.hidden_dim, n_h * n_w).permute(0, 2, 1)",
+      "self.patch_embeddings(pixel_values)"}},
+    {VitStep::tokens,      "tokens",      Op::cat,         VitPart::embed, false,
+     {"torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)",
+      "torch.cat((self.cls_token.expand(B, -1, -1), self.dist_token.expand(B, -1, -1), x), dim=1)",
+      "torch.cat([self.class_token.expand(n, -1, -1), x], dim=1)",
+      "torch.cat((self.cls_token.expand(batch_size, -1, -1), embeddings), dim=1)"}},
+    {VitStep::embed,       "embed",       Op::add,         VitPart::embed, false,
+     {"x = x + self.pos_embed",
+      "x = x + self.pos_embed",
+      "input = input + self.pos_embedding",
+      "embeddings = embeddings + self.position_embeddings"}},
+    {VitStep::norm1,       "norm1",       Op::layernorm,   VitPart::block, false,
+     {"self.norm1(x)",
+      "self.norm1(x)",
+      "x = self.ln_1(input)",
+      "self.layernorm_before(hidden_states)"}},
+    {VitStep::attn_out,    "attn_out",    Op::attention,   VitPart::block, false,
+     {"self.attn(x)",
+      "self.attn(x)",
+      "x, _ = self.self_attention(x, x, x, need_weights=False)",
+      "self.attention(self.layernorm_before(hidden_states))"}},
+    {VitStep::ls1,         "ls1",         Op::scale,       VitPart::block, true, {}},
+    {VitStep::drop_path1,  "drop_path1",  Op::drop_path,   VitPart::block, true, {}},
+    {VitStep::residual1,   "residual1",   Op::add,         VitPart::block, false,
+     {"x = x + self.attn(self.norm1(x))",
+      "x = x + self.attn(self.norm1(x))",
+      "x = x + input",
+      "hidden_states = attention_output + hidden_states"}},
+    {VitStep::norm2,       "norm2",       Op::layernorm,   VitPart::block, false,
+     {"self.norm2(x)",
+      "self.norm2(x)",
+      "y = self.ln_2(x)",
+      "layer_output = self.layernorm_after(hidden_states)"}},
+    {VitStep::fc1,         "fc1",         Op::linear,      VitPart::block, false,
+     {"self.mlp.fc1(x)",
+      "self.mlp.fc1(x)",
+      "self.mlp[0](y)",
+      "self.intermediate.dense(hidden_states)"}},
+    {VitStep::gelu,        "gelu",        Op::gelu,        VitPart::block, false,
+     {"self.mlp.act(x)",
+      "self.mlp.act(x)",
+      "self.mlp[1](y)",
+      "self.intermediate.intermediate_act_fn(hidden_states)"}},
+    {VitStep::fc2,         "fc2",         Op::linear,      VitPart::block, false,
+     {"self.mlp.fc2(x)",
+      "self.mlp.fc2(x)",
+      "self.mlp[3](y)",
+      "self.output.dense(hidden_states)"}},
+    {VitStep::ls2,         "ls2",         Op::scale,       VitPart::block, true, {}},
+    {VitStep::drop_path2,  "drop_path2",  Op::drop_path,   VitPart::block, true, {}},
+    {VitStep::residual2,   "residual2",   Op::add,         VitPart::block, false,
+     {"x = x + self.mlp(self.norm2(x))",
+      "x = x + self.mlp(self.norm2(x))",
+      "return x + y",
+      "hidden_states = hidden_states + input_tensor"}},
+    {VitStep::norm,        "norm",        Op::layernorm,   VitPart::head,  false,
+     {"self.norm(x)",
+      "self.norm(x)",
+      "self.encoder.ln(x)",
+      "sequence_output = self.layernorm(sequence_output)"}},
+    {VitStep::cls_out,     "cls_out",     Op::select,      VitPart::head,  false,
+     {"x[:, 0]",
+      "x[:, 0]",
+      "x[:, 0]",
+      "sequence_output[:, 0, :]"}},
+    {VitStep::logits,      "logits",      Op::linear,      VitPart::head,  false,
+     {"self.head(x)",
+      "(self.head(x[:, 0]) + self.head_dist(x[:, 1])) / 2",
+      "self.heads(x)",
+      "self.classifier(sequence_output[:, 0, :])"}},
+    {VitStep::probs,       "probs",       Op::softmax,     VitPart::head,  false,
+     {"logits.softmax(dim=-1)",
+      "logits.softmax(dim=-1)",
+      "logits.softmax(dim=-1)",
+      "logits.softmax(dim=-1)"}},
+};
+// clang-format on
+static_assert(std::size(kVitSteps) == static_cast<std::size_t>(VitStep::count), "one row per VitStep");
+
+constexpr bool vit_steps_in_place() {
+    for (std::size_t i = 0; i < std::size(kVitSteps); ++i)
+        if (kVitSteps[i].id != static_cast<VitStep>(i)) return false;
+    return true;
+}
+static_assert(vit_steps_in_place(), "kVitSteps: every row at the place of its VitStep");
+
+// One family's lines: code[VitStep::norm1] is its "self.norm1(x)", code[VitLine::norm1_weight] its
+// "self.norm1.weight".
 class VitCode {
 public:
     explicit VitCode(VitFamily family) : column_(column(family)) {}
     const char* operator[](VitLine line) const { return kVitLines[static_cast<std::size_t>(line)].code[column_]; }
+    std::string operator[](VitStep step) const { return std::string(kVitSteps[static_cast<std::size_t>(step)].code[column_]); }
 
 private:
     static std::size_t column(VitFamily family) {
@@ -351,7 +381,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.norm1(x)                                                          [B, N, D]
     const Step& norm1 = record(
         rec,
-        {VitStep::norm1, code[VitLine::norm1], layernorm_formula(cfg), {x_name},
+        {VitStep::norm1, code[VitStep::norm1], layernorm_formula(cfg), {x_name},
          {{"x", bnd}, operand(code[VitLine::norm1_weight], w.norm1_weight)},
          "new contiguous tensor: every token is normalized to mean 0, variance 1, then scaled and shifted"},
         layer_norm(x, w.norm1_weight, w.norm1_bias, eps, "norm1.weight"));
@@ -361,7 +391,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     progress.advance(blk.attention.steps.size());
     const Step& attn_out = record(
         rec,
-        {VitStep::attn_out, code[VitLine::attn], "b n C -> b n C  (multi-head self-attention)", {vit_step_name(VitStep::norm1)},
+        {VitStep::attn_out, code[VitStep::attn_out], "b n C -> b n C  (multi-head self-attention)", {vit_step_name(VitStep::norm1)},
          {{"x", bnd}}, "the attention's out_drop step: step into this block's attention to see how it was made"},
         blk.attention.at(StepId::out_drop).view());
 
@@ -371,7 +401,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // x = x + self.attn(self.norm1(x))                                        [B, N, D]
     const Step& residual1 = record(
         rec,
-        {VitStep::residual1, wrapped ? "x = x + " + end1.code : std::string(code[VitLine::residual1]), "b n C, b n C -> b n C",
+        {VitStep::residual1, wrapped ? "x = x + " + end1.code : std::string(code[VitStep::residual1]), "b n C, b n C -> b n C",
          {x_name, end1.name}, {{"x", bnd}, {end1.code, bnd}},
          "new contiguous tensor: the residual connection adds the attention's output to the block's input"},
         add(x, end1.step->tensor(), "x", end1.name));
@@ -381,7 +411,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.norm2(x)                                                           [B, N, D]
     const Step& norm2 = record(
         rec,
-        {VitStep::norm2, code[VitLine::norm2], layernorm_formula(cfg), {vit_step_name(VitStep::residual1)},
+        {VitStep::norm2, code[VitStep::norm2], layernorm_formula(cfg), {vit_step_name(VitStep::residual1)},
          {{"x", bnd}, operand(code[VitLine::norm2_weight], w.norm2_weight)},
          "new contiguous tensor: the MLP's input, normalized per token like norm1"},
         layer_norm(residual1.tensor(), w.norm2_weight, w.norm2_bias, eps, "norm2.weight"));
@@ -389,7 +419,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.mlp.fc1(x)                                                         [B, N, M]
     const Step& fc1 = record(
         rec,
-        {VitStep::fc1, code[VitLine::fc1], "b n C, M C -> b n M", {vit_step_name(VitStep::norm2)},
+        {VitStep::fc1, code[VitStep::fc1], "b n C, M C -> b n M", {vit_step_name(VitStep::norm2)},
          {{"x", bnd}, operand(code[VitLine::fc1_weight], w.fc1_weight)},
          "new contiguous tensor: nn.Linear widens every token from D = " + std::to_string(D) + " to M = " +
              std::to_string(M)},
@@ -398,14 +428,14 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // self.mlp.act(x)                                                         [B, N, M]
     const Step& act = record(
         rec,
-        {VitStep::gelu, code[VitLine::act], "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {vit_step_name(VitStep::fc1)},
+        {VitStep::gelu, code[VitStep::gelu], "b n M -> b n M  (0.5 x (1 + erf(x / sqrt 2)))", {vit_step_name(VitStep::fc1)},
          {{"x", {B, N, M}}}, "new contiguous tensor: nn.GELU(), the exact erf form"},
         gelu(fc1.tensor()));
 
     // self.mlp.fc2(x)                                                         [B, N, D]
     const Step& fc2 = record(
         rec,
-        {VitStep::fc2, code[VitLine::fc2], "b n M, C M -> b n C", {vit_step_name(VitStep::gelu)},
+        {VitStep::fc2, code[VitStep::fc2], "b n M, C M -> b n C", {vit_step_name(VitStep::gelu)},
          {{"x", {B, N, M}}, operand(code[VitLine::fc2_weight], w.fc2_weight)},
          "new contiguous tensor: nn.Linear narrows every token back to D"},
         linear(act.tensor(), w.fc2_weight, &w.fc2_bias, "C", "mlp.fc2.weight", w.fc2_packed.get()));
@@ -416,7 +446,7 @@ VitBlockTrace run_block(const VitConfig& cfg, std::size_t B, std::size_t index, 
     // x = x + self.mlp(self.norm2(x))                                         [B, N, D]
     const Step& residual2 = record(
         rec,
-        {VitStep::residual2, wrapped ? "x = x + " + end2.code : std::string(code[VitLine::residual2]), "b n C, b n C -> b n C",
+        {VitStep::residual2, wrapped ? "x = x + " + end2.code : std::string(code[VitStep::residual2]), "b n C, b n C -> b n C",
          {vit_step_name(VitStep::residual1), end2.name}, {{"x", bnd}, {end2.code, bnd}},
          "new contiguous tensor: the second residual connection; this is the block's output"},
         add(residual1.tensor(), end2.step->tensor(), "x", end2.name));
@@ -500,7 +530,7 @@ const Step& record_patch_embed(Recorder& rec, const VitConfig& cfg, const VitCod
     const std::string p_text = std::to_string(p);
     return record(
         rec,
-        {VitStep::patch_embed, code[VitLine::patch_embed], "b P (3 p1 p2), D (3 p1 p2) -> b P D", {vit_step_name(VitStep::patches)},
+        {VitStep::patch_embed, code[VitStep::patch_embed], "b P (3 p1 p2), D (3 p1 p2) -> b P D", {vit_step_name(VitStep::patches)},
          {{"x", {B, 3, S, S}}, {code[VitLine::patch_weight], {D, 3, p, p}}},
          "new contiguous tensor: the stride-" + p_text + " conv is a linear over each patch's " +
              std::to_string(3 * p * p) + " numbers; one D = " + std::to_string(D) + " token per patch"},
@@ -775,43 +805,6 @@ const Step& VitTrace::at(std::string_view name) const {
 // ---- the ViT's steps --------------------------------------------------------------------------
 namespace {
 
-// clang-format off
-constexpr VitStepInfo kVitSteps[] = {
-    // id                    name          op               part            optional
-    {VitStep::pixels,      "pixels",      Op::input,       VitPart::embed, false},
-    {VitStep::stem_conv,   "stem.conv",   Op::conv2d,      VitPart::stem,  false},
-    {VitStep::stem_bn,     "stem.bn",     Op::batchnorm,   VitPart::stem,  false},
-    {VitStep::stem_relu,   "stem.relu",   Op::relu,        VitPart::stem,  false},
-    {VitStep::patches,     "patches",     Op::patchify,    VitPart::embed, false},
-    {VitStep::patch_embed, "patch_embed", Op::linear,      VitPart::embed, false},
-    {VitStep::tokens,      "tokens",      Op::cat,         VitPart::embed, false},
-    {VitStep::embed,       "embed",       Op::add,         VitPart::embed, false},
-    {VitStep::norm1,       "norm1",       Op::layernorm,   VitPart::block, false},
-    {VitStep::attn_out,    "attn_out",    Op::attention,   VitPart::block, false},
-    {VitStep::ls1,         "ls1",         Op::scale,       VitPart::block, true},
-    {VitStep::drop_path1,  "drop_path1",  Op::drop_path,   VitPart::block, true},
-    {VitStep::residual1,   "residual1",   Op::add,         VitPart::block, false},
-    {VitStep::norm2,       "norm2",       Op::layernorm,   VitPart::block, false},
-    {VitStep::fc1,         "fc1",         Op::linear,      VitPart::block, false},
-    {VitStep::gelu,        "gelu",        Op::gelu,        VitPart::block, false},
-    {VitStep::fc2,         "fc2",         Op::linear,      VitPart::block, false},
-    {VitStep::ls2,         "ls2",         Op::scale,       VitPart::block, true},
-    {VitStep::drop_path2,  "drop_path2",  Op::drop_path,   VitPart::block, true},
-    {VitStep::residual2,   "residual2",   Op::add,         VitPart::block, false},
-    {VitStep::norm,        "norm",        Op::layernorm,   VitPart::head,  false},
-    {VitStep::cls_out,     "cls_out",     Op::select,      VitPart::head,  false},
-    {VitStep::logits,      "logits",      Op::linear,      VitPart::head,  false},
-    {VitStep::probs,       "probs",       Op::softmax,     VitPart::head,  false},
-};
-// clang-format on
-static_assert(std::size(kVitSteps) == static_cast<std::size_t>(VitStep::count), "one row per VitStep");
-
-constexpr bool vit_steps_in_place() {
-    for (std::size_t i = 0; i < std::size(kVitSteps); ++i)
-        if (kVitSteps[i].id != static_cast<VitStep>(i)) return false;
-    return true;
-}
-static_assert(vit_steps_in_place(), "kVitSteps: every row at the place of its VitStep");
 
 // The names of one part's rows, in order; with_optional: also the rows only some configs record.
 std::vector<std::string> part_names(VitPart part, bool with_optional) {
@@ -924,7 +917,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     tokens.axes = {"B", "N", "C"};
     const Step& cat = record(
         embed_rec,
-        {VitStep::tokens, code[VitLine::tokens], distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {vit_step_name(VitStep::patch_embed)},
+        {VitStep::tokens, code[VitStep::tokens], distilled ? "b P D -> b (2 + P) D" : "b P D -> b (1 + P) D", {vit_step_name(VitStep::patch_embed)},
          {operand(code[VitLine::cls], w.cls_token), {"x", {B, P, D}}},
          distilled ? "new contiguous tensor: the learned class token and distillation token are put before the "
                      "patches; their outputs feed the two heads"
@@ -934,7 +927,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     // x = x + self.pos_embed                                                  [B, N, D]
     const Step& embed = record(
         embed_rec,
-        {VitStep::embed, code[VitLine::embed], "b n D, 1 n D -> b n D", {vit_step_name(VitStep::tokens)},
+        {VitStep::embed, code[VitStep::embed], "b n D, 1 n D -> b n D", {vit_step_name(VitStep::tokens)},
          {{"x", {B, N, D}}, operand(code[VitLine::pos], w.pos_embed)},
          "new contiguous tensor: every token gets the embedding of its position (the class token too)"},
         add(cat.tensor(), Tensor{w.pos_embed, {"1", "N", "C"}}, "x", "pos_embed"));
@@ -952,14 +945,14 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     // self.norm(x)                                                            [B, N, D]
     const Step& norm = record(
         head_rec,
-        {VitStep::norm, code[VitLine::norm], layernorm_formula(cfg), {x_name},
+        {VitStep::norm, code[VitStep::norm], layernorm_formula(cfg), {x_name},
          {{"x", {B, N, D}}, operand(code[VitLine::norm_weight], w.norm_weight)}, "new contiguous tensor: the final LayerNorm"},
         layer_norm(*x, w.norm_weight, w.norm_bias, cfg.layer_norm_eps(), "norm.weight"));
 
     // x[:, 0]: the class token                                                [B, D]
     const Step& cls_out = record(
         head_rec,
-        {VitStep::cls_out, code[VitLine::cls_out], "b n C -> b C  (n = 0)", {vit_step_name(VitStep::norm)}, {{"x", {B, N, D}}},
+        {VitStep::cls_out, code[VitStep::cls_out], "b n C -> b C  (n = 0)", {vit_step_name(VitStep::norm)}, {{"x", {B, N, D}}},
          K > 0 ? "view, no copy: the class token's row of every image; only it reaches the head"
                : "view, no copy: the class token's row of every image (this model has no classifier)"},
         select_view(norm.view(), 1, 0), torch_select(TorchLayout::contiguous({B, N, D}), 1));
@@ -978,7 +971,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
     }
     const Step& logits = record(
         head_rec,
-        {VitStep::logits, code[VitLine::logits], "b C, K C -> b K", {vit_step_name(VitStep::cls_out)},
+        {VitStep::logits, code[VitStep::logits], "b C, K C -> b K", {vit_step_name(VitStep::cls_out)},
          {{"x", {B, D}}, operand(code[VitLine::head_weight], w.head_weight)},
          "new contiguous tensor: one score per class (" + std::to_string(K) + ")" +
              (distilled ? std::string(", the mean of the class head's and the distillation head's") : std::string())},
@@ -986,7 +979,7 @@ VitTrace run_vit(const VitModel& model, const Tensor& pixels, const RunHooks& ho
 
     // logits.softmax(dim=-1)                                                  [B, K]
     record(head_rec,
-           {VitStep::probs, "logits.softmax(dim=-1)", "b K -> b K  (softmax over K)", {vit_step_name(VitStep::logits)}, {{"x", {B, K}}},
+           {VitStep::probs, code[VitStep::probs], "b K -> b K  (softmax over K)", {vit_step_name(VitStep::logits)}, {{"x", {B, K}}},
             "new contiguous tensor: the class probabilities shown beside the image"},
            softmax_last(logits.tensor()));
 

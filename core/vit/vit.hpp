@@ -122,6 +122,9 @@ struct VitStepInfo {
     Op op;                  // a hybrid's patches is Op::transpose (the stem's map read as rows)
     VitPart part;
     bool optional;  // only some configs record it: ls<k> with LayerScale, drop_path<k> with a rate
+    // The line it records, by family: timm, timm DeiT (distilled), torchvision, Hugging Face; empty
+    // where the recorder writes it from the config (the stem, patches, ls<k>, drop_path<k>).
+    std::array<std::string_view, 4> code;
 };
 
 const VitStepInfo& vit_step_info(VitStep step);
