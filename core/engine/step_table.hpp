@@ -2,9 +2,11 @@
 //
 // One row per recorded step of the textbook layer (core/engine/pipeline.cpp): its op, the PyTorch
 // expression, the einops pattern, the shape formula, the line of forward() it sits on, the steps it
-// reads and how its index maps onto theirs. The shape checks, the memory budget, the cost table,
-// the provenance graph, the loaded-file readers and the panels all read this table, so a new step
-// is one row here and one recorded op in the pipeline.
+// reads and how its index maps onto theirs, what the reference's lines call its tensor and the
+// names users' files give it. The shape checks, the memory budget, the cost table, the provenance
+// graph, the loaded-file readers, the backward pass and the panels all read this table, so a new
+// step is one StepId with its row here, one recorded op in the pipeline, and its narrative's row
+// (app/gui/logic/narrative.cpp, checked against the ids at compile time).
 #pragma once
 
 #include <array>
