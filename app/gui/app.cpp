@@ -34,7 +34,6 @@
 #include "fonts.hpp"
 #include "layout_report.hpp"
 #include "softgl/frame_pacer.hpp"
-#include "softgl/cached_drawing.hpp"
 #include "gfx/heatmap_renderer.hpp"
 #include "gfx/png.hpp"
 #include "gfx/rgb_textures.hpp"
@@ -47,6 +46,7 @@
 #include "logic/renderer.hpp"
 #include "logic/settings.hpp"
 #include "softgl/occlusion.hpp"
+#include "softgl/pieces.hpp"
 #include "panels/panels.hpp"
 #include "ui_state.hpp"
 
@@ -174,7 +174,7 @@ void SetupStyle(float scale, bool software_gl) {
     // the grab stands.
     style.Colors[ImGuiCol_SliderGrab].w = 0.45f;
     style.Colors[ImGuiCol_SliderGrabActive].w = 0.65f;
-    style.AntiAliasedFill = !software_gl;
+    style.AntiAliasedFill = !(software_gl && softgl_piece_on(SoftGlPiece::fringe));
     style.ScaleAllSizes(scale);
     ImGui::GetStyle() = style;
 }
@@ -371,7 +371,6 @@ struct Gui {
     ui::Language built_language = ui::Language::English;
     gfx::HeatmapRenderer heatmaps;
     gfx::RgbTextures pictures;
-    gfx::CachedDrawings drawings;
     std::optional<Backdrop> backdrop;  // made once the GL renderer is known
     GLuint shot_fbo = 0, shot_color = 0;
     double t0 = 0.0;  // the clock of ui.now starts with the frame loop
@@ -694,13 +693,12 @@ void CreateScreenshotTarget(Gui& g) {
     }
 }
 
-// The panels' GL objects (heatmaps, pictures, cached drawings), the backdrop and the screenshot's target.
+// The panels' GL objects (heatmaps, pictures), the backdrop and the screenshot's target.
 void SetupRenderers(Gui& g) {
     std::string gfx_error;
     if (!g.heatmaps.init(&gfx_error)) std::fprintf(stderr, "attnscope: heatmaps disabled: %s\n", gfx_error.c_str());
     g.ui.heatmaps = &g.heatmaps;
     g.ui.pictures = &g.pictures;
-    g.ui.drawings = &g.drawings;
     g.backdrop.emplace(ImVec4(0.06f, 0.06f, 0.07f, 1.0f), g.software_gl);  // the colour between windows
     if (g.shot) CreateScreenshotTarget(g);
 }
@@ -966,12 +964,12 @@ void RenderFrame(Gui& g) {
     if (g.ui.follow.end_frame()) g.ui.animating = true;  // the mouse left the followed cell: draw it gone
     g.backdrop->end_frame();
     ImGui::Render();
-    DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
+    if (softgl_piece_on(SoftGlPiece::occlusion))
+        DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
     const ImVec4 clear = g.backdrop->arrange(ImGui::GetDrawData());  // software GL: the clear paints the panels
     if (SkippedWindowUncovered()) g.ui.animating = true;             // Heads skipped its grid, and Follow went away
     g.heatmaps.flush();
     g.pictures.flush();
-    g.drawings.flush();
 
     int fb_w = g.width, fb_h = g.height;
     if (!g.shot) glfwGetFramebufferSize(g.window, &fb_w, &fb_h);
@@ -1125,7 +1123,6 @@ bool WriteLayoutReport(const Gui& g) {
 void PresentFrame(Gui& g) {
     g.heatmaps.collect();
     g.pictures.collect();
-    g.drawings.collect();
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glfwSwapBuffers(g.window);
     if (!g.shot) g.pacer.frame_done(g.ui);
@@ -1148,8 +1145,6 @@ void Shutdown(Gui& g) {
     g.heatmaps.shutdown();
     ui.pictures = nullptr;
     g.pictures.shutdown();
-    ui.drawings = nullptr;
-    g.drawings.shutdown();
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();

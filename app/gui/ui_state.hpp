@@ -32,7 +32,6 @@
 namespace attnscope::gfx {
 class HeatmapRenderer;
 class RgbTextures;
-class CachedDrawings;
 }
 
 namespace attnscope {
@@ -234,7 +233,6 @@ struct UiState {
 
     gfx::HeatmapRenderer* heatmaps = nullptr;  // owned by the frame loop
     gfx::RgbTextures* pictures = nullptr;      // owned by the frame loop (the Image panel's textures)
-    gfx::CachedDrawings* drawings = nullptr;   // owned by the frame loop (pieces drawn once: the row-sum plot)
     std::string gl_info;                // GL_VERSION / GL_RENDERER for Help > About
     std::string settings_path;          // "" in --screenshot mode (nothing is read or written)
 

@@ -1,6 +1,6 @@
 # Under software GL the clear paints the panels' backgrounds and the gaps are filled around them
 # (app/gui/logic/backdrop.hpp). The screenshots must be the very pixels ImGui draws with its own
-# backgrounds (ATTNSCOPE_WINDOW_BACKGROUNDS=imgui): the tiled default layout (the clear paints every
+# backgrounds (ATTNSCOPE_SOFTGL_OFF=backdrop): the tiled default layout (the clear paints every
 # panel) and the Cost panel over the others (it fills its own background). --bench-gui must report
 # that the clear painted backgrounds, else the comparison would prove nothing.
 set(layouts "default" "cost_over_panels")
@@ -12,7 +12,7 @@ foreach(layout ${layouts})
     file(REMOVE ${png})
     set(env --unset=XDG_CONFIG_HOME)
     if(mode STREQUAL "imgui")
-      list(APPEND env ATTNSCOPE_WINDOW_BACKGROUNDS=imgui)
+      list(APPEND env ATTNSCOPE_SOFTGL_OFF=backdrop)
     endif()
     execute_process(
       COMMAND ${CMAKE_COMMAND} -E env ${env} ${XVFB_RUN} -a -s "-screen 0 1600x1000x24" ${EXE} ${args_${layout}} --screenshot ${png}

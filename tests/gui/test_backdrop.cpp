@@ -6,6 +6,7 @@
 #include <random>
 
 #include "softgl/backdrop_plan.hpp"
+#include "softgl/pieces.hpp"
 
 using namespace attnscope::ui;
 
@@ -173,4 +174,17 @@ TEST_CASE("the gaps and the backgrounds the clear paints partition the display, 
             CHECK(inside);
         }
     }
+}
+
+TEST_CASE("softgl pieces: ATTNSCOPE_SOFTGL_OFF turns off exactly the pieces it names") {
+    using attnscope::SoftGlPiece;
+    using attnscope::softgl_piece_on;
+    for (SoftGlPiece p : {SoftGlPiece::backdrop, SoftGlPiece::fringe, SoftGlPiece::occlusion})
+        CHECK(softgl_piece_on(p, ""));
+    CHECK_FALSE(softgl_piece_on(SoftGlPiece::backdrop, "backdrop"));
+    CHECK(softgl_piece_on(SoftGlPiece::fringe, "backdrop"));
+    CHECK_FALSE(softgl_piece_on(SoftGlPiece::fringe, "occlusion,fringe"));
+    CHECK_FALSE(softgl_piece_on(SoftGlPiece::occlusion, "occlusion,fringe"));
+    CHECK(softgl_piece_on(SoftGlPiece::backdrop, "occlusion,fringe"));
+    CHECK(softgl_piece_on(SoftGlPiece::occlusion, "occlusions,occ"));  // whole names only
 }

@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "fonts.hpp"
-#include "softgl/cached_drawing.hpp"
 #include "logic/rowsum.hpp"
 #include "panels/panels.hpp"
 #include "widgets.hpp"
@@ -39,10 +38,7 @@ void DrawPlotArea(ImDrawList* dl, const std::vector<float>& sums, double toleran
     }
 }
 
-// `key` names the sums (trace, step, batch item, head); with `cache` the plot area is drawn from a
-// texture while the key and its place stay the same (about 4,000 triangles fewer per frame).
-void PlotRowSums(const std::vector<float>& sums, double tolerance, ImVec2 size, gfx::CachedDrawings* cache,
-                 const std::string& key) {
+void PlotRowSums(const std::vector<float>& sums, double tolerance, ImVec2 size) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float fs = ImGui::GetFontSize();
@@ -53,16 +49,7 @@ void PlotRowSums(const std::vector<float>& sums, double tolerance, ImVec2 size, 
     if (!sums.empty()) ui::plot_range(sums, tolerance, &lo, &hi);
     const std::size_t n = sums.size();
     const float r = n ? std::clamp((b.x - a.x) / n * 0.3f, 1.5f, 4.0f) : 1.5f;
-    if (cache) {
-        const float m = r + 3.0f;  // the dots (r + 1 when red, and their anti-aliased edge) may stick out
-        char full_key[160];
-        std::snprintf(full_key, sizeof full_key, "%s/%zu/%.9g/%08x", key.c_str(), n, tolerance,
-                      ImGui::GetColorU32(ImGuiCol_Border));
-        cache->draw(dl, "row_sums_plot", full_key, ImVec2(a.x - m, a.y - m), ImVec2(b.x + m, b.y + m),
-                    [&](ImDrawList* piece) { DrawPlotArea(piece, sums, tolerance, a, b, lo, hi, r); });
-    } else {
-        DrawPlotArea(dl, sums, tolerance, a, b, lo, hi, r);
-    }
+    DrawPlotArea(dl, sums, tolerance, a, b, lo, hi, r);
     if (sums.empty()) return;
     auto Y = [&](double v) { return b.y - static_cast<float>((v - lo) / (hi - lo)) * (b.y - a.y); };
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
@@ -179,11 +166,7 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     HelpMarker(tr("Each dot is one row of attn[b, head]: the sum of its N' weights. The green band is 1 \u00B1 "
                   "tolerance. Red dots are rows outside it; the inspector outlines them in the heatmap."));
     const std::vector<float> sums = ui::head_row_sums(*check, b, hd);
-    char key[128];
-    std::snprintf(key, sizeof key, "%llu/%s/%zu/%zu", static_cast<unsigned long long>(ui.trace_generation),
-                  step->name.c_str(), b, hd);
-    PlotRowSums(sums, check->tolerance, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y),
-                ui.drawings, key);
+    PlotRowSums(sums, check->tolerance, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y));
     ImGui::EndGroup();
     ImGui::End();
 }

@@ -2,20 +2,15 @@
 
 #include <imgui_internal.h>
 
-#include <cstdlib>
 #include <string_view>
 #include <unordered_map>
 
 #include "softgl/backdrop_plan.hpp"
+#include "softgl/pieces.hpp"
 
 namespace attnscope {
 
 namespace {
-
-bool turned_off() {
-    const char* v = std::getenv("ATTNSCOPE_WINDOW_BACKGROUNDS");
-    return v && std::string_view(v) == "imgui";
-}
 
 // A window of ImGui's first layer with a WindowBg background (not a popup, menu, tooltip or child).
 bool IsPlainWindow(const ImGuiWindow* w) {
@@ -32,7 +27,7 @@ constexpr ImDrawFlags kCornerFlag[] = {ImDrawFlags_RoundCornersTopLeft, ImDrawFl
 
 }  // namespace
 
-Backdrop::Backdrop(ImVec4 backdrop, bool enabled) : backdrop_(backdrop), enabled_(enabled && !turned_off()) {}
+Backdrop::Backdrop(ImVec4 backdrop, bool enabled) : backdrop_(backdrop), enabled_(enabled && softgl_piece_on(SoftGlPiece::backdrop)) {}
 
 void Backdrop::begin_frame() {
     if (!enabled_) return;

@@ -2,7 +2,7 @@
 // how). Between NewFrame() and Render() the windows are begun with a transparent WindowBg, so ImGui
 // fills none; arrange() then adds what the clear does not paint to the frame's draw data, as draw
 // lists of its own. A GPU keeps ImGui's backgrounds (enabled = false), as does
-// ATTNSCOPE_WINDOW_BACKGROUNDS=imgui (the pixel test compares the two).
+// ATTNSCOPE_SOFTGL_OFF=backdrop (the pixel test compares the two).
 #pragma once
 
 #include <memory>
