@@ -205,7 +205,7 @@ void HandleKeys(const Trace& trace, UiState& ui) {
     if (Pressed(GLFW_KEY_MINUS, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_SUBTRACT, kRepeat, kCtrl))
         ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
     if (Pressed(GLFW_KEY_0, false, kCtrl)) ui.ui_scale = 1.0f;
-    if (Pressed(GLFW_KEY_Q, false, kCtrl)) ui.quit_requested = true;
+    if (Pressed(GLFW_KEY_Q, false, kCtrl)) ui.ask(command::Quit{});
     if (Pressed(GLFW_KEY_O, false, kCtrl)) OpenFileBrowser(ui);
     if (Pressed(GLFW_KEY_L, false, kCtrl)) ResetLayout(ui);
 }
@@ -795,7 +795,7 @@ void AcceptFinishedRun(Gui& g) {
         if (accepted && r->vit && r->vit->fresh_patch == 0) g.trained_vit = r->vit;
         // The first file or ViT could not be opened and nothing is on screen (its job superseded the
         // demo's): the demo, so the app is never left empty.
-        if (!accepted && !g.trace) g.ui.rerun_requested = true;
+        if (!accepted && !g.trace) g.ui.ask(command::Rerun{});
         if (r->trace && (r->file || r->vit) && !g.ui.settings_path.empty())
             SaveSettings(g.ui.settings_path, g.ui, g.ui.config_draft);  // the recent-files list survives a crash
     }
@@ -809,20 +809,13 @@ std::optional<std::size_t> VitHeads(const Gui& g) {
     return g.trained_vit ? std::optional<std::size_t>(g.trained_vit->trained_config.heads) : g.options.heads;
 }
 
-// Files: dropped on the window, File > Open, Open Recent, the block selector.
-void OpenRequestedFile(Gui& g) {
+// A file: dropped on the window, File > Open, Open Recent, the block selector.
+void OpenFile(Gui& g, const std::string& path) {
     UiState& ui = g.ui;
-    if (!g_dropped.empty()) {
-        ui.open_request = g_dropped.front();
-        ui.open_block.reset();
-        ui.open_heads.reset();
-        g_dropped.clear();
-    }
-    if (ui.open_request.empty()) return;
-    if (!ui::is_image_file(ui.open_request)) {  // a whole ViT runs on the last picture
-        StartFile(g.runner, ui, ui.open_request, ui.vit_picture);
+    if (!ui::is_image_file(path)) {  // a whole ViT runs on the last picture
+        StartFile(g.runner, ui, path, ui.vit_picture);
     } else {  // a picture: the ViT (opened as a file, on screen, or still loading) looks at it
-        ui.vit_picture = ui.open_request;
+        ui.vit_picture = path;
         const std::string model = g.trained_vit ? g.trained_vit->model_path : g.options.model_path;
         if (!ui.file_vit_family.empty()) {
             ui.open_block.reset();
@@ -830,23 +823,18 @@ void OpenRequestedFile(Gui& g) {
         } else if (!model.empty()) {
             StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.vit_picture, VitHeads(g)));
         } else {
-            ui.file_error = ui.open_request +
+            ui.file_error = path +
                             ": a picture needs a ViT model: open a ViT checkpoint (File > "
                             "Open) and it runs on this picture, or start attnscope with "
                             "--model FILE --image PICTURE (make run opens the demo model)";
             ui.file_error_shown = false;
         }
     }
-    ui.open_request.clear();
 }
 
 // The patch slider and the patch embedding choice: a fresh model of that patch size or with a CNN
 // stem in the worker, or back to the checkpoint's run, which is kept.
-void RunRequestedPatch(Gui& g) {
-    const std::size_t p = g.ui.vit_patch_request.value_or(g.ui.vit_patch);
-    const bool stem = g.ui.vit_stem_request.value_or(g.ui.vit_stem);
-    g.ui.vit_patch_request.reset();
-    g.ui.vit_stem_request.reset();
+void RunFreshVit(Gui& g, std::size_t p, bool stem) {
     if (!g.vit || !g.trained_vit || (p == g.vit->fresh_patch && stem == g.vit->fresh_stem)) return;
     if (p == 0) {
         EngineResult back;
@@ -861,9 +849,7 @@ void RunRequestedPatch(Gui& g) {
 
 // The position controls: the checkpoint again, with or without its position embeddings, and on the
 // shuffled picture, in the worker.
-void RunRequestedPositions(Gui& g) {
-    const VitPositionChoice choice = *g.ui.vit_position_request;
-    g.ui.vit_position_request.reset();
+void RunPositions(Gui& g, const VitPositionChoice& choice) {
     if (!g.trained_vit || choice == g.trained_vit->positions) return;
     StartVit(g.runner, g.ui,
              EngineRunner::vit_job(g.trained_vit->model_path, g.trained_vit->image_path, VitHeads(g), choice,
@@ -872,9 +858,7 @@ void RunRequestedPositions(Gui& g) {
 
 // The drop-path controls: the model shown (the checkpoint or the fresh one) again with the new
 // rate, mode or seed, in the worker.
-void RunRequestedDropPath(Gui& g) {
-    const VitDropPathChoice choice = *g.ui.vit_drop_path_request;
-    g.ui.vit_drop_path_request.reset();
+void RunDropPath(Gui& g, const VitDropPathChoice& choice) {
     if (!g.vit || !g.trained_vit || choice == g.vit->drop_path) return;
     if (g.vit->fresh_patch != 0)
         StartVit(g.runner, g.ui,
@@ -904,40 +888,82 @@ void Rerun(Gui& g) {
     }
 }
 
+// A frame's commands, each kind once (the last one asked: a slider dragged across three sizes runs
+// the last), carried out in HandleCommands' order. The export and quit stay queued for the frame
+// loop (the export once the frame that asked has drawn its heatmap).
+struct FrameCommands {
+    std::optional<std::string> open;
+    std::optional<Bug> bug;
+    bool back_to_config = false, rerun = false;
+    std::optional<std::size_t> vit_block;
+    bool fresh_vit = false;
+    std::optional<std::size_t> patch;
+    std::optional<bool> stem;
+    std::optional<VitPositionChoice> positions;
+    std::optional<VitDropPathChoice> drop_path;
+};
+
+template <typename... F>
+struct Overloaded : F... {
+    using F::operator()...;
+};
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+FrameCommands TakeCommands(UiState& ui) {
+    FrameCommands f;
+    std::vector<Command> kept;
+    for (Command& c : ui.commands)
+        std::visit(Overloaded{[&](command::Open& o) { f.open = std::move(o.path); },
+                              [&](command::Rerun&) { f.rerun = true; },
+                              [&](command::BackToConfig&) { f.back_to_config = true; },
+                              [&](command::ShowBug& b) { f.bug = b.bug; },
+                              [&](command::ShowVitBlock& b) { f.vit_block = b.block; },
+                              [&](command::FreshVit& v) {
+                                  f.fresh_vit = true;
+                                  if (v.patch) f.patch = v.patch;
+                                  if (v.stem) f.stem = v.stem;
+                              },
+                              [&](command::RunPositions& p) { f.positions = p.choice; },
+                              [&](command::RunDropPath& d) { f.drop_path = d.choice; },
+                              [&](command::ExportHeatmap& e) { kept.emplace_back(e); },
+                              [&](command::Quit& q) { kept.emplace_back(q); }},
+                   c);
+    ui.commands = std::move(kept);
+    return f;
+}
+
 // What the worker finished, then what the last frame's panels asked for.
-void HandleRequests(Gui& g) {
+void HandleCommands(Gui& g) {
     UiState& ui = g.ui;
     AcceptFinishedRun(g);
-    OpenRequestedFile(g);
-    if (ui.bug_request) {  // the Bug zoo menu: the buggy run beside the correct one, in the worker
-        ui.bug = *ui.bug_request;
-        ui.bug_request.reset();
-        ui.rerun_requested = true;
+    if (!g_dropped.empty()) {  // a file dropped on the window
+        ui.ask(command::Open{g_dropped.front()});
+        ui.open_block.reset();
+        ui.open_heads.reset();
+        g_dropped.clear();
+    }
+    FrameCommands f = TakeCommands(ui);
+    if (f.open) OpenFile(g, *f.open);
+    if (f.bug) {  // the Bug zoo menu: the buggy run beside the correct one, in the worker
+        ui.bug = *f.bug;
+        f.rerun = true;
         // The zoo runs the single-layer config: what it replaces is said, with the way back.
         if (ui.bug != Bug::None && (ui.vit_on_screen || !ui.file_path.empty()))
             ui.set_status(tr("the Bug zoo runs on the single-layer demo: the ViT or file on screen was closed (File > Open recent brings it back)"));
     }
-    if (ui.back_to_config_requested) {
-        ui.back_to_config_requested = false;
-        ui.rerun_requested = true;
-    }
+    f.rerun = f.rerun || f.back_to_config;
     // The ViT: the block selector swaps the trace; the patch slider runs a fresh model; the position
     // controls run the checkpoint again.
-    if (ui.vit_block_request) {
-        if (g.vit && *ui.vit_block_request != ui.vit_block) ShowVitBlock(g.vit, *ui.vit_block_request, g.trace, ui);
-        ui.vit_block_request.reset();
-    }
-    if (ui.vit_patch_request || ui.vit_stem_request) RunRequestedPatch(g);
-    if (ui.vit_position_request) RunRequestedPositions(g);
-    if (ui.vit_drop_path_request) RunRequestedDropPath(g);
+    if (f.vit_block && g.vit && *f.vit_block != ui.vit_block) ShowVitBlock(g.vit, *f.vit_block, g.trace, ui);
+    if (f.fresh_vit) RunFreshVit(g, f.patch.value_or(ui.vit_patch), f.stem.value_or(ui.vit_stem));
+    if (f.positions) RunPositions(g, *f.positions);
+    if (f.drop_path) RunDropPath(g, *f.drop_path);
     if (WindowTitle(ui, g.vit.get()) != g.window_title) {
         g.window_title = WindowTitle(ui, g.vit.get());
         glfwSetWindowTitle(g.window, g.window_title.c_str());
     }
-    if (ui.rerun_requested) {
-        ui.rerun_requested = false;
-        Rerun(g);
-    }
+    if (f.rerun) Rerun(g);
 }
 
 // Builds the panels' ImGui frame and renders it into the window's back buffer (--screenshot: the
@@ -991,8 +1017,10 @@ void SaveLayoutWhenAsked(const Gui& g) {
 
 // File > Export: the inspector's heatmap as a PNG, to the path confirmed in the Export dialog.
 void ExportWhenAsked(Gui& g) {
-    if (!g.ui.export_requested) return;
-    g.ui.export_requested = false;
+    std::vector<Command>& commands = g.ui.commands;
+    const auto is_export = [](const Command& c) { return std::holds_alternative<command::ExportHeatmap>(c); };
+    if (std::none_of(commands.begin(), commands.end(), is_export)) return;
+    commands.erase(std::remove_if(commands.begin(), commands.end(), is_export), commands.end());
     const std::string path = g.ui.export_dialog.target;
     std::string error;
     if (g.heatmaps.export_png("inspector", path, 512, &error))
@@ -1187,13 +1215,13 @@ int run_gui(const GuiOptions& options) {
     int exit_status = 0;
     int frame = 0;
     gui.t0 = glfwGetTime();
-    while (!glfwWindowShouldClose(gui.window) && !gui.ui.quit_requested && !g_stop) {
+    while (!glfwWindowShouldClose(gui.window) && !gui.ui.asked<command::Quit>() && !g_stop) {
         if (!FrameDue(gui)) continue;
         gui.ui.now = glfwGetTime() - gui.t0;
         FollowDisplay(gui);
         RebuildFontsIfChanged(gui);
         FollowPresentationMode(gui);
-        HandleRequests(gui);
+        HandleCommands(gui);
         RenderFrame(gui);
         WriteStateWhenChanged(gui);
         SaveLayoutWhenAsked(gui);

@@ -1,14 +1,16 @@
-// Everything the panels may change: selection, view options, requests to the frame loop.
-// Panels never change the Trace (it is an immutable snapshot); they write requests here and the
-// frame loop (app.cpp) acts on them.
+// Everything the panels may change: selection, view options, commands to the frame loop.
+// Panels never change the Trace (it is an immutable snapshot) nor start work; they queue a typed
+// command here (UiState::ask) and the frame loop (app.cpp) carries it out.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "attention_maps.hpp"
@@ -35,6 +37,38 @@ class RgbTextures;
 }
 
 namespace attnscope {
+
+// What a panel asks the frame loop to do, once. The loop carries out a frame's commands before the
+// next frame (the export right after the frame that asked, once its heatmap is drawn).
+namespace command {
+struct Open {  // File > Open, a drop, Open Recent, the demo ViT, the block selector
+    std::string path;
+};
+struct Rerun {};         // the config panel's edits: the config runs again
+struct BackToConfig {};  // "back to the demo / config": the file or ViT on screen is closed
+struct ShowBug {         // the Bug zoo: the buggy run beside the correct one (Bug::None: off)
+    Bug bug;
+};
+struct ShowVitBlock {  // the ViT's block selector
+    std::size_t block;
+};
+struct FreshVit {  // the Image panel's patch size or patch embedding: a fresh random model
+    std::optional<std::size_t> patch;  // 0: the checkpoint again; unset: as now
+    std::optional<bool> stem;          // a CNN stem; unset: as now
+};
+struct RunPositions {  // the position experiment's controls
+    VitPositionChoice choice;
+};
+struct RunDropPath {  // the drop-path controls
+    VitDropPathChoice choice;
+};
+struct ExportHeatmap {};  // the inspector's heatmap to export_dialog.target
+struct Quit {};
+}  // namespace command
+
+using Command = std::variant<command::Open, command::Rerun, command::BackToConfig, command::ShowBug,
+                             command::ShowVitBlock, command::FreshVit, command::RunPositions, command::RunDropPath,
+                             command::ExportHeatmap, command::Quit>;
 
 struct InspectorView {
     ui::SliceSpec spec;
@@ -119,7 +153,6 @@ struct UiState {
     AttentionConfig config_shown;       // the config of the trace on screen
     std::vector<std::string> config_errors;  // from validate(), shown inline
     std::string run_error;              // the engine threw (ShapeError ...)
-    bool rerun_requested = false;       // set by the config panel; consumed by the frame loop
     bool engine_busy = false;           // a worker is running
     float engine_progress = 0.0f;       // 0..1
     double engine_seconds = 0.0;        // how long the last run took
@@ -132,10 +165,8 @@ struct UiState {
     std::string file_vit_family;             // the file is a whole ViT of this family: a picture runs it
     std::string vit_picture;                 // the last picture opened: a whole ViT opened next runs on it
     std::string loading_path;                // a file job is running for this path
-    std::string open_request;                // File > Open, drop, recent: the frame loop opens it
     std::optional<std::size_t> open_block;   // the block to open (block selector)
     std::optional<std::size_t> open_heads;   // h chosen in the config panel for a file
-    bool back_to_config_requested = false;   // "back to the demo / config"
     std::string file_error;                  // the last file that could not be opened (modal)
     // A file that does not say how many heads its attention has: the app asks before it shows a map.
     std::string heads_question_path;         // empty: no question
@@ -153,24 +184,19 @@ struct UiState {
     bool show_image = true;                  // the Image panel (View menu)
     std::size_t vit_block = 0;               // the block whose attention Trace the other panels show
     std::size_t vit_blocks = 0;              // how many blocks the model has
-    std::optional<std::size_t> vit_block_request;  // the block selector: the frame loop swaps the trace
     std::size_t vit_query = 0;               // the query token of the overlays: 0 the class token, else a patch
     std::size_t vit_map = 0;                 // the Attention tab's large map: head i, heads = their mean, heads + 1 the rollout
     HeadFusion vit_fusion = HeadFusion::mean;  // how the rollout fuses the heads
     std::size_t vit_patch = 0;               // 0: the checkpoint; 8/16/32: a fresh random model with that patch
-    std::optional<std::size_t> vit_patch_request;  // the patch slider: the frame loop runs fresh_vit_job
     bool vit_stem = false;                   // the fresh model's patch embedding is a CNN stem (with_cnn_stem)
-    std::optional<bool> vit_stem_request;    // the patch embedding choice: the frame loop runs fresh_vit_job
     std::uint64_t vit_generation = 0;        // bumps when a new ViT snapshot is swapped in (texture keys)
     // The position experiment (Image panel, "Positions" tab): the controls, and the run they ask for.
     bool vit_pos_embed = true;                              // the checkpoint's position embeddings are added
     bool vit_shuffle = false;                               // also run on the picture with its patches shuffled
     std::uint64_t vit_shuffle_seed = 1;                     // ... by this seed's permutation (core/vit/positions.hpp)
-    std::optional<VitPositionChoice> vit_position_request;  // the frame loop runs vit_job with it
     bool vit_positions_tab = false;                         // open the "Positions" tab at the next frame (set at start)
     // Stochastic depth (Image panel, "Drop path" tab): the controls, and the run they ask for.
     VitDropPathChoice vit_drop_path;                        // what the controls show
-    std::optional<VitDropPathChoice> vit_drop_path_request; // the frame loop runs the model again with it
     bool vit_drop_path_tab = false;                         // open the "Drop path" tab at the next frame (set at start)
 
     // ---- the Beyond panel (flash tiles, KV cache, windows)
@@ -195,13 +221,11 @@ struct UiState {
     bool show_follow = true;                 // the Follow panel (View menu)
     bool show_cost = false;                  // the Cost panel (View menu)
     Bug bug = Bug::None;                     // the zoo's bug on screen (its buggy trace is shown)
-    std::optional<Bug> bug_request;          // the Bug zoo menu: the frame loop runs the zoo
     std::shared_ptr<const ZooRun> zoo;       // the zoo run on screen (null: none)
 
-    // ---- frame-loop requests
-    bool quit_requested = false;
+    // ---- the frame loop
+    std::vector<Command> commands;      // asked since the loop last carried them out, in order
     bool animating = false;             // a panel animates by itself: the frame loop draws the next frame too
-    bool export_requested = false;      // write the inspector's heatmap to export_dialog.target
     ui::ExportDialog export_dialog;     // File > Export heatmap as PNG
     std::string status;                 // one line in the menu bar (export written, settings error)
     double status_time = -1e9;
@@ -235,6 +259,27 @@ struct UiState {
     gfx::RgbTextures* pictures = nullptr;      // owned by the frame loop (the Image panel's textures)
     std::string gl_info;                // GL_VERSION / GL_RENDERER for Help > About
     std::string settings_path;          // "" in --screenshot mode (nothing is read or written)
+
+    void ask(Command c) { commands.push_back(std::move(c)); }
+    template <typename T>
+    bool asked() const {  // a command of this kind is waiting
+        for (const Command& c : commands)
+            if (std::holds_alternative<T>(c)) return true;
+        return false;
+    }
+    // The patch size and embedding the Image panel shows while its fresh model waits to run.
+    std::size_t pending_vit_patch() const {
+        std::size_t p = vit_patch;
+        for (const Command& c : commands)
+            if (const auto* f = std::get_if<command::FreshVit>(&c); f && f->patch) p = *f->patch;
+        return p;
+    }
+    bool pending_vit_stem() const {
+        bool stem = vit_stem;
+        for (const Command& c : commands)
+            if (const auto* f = std::get_if<command::FreshVit>(&c); f && f->stem) stem = *f->stem;
+        return stem;
+    }
 
     void set_status(std::string text) {
         status = std::move(text);

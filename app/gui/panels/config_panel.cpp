@@ -50,14 +50,14 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         ImGui::TextColored(WarnColor(), tr("from %s"), ui::display_name(trace.source_path).c_str());
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace.source_path.c_str());
         SameLineIfFits(ButtonWidth(tr("back to the demo / config")));
-        if (ImGui::SmallButton(tr("back to the demo / config"))) ui.back_to_config_requested = true;
+        if (ImGui::SmallButton(tr("back to the demo / config"))) ui.ask(command::BackToConfig{});
         const AttentionConfig& f = trace.config;
         auto size = [](std::size_t v) { return v ? std::to_string(v) : std::string("?"); };
         ImGui::TextDisabled(tr("B=%s N=%s C=%s"), size(f.batch).c_str(), size(f.tokens).c_str(), size(f.dim).c_str());
         SameLineIfFits(LabeledWidth(kSizeInputWidth * ImGui::GetFontSize(), "h"));
         std::size_t heads = f.heads;
         if (SizeInput("h##file", &heads, tr("heads h for this file: reruns the reference with h heads")) && heads != f.heads) {
-            ui.open_request = ui.file_path.empty() ? trace.source_path : ui.file_path;
+            ui.ask(command::Open{ui.file_path.empty() ? trace.source_path : ui.file_path});
             ui.open_block = ui.file_block;
             ui.open_heads = heads;
         }
@@ -152,7 +152,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     ImGui::BeginDisabled(mha);  // the class has the textbook path only
     commit |= DrawBeyondConfig(c);  // masks and the attention path (beyond_config.cpp)
     ImGui::EndDisabled();
-    if (commit) ui.rerun_requested = true;
+    if (commit) ui.ask(command::Rerun{});
 
     ImGui::Separator();
     // Derived numbers, so the reader sees c and the scale.

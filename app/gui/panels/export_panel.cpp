@@ -1,5 +1,5 @@
 // File > Export heatmap as PNG: a save dialog (folder browser + name) and the "overwrite?" modal.
-// Like the other panels it only writes a request into UiState (export_requested + the target
+// Like the other panels it only queues a command (command::ExportHeatmap, with the target
 // path); the frame loop reads the heatmap back from GL and writes the PNG atomically.
 #include <imgui.h>
 
@@ -24,7 +24,7 @@ void Confirm(UiState& ui, const std::string& path) {
     ui.export_dialog.target = path;
     ui.export_dialog.open = false;
     ui.export_dialog.confirm_path.clear();
-    ui.export_requested = true;
+    ui.ask(command::ExportHeatmap{});
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // File > Open: a file browser drawn in ImGui (folders first, torch.save/.npy/.npz/.safetensors, a folder of
 // .npy opened as one source), and the modal that says why a file could not be opened. Both only
-// write requests into UiState (open_request); the frame loop runs trace_from_file in the worker.
+// queue commands in UiState (command::Open); the frame loop runs trace_from_file in the worker.
 #include <imgui.h>
 
 #include <cstdio>
@@ -21,7 +21,7 @@ void GoTo(UiState& ui, const std::string& folder) {
 }
 
 void RequestOpen(UiState& ui, const std::string& path) {
-    ui.open_request = path;
+    ui.ask(command::Open{path});
     ui.open_block.reset();
     ui.open_heads.reset();
     ui.browser_open = false;
@@ -201,7 +201,7 @@ void DrawHeadsQuestion(UiState& ui) {
         ImGui::Button(tr("Cancel")) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
     MarkItem(ui, "heads:cancel");
     if (open) {
-        ui.open_request = ui.heads_question_path;
+        ui.ask(command::Open{ui.heads_question_path});
         ui.open_block = ui.heads_question_block;
         ui.open_heads = h;
         if (!ui.heads_question_picture.empty()) ui.vit_picture = ui.heads_question_picture;

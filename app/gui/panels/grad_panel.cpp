@@ -2,7 +2,7 @@
 // core/engine/backward.hpp). Gradient norm by step on a log scale (the gradient flows up from out_drop),
 // the selected step's gradient as a heatmap, the parameter gradients, and the softmax-saturation
 // demo: switch the scale off and raise C, watch attention turn one-hot and grad_scores vanish.
-// Reads the Trace only; edits to the config go through ui.config_draft + rerun_requested.
+// Reads the Trace only; edits to the config go through ui.config_draft + command::Rerun.
 #include <imgui.h>
 
 #include <algorithm>
@@ -132,7 +132,7 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
     bool scaled = c.scaled;
     if (ImGui::Checkbox("##scaled", &scaled)) {  // its label wraps beside it on a narrow panel
         c.scaled = scaled;
-        ui.rerun_requested = true;
+        ui.ask(command::Rerun{});
     }
     ImGui::SameLine();
     ImGui::TextUnformatted(tr("scale the scores by c^-0.5 (self.scale)"));
@@ -145,25 +145,25 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
     SameLineIfFits(ButtonWidth(tr("C / 2")));
     if (ImGui::SmallButton(tr("C / 2")) && c.dim / 2 >= c.heads && (c.dim / 2) % c.heads == 0) {
         c.dim /= 2;
-        ui.rerun_requested = true;
+        ui.ask(command::Rerun{});
     }
     SameLineIfFits(ButtonWidth(tr("C x 2")));
     if (ImGui::SmallButton(tr("C x 2")) && c.dim <= 4096) {
         c.dim *= 2;
-        ui.rerun_requested = true;
+        ui.ask(command::Rerun{});
     }
     if (ImGui::SmallButton(tr("saturate: scale off, h = 1, C = 2048"))) {
         c.scaled = false;
         c.heads = 1;
         c.dim = 2048;
-        ui.rerun_requested = true;
+        ui.ask(command::Rerun{});
     }
     SameLineIfFits(ButtonWidth(tr("reset")));
     if (ImGui::SmallButton(tr("reset"))) {
         c.scaled = true;
         c.dim = 768;
         c.heads = 8;
-        ui.rerun_requested = true;
+        ui.ask(command::Rerun{});
     }
 
     const Step* attn = trace.find(StepId::attn);

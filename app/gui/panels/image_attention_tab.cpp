@@ -67,19 +67,20 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     const VitConfig& trained = vit.trained_config;
     const std::vector<std::size_t> sizes = ui::fresh_patch_sizes(trained.image_size);
     if (sizes.empty()) return;
-    const std::size_t p_now = ui.vit_patch_request.value_or(ui.vit_patch);
+    const std::size_t p_now = ui.pending_vit_patch();
     bool fresh = p_now != 0;
     const float x_start = ImGui::GetCursorPosX();
     if (ImGui::Checkbox(tr("random weights"), &fresh))
-        ui.vit_patch_request = fresh ? (std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end()
-                                            ? trained.patch_size
-                                            : sizes.front())
-                                     : 0;
+        ui.ask(command::FreshVit{fresh ? (std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end()
+                                              ? trained.patch_size
+                                              : sizes.front())
+                                       : 0,
+                                 std::nullopt});
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tr("a fresh, untrained ViT (fresh_vit_model) of the same size on the same picture:\n"
                           "move the slider to see how the patch size changes the number of tokens N"));
     // The patch embedding: linear patches (the slider) or a CNN stem (with_cnn_stem).
-    int embedding = (fresh ? ui.vit_stem_request.value_or(ui.vit_stem) : trained.has_stem()) ? 1 : 0;
+    int embedding = (fresh ? ui.pending_vit_stem() : trained.has_stem()) ? 1 : 0;
     const bool stem = embedding == 1;
     const char* embeddings[] = {tr("linear patches"), tr("CNN stem")};
     ImGui::BeginDisabled(!fresh);
@@ -92,18 +93,18 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     if (label_above) ImGui::TextDisabled("%s", tr("patch embedding"));
     ImGui::SetNextItemWidth(label_above ? width : combo_w);
     if (ImGui::Combo(label_above ? "##embedding" : tr("patch embedding"), &embedding, embeddings, 2)) {
-        ui.vit_stem_request = embedding == 1;
+        std::optional<std::size_t> patch;  // back to linear patches: the trained size, or the nearest
         if (embedding == 0)
-            ui.vit_patch_request = std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end()
-                                       ? trained.patch_size
-                                       : sizes.front();
+            patch = std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end() ? trained.patch_size
+                                                                                               : sizes.front();
+        ui.ask(command::FreshVit{patch, embedding == 1});
     }
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(tr("linear patches: a stride-p conv cuts the picture into p x p patches (ViT)\n"
                           "CNN stem: conv 3x3 stride 2 -> BatchNorm -> ReLU, twice, then a 1x1 conv to D\n"
                           "(the ViT paper's hybrid): every position of its feature map is a token"));
-    const std::size_t p_shown = fresh ? ui.vit_patch_request.value_or(ui.vit_patch) : trained.patch_size;
+    const std::size_t p_shown = fresh ? ui.pending_vit_patch() : trained.patch_size;
     int index = static_cast<int>(std::find(sizes.begin(), sizes.end(), p_shown) - sizes.begin());
     index = std::clamp(index, 0, static_cast<int>(sizes.size()) - 1);
     char format[32];
@@ -114,7 +115,7 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 6.0f, width - (ImGui::GetCursorPosX() - x_start)));
     if (ImGui::SliderInt("##patch", &index, 0, static_cast<int>(sizes.size()) - 1, fresh ? format : tr("patch (trained)"),
                          ImGuiSliderFlags_NoInput))
-        ui.vit_patch_request = sizes[static_cast<std::size_t>(index)];
+        ui.ask(command::FreshVit{sizes[static_cast<std::size_t>(index)], std::nullopt});
     ImGui::EndDisabled();
     VitConfig c = trained;
     if (fresh) {

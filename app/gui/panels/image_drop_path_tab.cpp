@@ -32,7 +32,7 @@ void DropPathControls(UiState& ui) {
     const std::uint64_t one = 1;
     run |= ImGui::InputScalar("##drop_seed", ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
     ui.vit_drop_path = c;
-    if (run) ui.vit_drop_path_request = c;
+    if (run) ui.ask(command::RunDropPath{c});
 }
 
 // One branch's cell: what each sample's branch did in this block.

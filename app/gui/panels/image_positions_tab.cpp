@@ -64,7 +64,7 @@ void PositionControls(const VitSnapshot& vit, UiState& ui) {
         ui.vit_pos_embed = pos;
         ui.vit_shuffle = shuffle;
         ui.vit_shuffle_seed = seed;
-        ui.vit_position_request = ui::position_choice(pos, shuffle, seed);
+        ui.ask(command::RunPositions{ui::position_choice(pos, shuffle, seed)});
     }
 }
 
@@ -116,7 +116,7 @@ void PositionLessonLine(const VitSnapshot& vit, UiState& ui) {
     if (other == vit.model_path || !(needed ? demo_model_installed() : where_model_installed())) return;
     if (ImGui::SmallButton(needed ? tr("Open the demo model (what is the red shape?)")
                                   : tr("Open the position-task model (where is the red shape?)"))) {
-        ui.open_request = other;
+        ui.ask(command::Open{other});
         ui.open_block.reset();
         ui.open_heads.reset();
     }

@@ -27,7 +27,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         if (ImGui::BeginMenu(tr("Open recent"), !ui.recent_files.empty())) {
             for (const std::string& path : ui.recent_files)
                 if (ImGui::MenuItem(path.c_str())) {
-                    ui.open_request = path;
+                    ui.ask(command::Open{path});
                     ui.open_block.reset();
                     ui.open_heads.reset();
                 }
@@ -44,7 +44,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
                  where_model_installed()}};
             for (const auto& demo : demos)
                 if (ImGui::MenuItem(demo.label, nullptr, false, demo.installed)) {
-                    ui.open_request = demo.path;
+                    ui.ask(command::Open{demo.path});
                     ui.open_block.reset();
                     ui.open_heads.reset();
                     if (ui.vit_picture.empty()) ui.vit_picture = demo_image_path();
@@ -52,10 +52,10 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             ImGui::EndMenu();
         }
         if (ImGui::MenuItem(tr("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit_on_screen))
-            ui.back_to_config_requested = true;
+            ui.ask(command::BackToConfig{});
         MarkItem(ui, "file:back");
         ImGui::Separator();
-        if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) ui.quit_requested = true;
+        if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) ui.ask(command::Quit{});
         ImGui::EndMenu();
     }
     if (BeginMarkedMenu(ui, tr("View"), "View")) {
@@ -106,7 +106,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             if (ImGui::BeginCombo("##block", current.c_str())) {
                 for (std::size_t b : ui.file_blocks)
                     if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == *ui.file_block) && b != *ui.file_block) {
-                        ui.open_request = ui.file_path;
+                        ui.ask(command::Open{ui.file_path});
                         ui.open_block = b;
                     }
                 ImGui::EndCombo();
@@ -126,7 +126,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         const std::string current = tr("block ") + std::to_string(ui.vit_block);
         if (ImGui::BeginCombo("##vitblock", current.c_str())) {
             for (std::size_t b = 0; b < ui.vit_blocks; ++b)
-                if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == ui.vit_block)) ui.vit_block_request = b;
+                if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == ui.vit_block)) ui.ask(command::ShowVitBlock{b});
             ImGui::EndCombo();
         }
         if (ImGui::IsItemHovered())

@@ -23,7 +23,7 @@ void DrawBugZooMenu(const Trace& /*trace*/, UiState& ui) {
     for (const BugInfo& b : bug_infos()) {
         const bool on = ui.bug == b.bug && (b.bug == Bug::None || ui.zoo);
         if (ImGui::MenuItem(b.bug == Bug::None ? tr("None (the correct pipeline)") : ui::tr_core(b.title), nullptr, on))
-            ui.bug_request = b.bug;
+            ui.ask(command::ShowBug{b.bug});
         MarkItem(ui, std::string("bug:") + b.key);
         if (b.bug != Bug::None && ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();
@@ -51,7 +51,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
         ImGui::End();
         return;
     }
-    if (!open) ui.bug_request = Bug::None;  // closing the panel switches the bug off
+    if (!open) ui.ask(command::ShowBug{Bug::None});  // closing the panel switches the bug off
 
     WrappedText(BadColor(), (std::string(tr("Bug:")) + " " + ui::tr_core(info.title)).c_str());
     ImGui::PushFont(fonts().mono);
