@@ -245,7 +245,7 @@ void SyncSelection(const Trace& trace, UiState& ui) {
 // difference map in the inspector): the panels placed again when that changes, unless the user
 // arranged them (or imgui.ini did, before the first panel was placed).
 void FollowContent(const Trace& trace, UiState& ui) {
-    const bool vit = ui.vit_on_screen, divergence = FirstDivergence(trace) != nullptr;
+    const bool vit = ui.vit.on_screen, divergence = FirstDivergence(trace) != nullptr;
     if (vit == ui.layout_vit && divergence == ui.layout_divergence) return;
     ui.layout_vit = vit;
     ui.layout_divergence = divergence;
@@ -260,14 +260,14 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     QuizGate(trace, ui);  // the quiz asks before "next" shows a step
     SyncSelection(trace, ui);
     if (ui.classroom.presentation) {  // only the current step, full screen
-        DrawPresentation(trace, ui.vit_on_screen ? vit : nullptr, ui);
+        DrawPresentation(trace, ui.vit.on_screen ? vit : nullptr, ui);
         DrawQuizWindow(trace, ui);
         SyncSelection(trace, ui);
         return;
     }
     DrawMenuBar(trace, ui);
     DrawPipelinePanel(trace, ui);
-    if (ui.vit_on_screen || ui.vit_loading) DrawImagePanel(vit, ui);  // the ViT takes the Config panel's place
+    if (ui.vit.on_screen || ui.vit.loading) DrawImagePanel(vit, ui);  // the ViT takes the Config panel's place
     else DrawConfigPanel(trace, ui);
     DrawShapePanel(trace, ui);
     DrawInspectorPanel(trace, ui);
@@ -299,15 +299,15 @@ void StartFile(EngineRunner& runner, UiState& ui, const std::string& path, const
 // Runs the ViT on a picture in the worker; the trace on screen stays until it is done.
 void StartVit(EngineRunner& runner, UiState& ui, EngineJob job) {
     ui.loading_path.clear();
-    ui.vit_loading = true;
+    ui.vit.loading = true;
     runner.start(std::move(job));
     ui.engine_busy = true;
 }
 
 std::string WindowTitle(const UiState& ui, const VitSnapshot* vit) {
-    if (vit && ui.vit_on_screen)
+    if (vit && ui.vit.on_screen)
         return "attnscope \u2014 " + ui::display_name(vit->model_path) + tr(" on ") + ui::display_name(vit->image_path) +
-               tr(" (block ") + std::to_string(ui.vit_block) + ")";
+               tr(" (block ") + std::to_string(ui.vit.block) + ")";
     if (ui.file_path.empty()) return "attnscope";
     std::string t = "attnscope \u2014 " + ui::display_name(ui.file_path);
     if (ui.file_block && ui.file_blocks.size() > 1) t += tr(" (block ") + std::to_string(*ui.file_block) + ")";
@@ -457,9 +457,9 @@ void StartOpening(Gui& g) {
     }
     if (g.open_vit) {
         const VitPositionChoice positions{!options.no_pos_embed, options.shuffle_seed};
-        g.ui.vit_positions_tab = positions != VitPositionChoice{};  // the experiment asked for: show it
+        g.ui.vit.positions_tab = positions != VitPositionChoice{};  // the experiment asked for: show it
         const VitDropPathChoice drop_path{options.drop_path, options.config.training, options.config.seed};
-        g.ui.vit_drop_path_tab = drop_path.rate > 0.0f;
+        g.ui.vit.drop_path_tab = drop_path.rate > 0.0f;
         StartVit(g.runner, g.ui,
                  EngineRunner::vit_job(options.model_path, options.image_path, options.heads, positions, drop_path));
     }
@@ -840,10 +840,10 @@ void RunFreshVit(Gui& g, std::size_t p, bool stem) {
         EngineResult back;
         back.vit = g.trained_vit;
         back.trace = std::shared_ptr<const Trace>(g.trained_vit, &g.trained_vit->trace.blocks.back().attention);
-        g.ui.vit_loading = true;
+        g.ui.vit.loading = true;
         AcceptResult(back, g.trace, g.vit, g.ui);
     } else {
-        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, p, stem, g.ui.vit_drop_path));
+        StartVit(g.runner, g.ui, EngineRunner::fresh_vit_job(g.trained_vit, p, stem, g.ui.vit.drop_path));
     }
 }
 
@@ -874,7 +874,7 @@ void RunDropPath(Gui& g, const VitDropPathChoice& choice) {
 void Rerun(Gui& g) {
     UiState& ui = g.ui;
     ui.loading_path.clear();
-    ui.vit_loading = false;
+    ui.vit.loading = false;
     ui.config_errors = validate(ui.config_draft, memory_budget());
     if (!ui.config_errors.empty()) return;
     if (ui.bug != Bug::None) {
@@ -949,14 +949,14 @@ void HandleCommands(Gui& g) {
         ui.bug = *f.bug;
         f.rerun = true;
         // The zoo runs the single-layer config: what it replaces is said, with the way back.
-        if (ui.bug != Bug::None && (ui.vit_on_screen || !ui.file_path.empty()))
+        if (ui.bug != Bug::None && (ui.vit.on_screen || !ui.file_path.empty()))
             ui.set_status(tr("the Bug zoo runs on the single-layer demo: the ViT or file on screen was closed (File > Open recent brings it back)"));
     }
     f.rerun = f.rerun || f.back_to_config;
     // The ViT: the block selector swaps the trace; the patch slider runs a fresh model; the position
     // controls run the checkpoint again.
-    if (f.vit_block && g.vit && *f.vit_block != ui.vit_block) ShowVitBlock(g.vit, *f.vit_block, g.trace, ui);
-    if (f.fresh_vit) RunFreshVit(g, f.patch.value_or(ui.vit_patch), f.stem.value_or(ui.vit_stem));
+    if (f.vit_block && g.vit && *f.vit_block != ui.vit.block) ShowVitBlock(g.vit, *f.vit_block, g.trace, ui);
+    if (f.fresh_vit) RunFreshVit(g, f.patch.value_or(ui.vit.patch), f.stem.value_or(ui.vit.stem));
     if (f.positions) RunPositions(g, *f.positions);
     if (f.drop_path) RunDropPath(g, *f.drop_path);
     if (WindowTitle(ui, g.vit.get()) != g.window_title) {
@@ -1099,8 +1099,8 @@ std::string StateReport(const Gui& g) {
     j["source"] = g.trace ? g.trace->source_path : std::string();
     j["loading"] = ui.loading_path;
     j["busy"] = ui.engine_busy;
-    j["vit"] = ui.vit_on_screen;
-    j["vit_query"] = ui.vit_query;  // the token whose attention the Image panel shows (0: the class token)
+    j["vit"] = ui.vit.on_screen;
+    j["vit_query"] = ui.vit.query;  // the token whose attention the Image panel shows (0: the class token)
     j["message"] = ui.file_error;  // the "Cannot open the file" dialog, while it is open
     j["heads"] = g.trace ? g.trace->config.heads : 0;
     j["file_notes"] = ui.file_notes;  // where input, weights and heads came from
@@ -1113,7 +1113,7 @@ std::string StateReport(const Gui& g) {
     j["run_error"] = ui.run_error;
     j["config_errors"] = ui.config_errors;  // the Config panel's draft the engine refused
     j["status"] = ui.status;
-    j["back_to_demo_enabled"] = !ui.file_path.empty() || ui.vit_on_screen;  // File > Back to the demo / config
+    j["back_to_demo_enabled"] = !ui.file_path.empty() || ui.vit.on_screen;  // File > Back to the demo / config
     j["items"] = nlohmann::json::object();
     for (const auto& [name, r] : ui.item_rects) j["items"][name] = {r.x, r.y, r.w, r.h};
     j["layout"] = nlohmann::json::parse(LayoutReport());
@@ -1165,7 +1165,7 @@ void Shutdown(Gui& g) {
     UiState& ui = g.ui;
     if (!g.shot && !ui.settings_path.empty())
         SaveSettings(ui.settings_path, ui,
-                     g.trace && ui.file_path.empty() && !ui.vit_on_screen ? g.trace->config : ui.config_draft);
+                     g.trace && ui.file_path.empty() && !ui.vit.on_screen ? g.trace->config : ui.config_draft);
     if (g.keep_layout) SaveLayout(g.ini_path);
     if (g.shot_fbo) glDeleteFramebuffers(1, &g.shot_fbo);
     if (g.shot_color) glDeleteTextures(1, &g.shot_color);

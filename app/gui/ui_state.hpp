@@ -105,6 +105,29 @@ struct InspectorFit {
     }
 };
 
+// The ViT on a picture (--model, --image): what the Image panel shows and its controls; the other
+// panels show one block's attention.
+struct VitScreen {
+    bool on_screen = false;              // a VitSnapshot is shown (the Image panel replaces Config)
+    bool loading = false;                // a ViT job is running
+    std::size_t block = 0;               // the block whose attention Trace the other panels show
+    std::size_t blocks = 0;              // how many blocks the model has
+    std::size_t query = 0;               // the query token of the overlays: 0 the class token, else a patch
+    std::size_t map = 0;                 // the Attention tab's large map: head i, heads = their mean, heads + 1 the rollout
+    HeadFusion fusion = HeadFusion::mean;  // how the rollout fuses the heads
+    std::size_t patch = 0;               // 0: the checkpoint; 8/16/32: a fresh random model with that patch
+    bool stem = false;                   // the fresh model's patch embedding is a CNN stem (with_cnn_stem)
+    std::uint64_t generation = 0;        // bumps when a new ViT snapshot is swapped in (texture keys)
+    // The position experiment ("Positions" tab): its controls.
+    bool pos_embed = true;               // the checkpoint's position embeddings are added
+    bool shuffle = false;                // also run on the picture with its patches shuffled
+    std::uint64_t shuffle_seed = 1;      // ... by this seed's permutation (core/vit/positions.hpp)
+    bool positions_tab = false;          // open the "Positions" tab at the next frame (set at start)
+    // Stochastic depth ("Drop path" tab): what its controls show.
+    VitDropPathChoice drop_path;
+    bool drop_path_tab = false;          // open the "Drop path" tab at the next frame (set at start)
+};
+
 struct UiState {
     // ---- selection and playback
     ui::Stepper stepper;
@@ -179,25 +202,8 @@ struct UiState {
     std::vector<std::string> recent_files;   // most recent first (settings.json)
 
     // ---- the ViT on a picture (--model, --image): the Image panel; the other panels show one block
-    bool vit_on_screen = false;              // a VitSnapshot is shown (the Image panel replaces Config)
-    bool vit_loading = false;                // a ViT job is running
+    VitScreen vit;
     bool show_image = true;                  // the Image panel (View menu)
-    std::size_t vit_block = 0;               // the block whose attention Trace the other panels show
-    std::size_t vit_blocks = 0;              // how many blocks the model has
-    std::size_t vit_query = 0;               // the query token of the overlays: 0 the class token, else a patch
-    std::size_t vit_map = 0;                 // the Attention tab's large map: head i, heads = their mean, heads + 1 the rollout
-    HeadFusion vit_fusion = HeadFusion::mean;  // how the rollout fuses the heads
-    std::size_t vit_patch = 0;               // 0: the checkpoint; 8/16/32: a fresh random model with that patch
-    bool vit_stem = false;                   // the fresh model's patch embedding is a CNN stem (with_cnn_stem)
-    std::uint64_t vit_generation = 0;        // bumps when a new ViT snapshot is swapped in (texture keys)
-    // The position experiment (Image panel, "Positions" tab): the controls, and the run they ask for.
-    bool vit_pos_embed = true;                              // the checkpoint's position embeddings are added
-    bool vit_shuffle = false;                               // also run on the picture with its patches shuffled
-    std::uint64_t vit_shuffle_seed = 1;                     // ... by this seed's permutation (core/vit/positions.hpp)
-    bool vit_positions_tab = false;                         // open the "Positions" tab at the next frame (set at start)
-    // Stochastic depth (Image panel, "Drop path" tab): the controls, and the run they ask for.
-    VitDropPathChoice vit_drop_path;                        // what the controls show
-    bool vit_drop_path_tab = false;                         // open the "Drop path" tab at the next frame (set at start)
 
     // ---- the Beyond panel (flash tiles, KV cache, windows)
     ui::BeyondView beyond;
@@ -269,13 +275,13 @@ struct UiState {
     }
     // The patch size and embedding the Image panel shows while its fresh model waits to run.
     std::size_t pending_vit_patch() const {
-        std::size_t p = vit_patch;
+        std::size_t p = vit.patch;
         for (const Command& c : commands)
             if (const auto* f = std::get_if<command::FreshVit>(&c); f && f->patch) p = *f->patch;
         return p;
     }
     bool pending_vit_stem() const {
-        bool stem = vit_stem;
+        bool stem = vit.stem;
         for (const Command& c : commands)
             if (const auto* f = std::get_if<command::FreshVit>(&c); f && f->stem) stem = *f->stem;
         return stem;

@@ -57,8 +57,8 @@ void CloseFile(UiState& ui) {
 
 void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t block,
                   std::shared_ptr<const Trace>& trace, UiState& ui) {
-    ui.vit_block = std::min(block, vit->trace.blocks.size() - 1);
-    trace = std::shared_ptr<const Trace>(vit, &vit->trace.blocks[ui.vit_block].attention);
+    ui.vit.block = std::min(block, vit->trace.blocks.size() - 1);
+    trace = std::shared_ptr<const Trace>(vit, &vit->trace.blocks[ui.vit.block].attention);
     ++ui.trace_generation;
 }
 
@@ -71,10 +71,10 @@ void RememberRecent(UiState& ui, const std::string& path) {
 bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, std::shared_ptr<const VitSnapshot>& vit,
                   UiState& ui) {
     const bool was_file = !ui.loading_path.empty();
-    const bool was_vit = ui.vit_loading;
+    const bool was_vit = ui.vit.loading;
     const std::string path = ui.loading_path;
     ui.loading_path.clear();
-    ui.vit_loading = false;
+    ui.vit.loading = false;
     if (!r.trace) {
         if (r.heads_unknown) {  // ask for h; the trace on screen stays until it is given
             ui.heads_question_path = r.heads_unknown->path;
@@ -98,30 +98,30 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.zoo.reset();
         ui.bug = Bug::None;
     }
-    const bool was_vit_on_screen = ui.vit_on_screen;
+    const bool was_vit_on_screen = ui.vit.on_screen;
     if (!r.vit) {
         vit.reset();
-        ui.vit_on_screen = false;
+        ui.vit.on_screen = false;
     }
     if (r.vit) {
-        const bool first = !ui.vit_on_screen;
+        const bool first = !ui.vit.on_screen;
         vit = r.vit;
-        ui.vit_on_screen = true;
-        ++ui.vit_generation;
-        ui.vit_blocks = vit->trace.blocks.size();
-        ui.vit_patch = vit->fresh_patch;
-        ui.vit_stem = vit->fresh_stem;
-        ui.vit_drop_path = vit->drop_path;  // the drop-path controls show what ran
+        ui.vit.on_screen = true;
+        ++ui.vit.generation;
+        ui.vit.blocks = vit->trace.blocks.size();
+        ui.vit.patch = vit->fresh_patch;
+        ui.vit.stem = vit->fresh_stem;
+        ui.vit.drop_path = vit->drop_path;  // the drop-path controls show what ran
         if (vit->fresh_patch == 0) {  // the position controls show what ran
-            ui.vit_pos_embed = vit->positions.pos_embed;
-            ui.vit_shuffle = vit->positions.shuffle_seed.has_value();
-            ui.vit_shuffle_seed = vit->positions.shuffle_seed.value_or(ui.vit_shuffle_seed);
+            ui.vit.pos_embed = vit->positions.pos_embed;
+            ui.vit.shuffle = vit->positions.shuffle_seed.has_value();
+            ui.vit.shuffle_seed = vit->positions.shuffle_seed.value_or(ui.vit.shuffle_seed);
         }
-        ShowVitBlock(vit, first ? ui.vit_blocks - 1 : ui.vit_block, trace, ui);  // default: the last block
+        ShowVitBlock(vit, first ? ui.vit.blocks - 1 : ui.vit.block, trace, ui);  // default: the last block
         if (vit->fresh_patch == 0) RememberRecent(ui, vit->image_path);  // Open recent offers the picture again
         ui.vit_picture = vit->image_path;
         if (was_file) RememberRecent(ui, path);  // a whole ViT opened as a file: and the checkpoint, first
-        if (ui.vit_query >= vit->trace.grid.tokens()) ui.vit_query = 0;
+        if (ui.vit.query >= vit->trace.grid.tokens()) ui.vit.query = 0;
         ui.run_error.clear();
         ui.file_error.clear();
         if (first) ui.views.clear();  // other shapes than the demo's

@@ -151,8 +151,8 @@ struct AttentionMap {
 };
 
 AttentionMap AttentionMapAt(const VitTrace& t, const UiState& ui, std::size_t block, std::size_t i) {
-    const std::size_t heads = t.config.heads, query = ui.vit_query;
-    const std::uint64_t gen = ui.vit_generation;
+    const std::size_t heads = t.config.heads, query = ui.vit.query;
+    const std::uint64_t gen = ui.vit.generation;
     const Array& attn = t.blocks[block].attn();  // [1, h, N, N]
     const PatchGrid& grid = t.grid;
     AttentionMap m;
@@ -167,9 +167,9 @@ AttentionMap AttentionMapAt(const VitTrace& t, const UiState& ui, std::size_t bl
         m.map = [&attn, &grid, query] { return token_map(fuse_heads(attn, 0, HeadFusion::mean), query, grid); };
         m.tip = "attn[0, :, " + std::to_string(query) + tr(", 1:].mean(heads) on the patch grid");
     } else {
-        m.title = std::string(tr("rollout (")) + head_fusion_name(ui.vit_fusion) + ")";
-        m.key = ui::OverlayKey::rollout(gen, query, ui.vit_fusion);
-        const HeadFusion fusion = ui.vit_fusion;
+        m.title = std::string(tr("rollout (")) + head_fusion_name(ui.vit.fusion) + ")";
+        m.key = ui::OverlayKey::rollout(gen, query, ui.vit.fusion);
+        const HeadFusion fusion = ui.vit.fusion;
         m.map = [&t, &grid, query, fusion] {
             std::vector<const Array*> attns;
             for (const VitBlockTrace& b : t.blocks) attns.push_back(&b.attn());
@@ -191,7 +191,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     const VitTrace& t = vit->trace;
     const PatchGrid& grid = t.grid;
     const std::size_t n_maps = t.config.heads + 2;  // heads, their mean, the rollout
-    ui.vit_map = std::min(ui.vit_map, n_maps - 1);
+    ui.vit.map = std::min(ui.vit.map, n_maps - 1);
     const ImGuiStyle& style = ImGui::GetStyle();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -233,7 +233,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
 
     // The picture and the selected map, each under its title.
     const std::uintptr_t picture =
-        texture(ui::OverlayKey::picture(ui.vit_generation), "vit/picture", [&] { return vit->input; });
+        texture(ui::OverlayKey::picture(ui.vit.generation), "vit/picture", [&] { return vit->input; });
     ImGui::BeginGroup();
     ImGui::TextDisabled("%s", tr("picture"));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("click a patch: where it looks; right-click: the class token"));
@@ -241,7 +241,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     MarkItem(ui, "image:picture");
     ImGui::EndGroup();
     ImGui::SameLine();
-    const AttentionMap large = AttentionMapAt(t, ui, block, ui.vit_map);
+    const AttentionMap large = AttentionMapAt(t, ui, block, ui.vit.map);
     ImGui::BeginGroup();
     ImGui::TextUnformatted(large.title.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", large.tip.c_str());
@@ -256,8 +256,8 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
 
     // The patch under the mouse, else what the maps show; the way back to the class token first.
     ImGui::BeginGroup();
-    if (ui.vit_query != 0) {
-        if (ImGui::SmallButton(tr("class token"))) ui.vit_query = 0;
+    if (ui.vit.query != 0) {
+        if (ImGui::SmallButton(tr("class token"))) ui.vit.query = 0;
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the class token as the query again (or right-click the picture)"));
         ImGui::SameLine();
     }
@@ -266,7 +266,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     } else {
         char caption[256];
         std::snprintf(caption, sizeof caption, tr("where the %s looks in block %zu (yellow = most)"),
-                      ui::query_name(ui.vit_query, grid).c_str(), block);
+                      ui::query_name(ui.vit.query, grid).c_str(), block);
         WrappedText(DimColor(), caption);
     }
     ImGui::EndGroup();
@@ -281,10 +281,10 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
             const AttentionMap m = AttentionMapAt(t, ui, block, i);
             const std::string label = i < t.config.heads ? std::to_string(i) : i == t.config.heads ? tr("mean") : tr("rollout");
             if (i > 0) SameLineIfFits(ButtonWidth(label.c_str()));
-            const bool chosen = i == ui.vit_map;
+            const bool chosen = i == ui.vit.map;
             if (chosen) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
             ImGui::PushID(static_cast<int>(i));
-            if (ImGui::SmallButton(label.c_str())) ui.vit_map = i;
+            if (ImGui::SmallButton(label.c_str())) ui.vit.map = i;
             ImGui::PopID();
             if (chosen) ImGui::PopStyleColor();
             if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
@@ -315,12 +315,12 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
         const ImVec2 p0(t0.x, t0.y + ImGui::GetTextLineHeight());
         ImGui::PushID(static_cast<int>(i));
         ImGui::SetCursorScreenPos(p0);
-        if (ImGui::InvisibleButton("##small", ImVec2(size.tile, size.tile))) ui.vit_map = i;
+        if (ImGui::InvisibleButton("##small", ImVec2(size.tile, size.tile))) ui.vit.map = i;
         ImGui::PopID();
         const ImVec2 p1 = Add(p0, ImVec2(size.tile, size.tile));
         if (tex) dl->AddImage(Tex(tex), p0, p1);
-        dl->AddRect(p0, p1, i == ui.vit_map ? IM_COL32(255, 255, 255, 255) : IM_COL32(255, 255, 255, 60), 0.0f, 0,
-                    i == ui.vit_map ? 2.0f : 1.0f);
+        dl->AddRect(p0, p1, i == ui.vit.map ? IM_COL32(255, 255, 255, 255) : IM_COL32(255, 255, 255, 60), 0.0f, 0,
+                    i == ui.vit.map ? 2.0f : 1.0f);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
         ImGui::EndGroup();
         if (i + 1 < n_maps && (i + 1) % size.per_row != 0) ImGui::SameLine();

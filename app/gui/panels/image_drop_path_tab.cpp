@@ -13,7 +13,7 @@ namespace {
 
 // The drop-path controls: rate, train/eval, seed; a change asks the frame loop for the run.
 void DropPathControls(UiState& ui) {
-    VitDropPathChoice c = ui.vit_drop_path;
+    VitDropPathChoice c = ui.vit.drop_path;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
     ImGui::SliderFloat("##drop_path", &c.rate, 0.0f, 0.9f, tr("drop path %.2f"));
     bool run = ImGui::IsItemDeactivatedAfterEdit();  // the slider runs once released
@@ -31,7 +31,7 @@ void DropPathControls(UiState& ui) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
     const std::uint64_t one = 1;
     run |= ImGui::InputScalar("##drop_seed", ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
-    ui.vit_drop_path = c;
+    ui.vit.drop_path = c;
     if (run) ui.ask(command::RunDropPath{c});
 }
 

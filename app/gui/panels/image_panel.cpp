@@ -40,14 +40,14 @@ void SlideTile(const VitSnapshot& vit, UiState& ui, const char* id, const std::s
 void DrawVitSlidePicture(const VitSnapshot& vit, UiState& ui, float side) {
     if (vit.trace.blocks.empty() || !ui.pictures) return;
     const std::uintptr_t tex =
-        ui.pictures->texture("vit/slide0", ui::OverlayKey::picture(ui.vit_generation).str(), [&] { return vit.input; });
+        ui.pictures->texture("vit/slide0", ui::OverlayKey::picture(ui.vit.generation).str(), [&] { return vit.input; });
     SlideTile(vit, ui, "##slide_picture", tr("picture"), tex, side, true, "slide:picture");
 }
 
 void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float height) {
     const VitTrace& t = vit.trace;
     if (t.blocks.empty() || !ui.pictures) return;
-    const std::size_t heads = t.config.heads, block = std::min(ui.vit_block, t.blocks.size() - 1);
+    const std::size_t heads = t.config.heads, block = std::min(ui.vit.block, t.blocks.size() - 1);
     const std::size_t maps = heads + 1;  // each head, their mean
     ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
     const float caption_w = std::max(ImGui::CalcTextSize((tr("head ") + std::to_string(heads - 1)).c_str()).x,
@@ -58,7 +58,7 @@ void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float he
         ImGui::PopFont();
         return;
     }
-    const std::uint64_t gen = ui.vit_generation;
+    const std::uint64_t gen = ui.vit.generation;
     const Array& attn = t.blocks[block].attn();  // [1, h, N, N]
     constexpr std::size_t kClassToken = 0;
     ImGui::TextDisabled(tr("class token's attention, block %zu"), block);
@@ -81,7 +81,7 @@ void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float he
 }
 
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
-    if (!ui.vit_on_screen && !ui.vit_loading) return;
+    if (!ui.vit.on_screen && !ui.vit.loading) return;
     if (!ui.show_image) return;
     PlaceWindow(ui, ui::Panel::Image);
     // The title names the model and the picture, or only the picture when the panel is too narrow for
@@ -102,7 +102,7 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         return;
     }
     if (!vit) {
-        EmptyState(ui.vit_loading ? tr("Running the ViT on the picture ...") : tr("No ViT"),
+        EmptyState(ui.vit.loading ? tr("Running the ViT on the picture ...") : tr("No ViT"),
                    tr("attnscope --model MODEL.safetensors --image PICTURE.png shows what a Vision Transformer "
                       "predicts for a picture and where its attention goes."));
         ImGui::End();
@@ -110,8 +110,8 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     }
     const VitTrace& t = vit->trace;
     const PatchGrid& grid = t.grid;
-    const std::size_t block = std::min(ui.vit_block, t.blocks.size() - 1);
-    if (ui.vit_query >= grid.tokens()) ui.vit_query = 0;
+    const std::size_t block = std::min(ui.vit.block, t.blocks.size() - 1);
+    if (ui.vit.query >= grid.tokens()) ui.vit.query = 0;
 
     // The rollout's fusion, then the head count with where it came from (a state dict never says it);
     // the block is the menu bar's, and the query is named under the pictures, so picking one moves
@@ -119,8 +119,8 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     ImGui::TextDisabled(tr("rollout:"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
-    int fusion = static_cast<int>(ui.vit_fusion);
-    if (ImGui::Combo("##fusion", &fusion, "mean\0max\0min\0")) ui.vit_fusion = static_cast<HeadFusion>(fusion);
+    int fusion = static_cast<int>(ui.vit.fusion);
+    if (ImGui::Combo("##fusion", &fusion, "mean\0max\0min\0")) ui.vit.fusion = static_cast<HeadFusion>(fusion);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             tr("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
@@ -154,9 +154,9 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         };
         tab(tr("Attention"), tr("where one query token looks, per head, and the rollout"), nullptr, image::AttentionTab);
         tab(tr("Positions"), tr("why position embeddings matter: shuffle the patches with and without them"),
-            &ui.vit_positions_tab, image::PositionsTab);
+            &ui.vit.positions_tab, image::PositionsTab);
         tab(tr("Drop path"), tr("stochastic depth: which samples lost a block's branch, and LayerScale"),
-            &ui.vit_drop_path_tab, image::DropPathTab);
+            &ui.vit.drop_path_tab, image::DropPathTab);
         ImGui::EndTabBar();
     }
     ImGui::End();

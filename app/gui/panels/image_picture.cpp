@@ -49,7 +49,7 @@ void ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
         }
     }
     ImVec2 a, b;
-    if (const auto q = QueryPatch(ui.vit_query, grid)) {
+    if (const auto q = QueryPatch(ui.vit.query, grid)) {
         PatchRect(grid, p0, side, *q, &a, &b);
         dl->AddRect(a, b, IM_COL32(0, 230, 255, 255), 0.0f, 0, 2.0f);
     }
@@ -60,9 +60,9 @@ void ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
         PatchRect(grid, p0, side, *p, &a, &b);
         dl->AddRect(a, b, IM_COL32(255, 255, 255, 220), 0.0f, 0, 1.5f);
         *hovered_patch = p;
-        if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ui.vit_query = grid.token(p->row, p->col);
+        if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ui.vit.query = grid.token(p->row, p->col);
     }
-    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) ui.vit_query = 0;
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) ui.vit.query = 0;
 }
 
 std::string PatchName(const PatchGrid& grid, ui::PatchPick p) {

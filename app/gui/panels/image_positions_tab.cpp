@@ -33,8 +33,8 @@ void CaptionedImage(const char* caption, std::uintptr_t tex, float side, const s
 void PositionControls(const VitSnapshot& vit, UiState& ui) {
     const bool fresh = vit.fresh_patch != 0;
     ImGui::BeginDisabled(fresh);
-    bool pos = ui.vit_pos_embed, shuffle = ui.vit_shuffle;
-    std::uint64_t seed = ui.vit_shuffle_seed;
+    bool pos = ui.vit.pos_embed, shuffle = ui.vit.shuffle;
+    std::uint64_t seed = ui.vit.shuffle_seed;
     bool changed = ImGui::Checkbox(tr("position embeddings"), &pos);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
@@ -61,9 +61,9 @@ void PositionControls(const VitSnapshot& vit, UiState& ui) {
         ImGui::TextColored(WarnColor(), tr("(the checkpoint only: untick random weights)"));
     }
     if (changed) {
-        ui.vit_pos_embed = pos;
-        ui.vit_shuffle = shuffle;
-        ui.vit_shuffle_seed = seed;
+        ui.vit.pos_embed = pos;
+        ui.vit.shuffle = shuffle;
+        ui.vit.shuffle_seed = seed;
         ui.ask(command::RunPositions{ui::position_choice(pos, shuffle, seed)});
     }
 }
@@ -133,7 +133,7 @@ void PositionsTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     const VitTrace& t = vit.trace;
     const PositionExperiment* e = vit.fresh_patch == 0 ? vit.shuffled.get() : nullptr;
     gfx::RgbTextures* pics = ui.pictures;
-    const std::string gen = std::to_string(ui.vit_generation) + "/" + std::to_string(block);
+    const std::string gen = std::to_string(ui.vit.generation) + "/" + std::to_string(block);
     auto texture = [&](const char* slot, const std::string& key, const std::function<RgbImage()>& make) {
         return pics ? pics->texture(slot, key, make) : std::uintptr_t{0};
     };

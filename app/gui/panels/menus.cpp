@@ -51,7 +51,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
                 }
             ImGui::EndMenu();
         }
-        if (ImGui::MenuItem(tr("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit_on_screen))
+        if (ImGui::MenuItem(tr("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit.on_screen))
             ui.ask(command::BackToConfig{});
         MarkItem(ui, "file:back");
         ImGui::Separator();
@@ -69,10 +69,10 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
                         trace.beyond != nullptr || trace.find("masked") != nullptr);
         ImGui::MenuItem(tr("Attention map (flash)"), nullptr, &ui.flash_map.visible,
                         trace.beyond != nullptr && trace.beyond->flash != nullptr);
-        ImGui::MenuItem(tr("Config"), nullptr, &ui.panels.config, !ui.vit_on_screen);
+        ImGui::MenuItem(tr("Config"), nullptr, &ui.panels.config, !ui.vit.on_screen);
         ImGui::MenuItem(tr("Follow an element"), nullptr, &ui.show_follow);
         ImGui::MenuItem(tr("Cost"), nullptr, &ui.show_cost);
-        if (ui.vit_on_screen) ImGui::MenuItem(tr("Image (ViT)"), nullptr, &ui.show_image);
+        if (ui.vit.on_screen) ImGui::MenuItem(tr("Image (ViT)"), nullptr, &ui.show_image);
         ImGui::Separator();
         if (ImGui::MenuItem(tr("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
         if (ImGui::MenuItem(tr("Zoom out"), "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
@@ -118,23 +118,23 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         }
     }
     // The ViT's block: the other panels show this block's attention.
-    if (ui.vit_on_screen && ui.vit_blocks > 0) {
+    if (ui.vit.on_screen && ui.vit.blocks > 0) {
         ImGui::SameLine(0, ImGui::GetFontSize() * 2);
         ImGui::TextColored(WarnColor(), "ViT");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
-        const std::string current = tr("block ") + std::to_string(ui.vit_block);
+        const std::string current = tr("block ") + std::to_string(ui.vit.block);
         if (ImGui::BeginCombo("##vitblock", current.c_str())) {
-            for (std::size_t b = 0; b < ui.vit_blocks; ++b)
-                if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == ui.vit_block)) ui.ask(command::ShowVitBlock{b});
+            for (std::size_t b = 0; b < ui.vit.blocks; ++b)
+                if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == ui.vit.block)) ui.ask(command::ShowVitBlock{b});
             ImGui::EndCombo();
         }
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(tr("the model has %zu blocks; the pipeline, shapes, inspector, heads and row sums show this "
                               "block's attention"),
-                              ui.vit_blocks);
+                              ui.vit.blocks);
     }
-    if (ui.vit_loading) {
+    if (ui.vit.loading) {
         ImGui::SameLine();
         ImGui::TextColored(WarnColor(), tr("running the ViT ..."));
     }

@@ -77,7 +77,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         return;
     }
     // A config the engine refused: why, above the steps it did not replace.
-    if (!ui.config_errors.empty() && trace.source_path.empty() && !ui.vit_on_screen) {
+    if (!ui.config_errors.empty() && trace.source_path.empty() && !ui.vit.on_screen) {
         ImGui::BeginGroup();
         char why[512];
         std::snprintf(why, sizeof why, tr("\u2717 not run: %s; the steps below are the last good trace"),

@@ -36,7 +36,7 @@ bool Moving(const UiState& ui, double now) {
     for (bool down : io.MouseDown) held = held || down;
     for (bool down : io.KeysDown) held = held || down;
     const bool step_animation = ui.animate && now - ui.step_changed_at < 0.8;  // the shape view's 0.7 s
-    const bool working = ui.engine_busy || ui.vit_loading || !ui.loading_path.empty();
+    const bool working = ui.engine_busy || ui.vit.loading || !ui.loading_path.empty();
     return held || step_animation || working || ui.stepper.playing || ui.animating || ui.scroll_to_selection;
 }
 
@@ -80,7 +80,7 @@ bool FramePacer::wait(double now) {
 void FramePacer::frame_done(const UiState& ui) {
     const double now = ui.now;
     if (settle_frames_ > 0) --settle_frames_;
-    const std::uint64_t generation = ui.trace_generation + ui.vit_generation;
+    const std::uint64_t generation = ui.trace_generation + ui.vit.generation;
     if (generation != seen_generation_ || ui.stepper.selected != seen_step_) {
         seen_generation_ = generation;
         seen_step_ = ui.stepper.selected;
