@@ -134,7 +134,7 @@ void EachViewOption(Ui& ui, S& s, F&& f) {
     f(ui.heads_shared_scale, s.heads_shared_scale);
     f(ui.stepper.interval, s.play_interval);
     f(ui.recent_files, s.recent_files);
-    f(ui.browser_folder, s.browser_folder);
+    f(ui.browser.folder, s.browser_folder);
 }
 
 void SaveSettings(const std::string& path, const UiState& ui, const AttentionConfig& config) {

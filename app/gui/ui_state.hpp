@@ -105,6 +105,16 @@ struct InspectorFit {
     }
 };
 
+// File > Open's folder browser.
+struct FileBrowser {
+    bool open = false;
+    std::string folder;           // the folder listed
+    char edit[1024] = {};         // the editable path field
+    ui::FolderListing listing;
+    bool refresh = true;          // list the folder again
+    int selected = -1;            // index into listing.entries
+};
+
 // The ViT on a picture (--model, --image): what the Image panel shows and its controls; the other
 // panels show one block's attention.
 struct VitScreen {
@@ -212,12 +222,7 @@ struct UiState {
     std::shared_ptr<ui::FlashMap> flash_map_state;
 
     // ---- File > Open browser
-    bool browser_open = false;
-    std::string browser_folder;              // the folder listed
-    char browser_edit[1024] = {};            // the editable path field
-    ui::FolderListing browser_listing;
-    bool browser_refresh = true;             // list browser_folder again
-    int browser_selected = -1;               // index into browser_listing.entries
+    FileBrowser browser;
 
     // ---- teaching: the followed element, the bug zoo, the cost table
     ui::FollowState follow;                  // the element the Follow panel follows (pinned, or hovered now)

@@ -35,7 +35,7 @@ void OpenExportDialog(UiState& ui) {
     d.refresh = true;
     d.error.clear();
     d.confirm_path.clear();
-    if (d.folder.empty()) d.folder = ui.browser_folder.empty() ? "." : ui.browser_folder;
+    if (d.folder.empty()) d.folder = ui.browser.folder.empty() ? "." : ui.browser.folder;
     std::snprintf(d.name, sizeof d.name, "%s", ui::default_export_name(ui.selected_step).c_str());
 }
 

@@ -15,16 +15,16 @@ namespace attnscope {
 namespace {
 
 void GoTo(UiState& ui, const std::string& folder) {
-    ui.browser_folder = folder;
-    ui.browser_refresh = true;
-    ui.browser_selected = -1;
+    ui.browser.folder = folder;
+    ui.browser.refresh = true;
+    ui.browser.selected = -1;
 }
 
 void RequestOpen(UiState& ui, const std::string& path) {
     ui.ask(command::Open{path});
     ui.open_block.reset();
     ui.open_heads.reset();
-    ui.browser_open = false;
+    ui.browser.open = false;
 }
 
 std::string Join(const std::string& folder, const std::string& name) {
@@ -34,19 +34,19 @@ std::string Join(const std::string& folder, const std::string& name) {
 }  // namespace
 
 void OpenFileBrowser(UiState& ui) {
-    ui.browser_open = true;
-    ui.browser_refresh = true;
-    ui.browser_selected = -1;
-    if (!ui.file_path.empty()) ui.browser_folder = ui::parent_folder(ui.file_path);
+    ui.browser.open = true;
+    ui.browser.refresh = true;
+    ui.browser.selected = -1;
+    if (!ui.file_path.empty()) ui.browser.folder = ui::parent_folder(ui.file_path);
 }
 
 void DrawFileBrowser(UiState& ui) {
-    if (!ui.browser_open) return;
-    if (ui.browser_refresh) {
-        ui.browser_refresh = false;
-        ui.browser_listing = ui::list_folder(ui.browser_folder);
-        if (ui.browser_listing.error.empty()) ui.browser_folder = ui.browser_listing.folder;
-        std::snprintf(ui.browser_edit, sizeof ui.browser_edit, "%s", ui.browser_folder.c_str());
+    if (!ui.browser.open) return;
+    if (ui.browser.refresh) {
+        ui.browser.refresh = false;
+        ui.browser.listing = ui::list_folder(ui.browser.folder);
+        if (ui.browser.listing.error.empty()) ui.browser.folder = ui.browser.listing.folder;
+        std::snprintf(ui.browser.edit, sizeof ui.browser.edit, "%s", ui.browser.folder.c_str());
     }
     // A modal: while it is open the panels behind it take no clicks and show no tooltips over it.
     const std::string title = ui::window_title(tr("Open activations, a dump or a checkpoint"), "Open");
@@ -54,17 +54,17 @@ void DrawFileBrowser(UiState& ui) {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.45f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(d.x * 0.9f, 760.0f), std::min(d.y * 0.8f, 560.0f)), ImGuiCond_Appearing);
-    if (!ImGui::BeginPopupModal(title.c_str(), &ui.browser_open, ImGuiWindowFlags_NoCollapse)) return;
-    const ui::FolderListing& listing = ui.browser_listing;
+    if (!ImGui::BeginPopupModal(title.c_str(), &ui.browser.open, ImGuiWindowFlags_NoCollapse)) return;
+    const ui::FolderListing& listing = ui.browser.listing;
     // Path row: parent, editable folder (Enter lists it).
-    if (ImGui::ArrowButton("##up", ImGuiDir_Up)) GoTo(ui, ui::parent_folder(ui.browser_folder));
+    if (ImGui::ArrowButton("##up", ImGuiDir_Up)) GoTo(ui, ui::parent_folder(ui.browser.folder));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("parent folder"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    const bool entered = ImGui::InputText("##folder", ui.browser_edit, sizeof ui.browser_edit, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool entered = ImGui::InputText("##folder", ui.browser.edit, sizeof ui.browser.edit, ImGuiInputTextFlags_EnterReturnsTrue);
     MarkItem(ui, "browser:path");
     if (entered) {
-        const std::string typed = ui.browser_edit;
+        const std::string typed = ui.browser.edit;
         if (ui::is_openable_file(typed)) RequestOpen(ui, typed);  // a file path typed in: open it
         else GoTo(ui, typed);
     }
@@ -83,11 +83,11 @@ void DrawFileBrowser(UiState& ui) {
             const ui::DirEntry& e = listing.entries[i];
             char label[600];
             std::snprintf(label, sizeof label, "%s%s##e%zu", e.is_dir ? tr("[dir]  ") : "", e.name.c_str(), i);
-            const bool selected = static_cast<int>(i) == ui.browser_selected;
+            const bool selected = static_cast<int>(i) == ui.browser.selected;
             if (ImGui::Selectable(label, selected, ImGuiSelectableFlags_AllowDoubleClick | ImGuiSelectableFlags_SpanAllColumns)) {
-                ui.browser_selected = static_cast<int>(i);
+                ui.browser.selected = static_cast<int>(i);
                 if (ImGui::IsMouseDoubleClicked(0)) {
-                    const std::string path = Join(ui.browser_folder, e.name);
+                    const std::string path = Join(ui.browser.folder, e.name);
                     if (e.is_dir) GoTo(ui, path);
                     else RequestOpen(ui, path);
                     break;
@@ -102,12 +102,12 @@ void DrawFileBrowser(UiState& ui) {
     ImGui::EndChild();
 
     // Footer: what Open will do, Open, the folder as a "folder of .npy", Cancel.
-    const ui::DirEntry* sel = ui.browser_selected >= 0 && ui.browser_selected < static_cast<int>(listing.entries.size())
-                                  ? &listing.entries[static_cast<std::size_t>(ui.browser_selected)]
+    const ui::DirEntry* sel = ui.browser.selected >= 0 && ui.browser.selected < static_cast<int>(listing.entries.size())
+                                  ? &listing.entries[static_cast<std::size_t>(ui.browser.selected)]
                                   : nullptr;
     ImGui::BeginDisabled(sel == nullptr);
     if (ImGui::Button(sel && sel->is_dir ? tr("Enter folder") : tr("Open"), ImVec2(ImGui::GetFontSize() * 7, 0)) && sel) {
-        const std::string path = Join(ui.browser_folder, sel->name);
+        const std::string path = Join(ui.browser.folder, sel->name);
         if (sel->is_dir) GoTo(ui, path);
         else RequestOpen(ui, path);
     }
@@ -116,15 +116,15 @@ void DrawFileBrowser(UiState& ui) {
     ImGui::BeginDisabled(listing.npy_files == 0 || !listing.error.empty());
     char folder_label[64];
     std::snprintf(folder_label, sizeof folder_label, tr("Open this folder (%zu .npy)"), listing.npy_files);
-    if (ImGui::Button(folder_label)) RequestOpen(ui, ui.browser_folder);
+    if (ImGui::Button(folder_label)) RequestOpen(ui, ui.browser.folder);
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(tr("A folder of .npy files, one per step (attn.npy, q.npy, input.npy ...), opens as one dump"));
     ImGui::SameLine();
     if (ImGui::Button(tr("Cancel"), ImVec2(ImGui::GetFontSize() * 6, 0)) ||
         ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
-        ui.browser_open = false;
-    if (!ui.browser_open) ImGui::CloseCurrentPopup();  // Open, Cancel, Esc or a double-click closed it
+        ui.browser.open = false;
+    if (!ui.browser.open) ImGui::CloseCurrentPopup();  // Open, Cancel, Esc or a double-click closed it
     ImGui::EndPopup();
 }
 
