@@ -896,9 +896,7 @@ struct FrameCommands {
     std::optional<Bug> bug;
     bool back_to_config = false, rerun = false;
     std::optional<std::size_t> vit_block;
-    bool fresh_vit = false;
-    std::optional<std::size_t> patch;
-    std::optional<bool> stem;
+    std::optional<std::pair<std::size_t, bool>> fresh_vit;  // patch, stem (UiState::pending_fresh_vit)
     std::optional<VitPositionChoice> positions;
     std::optional<VitDropPathChoice> drop_path;
 };
@@ -912,6 +910,7 @@ Overloaded(F...) -> Overloaded<F...>;
 
 FrameCommands TakeCommands(UiState& ui) {
     FrameCommands f;
+    if (ui.asked<command::FreshVit>()) f.fresh_vit = ui.pending_fresh_vit();
     std::vector<Command> kept;
     for (Command& c : ui.commands)
         std::visit(Overloaded{[&](command::Open& o) { f.open = std::move(o.path); },
@@ -919,11 +918,7 @@ FrameCommands TakeCommands(UiState& ui) {
                               [&](command::BackToConfig&) { f.back_to_config = true; },
                               [&](command::ShowBug& b) { f.bug = b.bug; },
                               [&](command::ShowVitBlock& b) { f.vit_block = b.block; },
-                              [&](command::FreshVit& v) {
-                                  f.fresh_vit = true;
-                                  if (v.patch) f.patch = v.patch;
-                                  if (v.stem) f.stem = v.stem;
-                              },
+                              [&](command::FreshVit&) {},  // taken above, all of them at once
                               [&](command::RunPositions& p) { f.positions = p.choice; },
                               [&](command::RunDropPath& d) { f.drop_path = d.choice; },
                               [&](command::ExportHeatmap& e) { kept.emplace_back(e); },
@@ -956,7 +951,7 @@ void HandleCommands(Gui& g) {
     // The ViT: the block selector swaps the trace; the patch slider runs a fresh model; the position
     // controls run the checkpoint again.
     if (f.vit_block && g.vit && *f.vit_block != ui.vit.block) ShowVitBlock(g.vit, *f.vit_block, g.trace, ui);
-    if (f.fresh_vit) RunFreshVit(g, f.patch.value_or(ui.vit.patch), f.stem.value_or(ui.vit.stem));
+    if (f.fresh_vit) RunFreshVit(g, f.fresh_vit->first, f.fresh_vit->second);
     if (f.positions) RunPositions(g, *f.positions);
     if (f.drop_path) RunDropPath(g, *f.drop_path);
     if (WindowTitle(ui, g.vit.get()) != g.window_title) {
@@ -1018,9 +1013,11 @@ void SaveLayoutWhenAsked(const Gui& g) {
 // File > Export: the inspector's heatmap as a PNG, to the path confirmed in the Export dialog.
 void ExportWhenAsked(Gui& g) {
     std::vector<Command>& commands = g.ui.commands;
-    const auto is_export = [](const Command& c) { return std::holds_alternative<command::ExportHeatmap>(c); };
-    if (std::none_of(commands.begin(), commands.end(), is_export)) return;
-    commands.erase(std::remove_if(commands.begin(), commands.end(), is_export), commands.end());
+    const auto exports = std::remove_if(commands.begin(), commands.end(), [](const Command& c) {
+        return std::holds_alternative<command::ExportHeatmap>(c);
+    });
+    if (exports == commands.end()) return;
+    commands.erase(exports, commands.end());
     const std::string path = g.ui.export_dialog.target;
     std::string error;
     if (g.heatmaps.export_png("inspector", path, 512, &error))

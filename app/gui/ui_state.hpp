@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -278,18 +279,16 @@ struct UiState {
             if (std::holds_alternative<T>(c)) return true;
         return false;
     }
-    // The patch size and embedding the Image panel shows while its fresh model waits to run.
-    std::size_t pending_vit_patch() const {
-        std::size_t p = vit.patch;
+    // The fresh model the Image panel shows while it waits to run: the queued FreshVit commands over
+    // what is on screen, the last one asked winning for each of patch and stem.
+    std::pair<std::size_t, bool> pending_fresh_vit() const {
+        std::pair<std::size_t, bool> p{vit.patch, vit.stem};
         for (const Command& c : commands)
-            if (const auto* f = std::get_if<command::FreshVit>(&c); f && f->patch) p = *f->patch;
+            if (const auto* f = std::get_if<command::FreshVit>(&c)) {
+                if (f->patch) p.first = *f->patch;
+                if (f->stem) p.second = *f->stem;
+            }
         return p;
-    }
-    bool pending_vit_stem() const {
-        bool stem = vit.stem;
-        for (const Command& c : commands)
-            if (const auto* f = std::get_if<command::FreshVit>(&c); f && f->stem) stem = *f->stem;
-        return stem;
     }
 
     void set_status(std::string text) {

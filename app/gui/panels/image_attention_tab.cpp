@@ -67,7 +67,7 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     const VitConfig& trained = vit.trained_config;
     const std::vector<std::size_t> sizes = ui::fresh_patch_sizes(trained.image_size);
     if (sizes.empty()) return;
-    const std::size_t p_now = ui.pending_vit_patch();
+    const std::size_t p_now = ui.pending_fresh_vit().first;
     bool fresh = p_now != 0;
     const float x_start = ImGui::GetCursorPosX();
     if (ImGui::Checkbox(tr("random weights"), &fresh))
@@ -80,7 +80,7 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
         ImGui::SetTooltip(tr("a fresh, untrained ViT (fresh_vit_model) of the same size on the same picture:\n"
                           "move the slider to see how the patch size changes the number of tokens N"));
     // The patch embedding: linear patches (the slider) or a CNN stem (with_cnn_stem).
-    int embedding = (fresh ? ui.pending_vit_stem() : trained.has_stem()) ? 1 : 0;
+    int embedding = (fresh ? ui.pending_fresh_vit().second : trained.has_stem()) ? 1 : 0;
     const bool stem = embedding == 1;
     const char* embeddings[] = {tr("linear patches"), tr("CNN stem")};
     ImGui::BeginDisabled(!fresh);
@@ -104,7 +104,7 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
         ImGui::SetTooltip(tr("linear patches: a stride-p conv cuts the picture into p x p patches (ViT)\n"
                           "CNN stem: conv 3x3 stride 2 -> BatchNorm -> ReLU, twice, then a 1x1 conv to D\n"
                           "(the ViT paper's hybrid): every position of its feature map is a token"));
-    const std::size_t p_shown = fresh ? ui.pending_vit_patch() : trained.patch_size;
+    const std::size_t p_shown = fresh ? ui.pending_fresh_vit().first : trained.patch_size;
     int index = static_cast<int>(std::find(sizes.begin(), sizes.end(), p_shown) - sizes.begin());
     index = std::clamp(index, 0, static_cast<int>(sizes.size()) - 1);
     char format[32];
