@@ -13,7 +13,7 @@ JOBS      ?= $(shell nproc)
 PACKAGES := g++ make cmake pkgconf libxtensor-dev libxsimd-dev libopenblas-dev nlohmann-json3-dev \
             libcli11-dev doctest-dev libzip-dev libstb-dev \
             python3-glad libimgui-dev libglfw3-dev libgl-dev fonts-dejavu-core fonts-wqy-microhei \
-            librsvg2-bin help2man
+            librsvg2-bin help2man gettext
 # Headless GUI tests (python3-xlib drops files on the live app) and the install tests (menu entry,
 # MIME types, man page, bash completion).
 TEST_PACKAGES := xvfb xauth imagemagick libgl1-mesa-dri python3-xlib desktop-file-utils shared-mime-info man-db bash-completion
@@ -39,7 +39,7 @@ define install-missing
 	fi
 endef
 
-.PHONY: run test deps test-deps tool-deps build install package check-package check-sanitizers check-tsan fuzz \
+.PHONY: run test deps test-deps tool-deps build install package check-package check-sanitizers check-tsan fuzz update-po \
         golden bench clean
 
 PREFIX ?= /usr/local
@@ -117,6 +117,11 @@ fuzz: deps
 	    -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus/$$t tests/fuzz/corpus/$$t \
 	    || exit 1; \
 	done
+
+# Bring po/zh_CN.po up to date with the sources' _(), N_() and NC_() strings (commit the result,
+# with a Chinese for each new one: tests/i18n fails until then).
+update-po: deps $(BUILD_DIR)/CMakeCache.txt
+	cmake --build $(BUILD_DIR) --target update-po
 
 # Regenerate the PyTorch fixtures in tests/data (commit the result).
 golden: tool-deps

@@ -105,24 +105,24 @@ struct Picture {
 
 std::string Markdown(const Trace& trace, const std::vector<Picture>& pictures, ui::Language lang) {
     const AttentionConfig& c = trace.config;
-    auto tr = [lang](const char* english) { return std::string(ui::tr_in(lang, english)); };
+    auto _ = [lang](const char* english) { return std::string(ui::tr_in(lang, english)); };
     std::string md;
-    md += "# " + tr("Multi-head attention, step by step") + "\n\n";
+    md += "# " + _("Multi-head attention, step by step") + "\n\n";
     char line[256];
     std::snprintf(line, sizeof line, "B = %zu, N = %zu, C = %zu, h = %zu, c = C / h = %zu, %s, seed %llu", c.batch,
-                  c.tokens, c.dim, c.heads, c.head_dim(), c.training ? tr("training").c_str() : tr("eval").c_str(),
+                  c.tokens, c.dim, c.heads, c.head_dim(), c.training ? _("training").c_str() : _("eval").c_str(),
                   static_cast<unsigned long long>(c.seed));
-    md += (c.reference == Reference::mha ? tr("The layer: MultiHeadAttention.forward with")
-                                          : tr("The layer: ViTAttention.forward with")) +
+    md += (c.reference == Reference::mha ? _("The layer: MultiHeadAttention.forward with")
+                                          : _("The layer: ViTAttention.forward with")) +
           " " + line + ".\n\n";
-    md += "## " + tr("Shape table") + "\n\n";
-    md += "| # | " + tr("step") + " | PyTorch | " + tr("shape (axes)") + " | " + tr("strides") + " | " +
-          tr("view or copy") + " |\n|---|---|---|---|---|---|\n";
+    md += "## " + _("Shape table") + "\n\n";
+    md += "| # | " + _("step") + " | PyTorch | " + _("shape (axes)") + " | " + _("strides") + " | " +
+          _("view or copy") + " |\n|---|---|---|---|---|---|\n";
     for (std::size_t i = 0; i < trace.steps.size(); ++i) {
         const Step& s = trace.steps[i];
         md += "| " + std::to_string(i + 1) + " | " + s.name + " | `" + Cell(s.code) + "` | " + NamedShape(s) + " | " +
-              format_strides(s.torch_strides) + (s.contiguous ? "" : " " + tr("(not contiguous)")) + " | " +
-              (s.is_view ? tr("view") : tr("new tensor")) + " |\n";
+              format_strides(s.torch_strides) + (s.contiguous ? "" : " " + _("(not contiguous)")) + " | " +
+              (s.is_view ? _("view") : _("new tensor")) + " |\n";
     }
     md += "\n";
     for (std::size_t i = 0; i < trace.steps.size(); ++i) {
@@ -130,12 +130,12 @@ std::string Markdown(const Trace& trace, const std::vector<Picture>& pictures, u
         const ui::StepNarrative n = ui::step_narrative(s.name, lang, c.reference);
         md += "## " + std::to_string(i + 1) + ". " + s.name + (n.title.empty() ? "" : ": " + n.title) + "\n\n";
         md += "```python\n" + s.code + "\n```\n\n";
-        md += tr("shape") + " " + NamedShape(s) + ", `" + s.formula + "`\n\n";
+        md += _("shape") + " " + NamedShape(s) + ", `" + s.formula + "`\n\n";
         if (!n.text.empty()) md += n.text + "\n\n";
         const ui::SliceSpec spec = ui::default_slice(s.shape());
         const Picture& pic = pictures[i];
         md += "![" + s.name + "](" + pic.file + ")\n\n";
-        md += "*" + tr("the slice") + " `" + ui::describe_slice(s.name, spec, s.shape().size()) + "`, " +
+        md += "*" + _("the slice") + " `" + ui::describe_slice(s.name, spec, s.shape().size()) + "`, " +
               ui::tr_in(lang, ui::colormap_name(pic.range.colormap)) + ": " + ui::format_value(pic.range.lo) + " .. " +
               ui::format_value(pic.range.hi) + "*\n\n";
     }

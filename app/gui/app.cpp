@@ -306,11 +306,11 @@ void StartVit(EngineRunner& runner, UiState& ui, EngineJob job) {
 
 std::string WindowTitle(const UiState& ui, const VitSnapshot* vit) {
     if (vit && ui.vit.on_screen)
-        return "attnscope \u2014 " + ui::display_name(vit->model_path) + tr(" on ") + ui::display_name(vit->image_path) +
-               tr(" (block ") + std::to_string(ui.vit.block) + ")";
+        return "attnscope \u2014 " + ui::display_name(vit->model_path) + _(" on ") + ui::display_name(vit->image_path) +
+               _(" (block ") + std::to_string(ui.vit.block) + ")";
     if (ui.file_path.empty()) return "attnscope";
     std::string t = "attnscope \u2014 " + ui::display_name(ui.file_path);
-    if (ui.file_block && ui.file_blocks.size() > 1) t += tr(" (block ") + std::to_string(*ui.file_block) + ")";
+    if (ui.file_block && ui.file_blocks.size() > 1) t += _(" (block ") + std::to_string(*ui.file_block) + ")";
     return t;
 }
 
@@ -751,7 +751,7 @@ void FollowDisplay(Gui& g) {
     if (c.keep_inside) ++g.ui.keep_inside_generation;
     if (c.tell) {
         char text[160];
-        std::snprintf(text, sizeof text, tr("window resized: the panels are placed again for %d x %d (Ctrl+L does the same)"),
+        std::snprintf(text, sizeof text, _("window resized: the panels are placed again for %d x %d (Ctrl+L does the same)"),
                       static_cast<int>(now.w), static_cast<int>(now.h));
         g.ui.set_status(text);
     }
@@ -945,7 +945,7 @@ void HandleCommands(Gui& g) {
         f.rerun = true;
         // The zoo runs the single-layer config: what it replaces is said, with the way back.
         if (ui.bug != Bug::None && (ui.vit.on_screen || !ui.file_path.empty()))
-            ui.set_status(tr("the Bug zoo runs on the single-layer demo: the ViT or file on screen was closed (File > Open recent brings it back)"));
+            ui.set_status(_("the Bug zoo runs on the single-layer demo: the ViT or file on screen was closed (File > Open recent brings it back)"));
     }
     f.rerun = f.rerun || f.back_to_config;
     // The ViT: the block selector swaps the trace; the patch slider runs a fresh model; the position
@@ -1021,9 +1021,9 @@ void ExportWhenAsked(Gui& g) {
     const std::string path = g.ui.export_dialog.target;
     std::string error;
     if (g.heatmaps.export_png("inspector", path, 512, &error))
-        g.ui.set_status(tr("wrote ") + std::filesystem::absolute(path).string());
+        g.ui.set_status(_("wrote ") + std::filesystem::absolute(path).string());
     else
-        g.ui.set_status(tr("export failed: ") + error);
+        g.ui.set_status(_("export failed: ") + error);
 }
 
 // --bench-gui: the frame's figures, once it is finished on the GL side. False when every figure

@@ -6,9 +6,7 @@
 
 #include <string>
 
-#include "logic/core_text.hpp"
 #include "logic/i18n.hpp"
-#include "logic/narrative.hpp"
 
 namespace attnscope {
 
@@ -49,16 +47,8 @@ ImVector<ImWchar> g_cjk_ranges;
 void build_cjk_ranges(bool chinese) {
     ImFontGlyphRangesBuilder b;
     b.AddText("\u4e2d\u6587\uff08\u7b80\u4f53\uff09");  // the Language menu's label, always
-    if (chinese) {
-        for (const std::string& t : ui::chinese_texts()) b.AddText(t.c_str());
-        for (const ui::CoreMessage& m : ui::core_catalogue()) b.AddText(m.chinese);
-        for (const std::string& step : ui::narrated_steps())
-            for (Reference reference : {Reference::vit, Reference::mha, Reference::hf}) {
-                const ui::StepNarrative n = ui::step_narrative(step, ui::Language::Chinese, reference);
-                b.AddText(n.title.c_str());
-                b.AddText(n.text.c_str());
-            }
-    }
+    if (chinese)
+        for (const std::string& t : ui::chinese_texts()) b.AddText(t.c_str());  // labels, narratives, core's texts
     g_cjk_ranges.clear();
     b.BuildRanges(&g_cjk_ranges);
 }

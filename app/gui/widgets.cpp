@@ -40,7 +40,7 @@ void ColoredShape(const Shape& shape, const Axes& axes) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%zu", shape[i]);
         ImGui::TextColored(AxisColorVec4(label), "%s", buf);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("axis %zu: %s = %zu"), i, label.c_str(), shape[i]);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("axis %zu: %s = %zu"), i, label.c_str(), shape[i]);
         if (i + 1 < shape.size()) {
             ImGui::SameLine(0, 0);
             ImGui::TextUnformatted(", ");
@@ -287,7 +287,7 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
     }
     if (o.view && v.zoom > 1.0f) {
         char buf[48];
-        std::snprintf(buf, sizeof buf, tr("zoom %.1fx (double-click: fit)"), v.zoom);
+        std::snprintf(buf, sizeof buf, _("zoom %.1fx (double-click: fit)"), v.zoom);
         dl->AddText(ImVec2(a.x + 4, b.y - ImGui::GetFontSize() - 2), IM_COL32(255, 255, 255, 220), buf);
     }
     return hover;

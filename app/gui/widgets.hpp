@@ -17,7 +17,7 @@
 
 namespace attnscope {
 
-using ui::tr;  // every user-visible label: tr("English text")
+using ui::_;  // every user-visible label: _("English text")
 
 ImU32 AxisColorU32(const std::string& label, float alpha = 1.0f);
 ImVec4 AxisColorVec4(const std::string& label);

@@ -1,14 +1,14 @@
-// The classroom's window-free logic: the shape quiz (parsing, grading, score), the translation
-// table (every tr("...") literal under app/ has a Chinese entry with the same printf specifiers),
-// the step narratives (every step, both languages) and the saved language.
+// The classroom's window-free logic: the shape quiz (parsing, grading, score), the translations
+// (the catalogue found, _() and core's texts in Chinese), the step narratives (every step, both
+// languages) and the saved language.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -60,74 +60,8 @@ std::string parse_error(const std::string& text) {
     return error;
 }
 
-// A C string literal's contents as the compiler sees them (\n, \", \\, \uXXXX -> UTF-8).
-std::string unescape(const std::string& s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '\\' || i + 1 == s.size()) {
-            out += s[i];
-            continue;
-        }
-        const char e = s[++i];
-        if (e == 'n') out += '\n';
-        else if (e == 't') out += '\t';
-        else if (e == '0') out += '\0';
-        else if (e == 'u' || e == 'U') {
-            const std::size_t n = e == 'u' ? 4 : 8;
-            const unsigned long cp = std::stoul(s.substr(i + 1, n), nullptr, 16);
-            i += n;
-            if (cp < 0x80) out += static_cast<char>(cp);
-            else if (cp < 0x800) {
-                out += static_cast<char>(0xC0 | (cp >> 6));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                out += static_cast<char>(0xE0 | (cp >> 12));
-                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
-            } else {
-                out += static_cast<char>(0xF0 | (cp >> 18));
-                out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
-            }
-        } else out += e;  // \" \\ \'
-    }
-    return out;
-}
-
-// Every tr("...") literal (adjacent literals joined) in the .cpp files under app/, comments skipped.
-std::vector<std::pair<std::string, std::string>> tr_literals() {  // {file, text}
-    std::vector<std::pair<std::string, std::string>> found;
-    const std::regex call(R"re(\btr\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)\))re");
-    const std::regex piece(R"re("((?:[^"\\]|\\.)*)")re");
-    for (const auto& entry : fs::recursive_directory_iterator(fs::path(ATTNSCOPE_SOURCE_DIR) / "app")) {
-        if (entry.path().extension() != ".cpp") continue;
-        std::ifstream in(entry.path());
-        std::stringstream text;
-        for (std::string line; std::getline(in, line);) {
-            const auto first = line.find_first_not_of(" \t");
-            if (first != std::string::npos && line.compare(first, 2, "//") == 0) continue;
-            text << line << '\n';
-        }
-        const std::string src = text.str();
-        for (std::sregex_iterator m(src.begin(), src.end(), call), end; m != end; ++m) {
-            std::string joined;
-            const std::string args = (*m)[1];
-            for (std::sregex_iterator p(args.begin(), args.end(), piece); p != end; ++p) joined += (*p)[1];
-            found.emplace_back(fs::relative(entry.path(), ATTNSCOPE_SOURCE_DIR).string(), unescape(joined));
-        }
-    }
-    return found;
-}
-
-// "%zu", "%s", "%.1f" ... in order ("%%" skipped).
-std::vector<std::string> specifiers(const std::string& s) {
-    std::vector<std::string> v;
-    const std::regex spec(R"(%[-+ #0-9.]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcsp%])");
-    for (std::sregex_iterator m(s.begin(), s.end(), spec), end; m != end; ++m)
-        if (m->str() != "%%") v.push_back(m->str());
-    return v;
-}
+// The build tree's Chinese catalogue: a test binary is not where an installed attnscope finds one.
+const int kLocaleDir = setenv("ATTNSCOPE_LOCALEDIR", ATTNSCOPE_LOCALE_DIR, 0);
 
 bool has_cjk(const std::string& s) {
     for (unsigned char ch : s)
@@ -256,38 +190,29 @@ TEST_CASE("quiz: a new trace (file opened, config changed) resets the score, que
 
 // ---- translations ----------------------------------------------------------------------------
 
-TEST_CASE("i18n: every tr literal under app has a Chinese entry") {
-    const auto literals = tr_literals();
-    CHECK(literals.size() > 200);  // the scan found the GUI's labels
-    std::vector<std::string> missing;
-    for (const auto& [file, text] : literals)
-        if (!has_translation(text)) missing.push_back(file + ": \"" + text + "\"");
-    std::string list;
-    for (const std::string& m : missing) list += "\n  " + m;
-    INFO("add these to app/gui/logic/i18n_zh.inc as {\"English\", \"中文\"}:" << list);
-    CHECK(missing.empty());
-}
-
-TEST_CASE("i18n: translations keep the printf specifiers in order and are Chinese") {
-    for (const auto& [file, text] : tr_literals()) {
-        if (!has_translation(text)) continue;
-        const std::string zh = tr_in(Language::Chinese, text.c_str());
-        CAPTURE(file);
-        CAPTURE(text);
-        CAPTURE(zh);
-        CHECK(specifiers(zh) == specifiers(text));
-    }
+// That every string of app/ has a Chinese, with the same printf specifiers, is tests/i18n's check
+// of po/zh_CN.po (xgettext, msgfmt --check). Here: the compiled catalogue is found and read.
+TEST_CASE("i18n: the compiled Chinese catalogue is found and is Chinese") {
+    CHECK(catalogue_found());
+    CAPTURE(catalogue_path());
+    const std::vector<std::string> texts = chinese_texts();
+    CHECK(texts.size() > 1000);
     std::size_t chinese = 0;
-    for (const std::string& t : chinese_texts()) chinese += has_cjk(t) ? 1 : 0;
-    CHECK(chinese * 10 >= chinese_texts().size() * 8);  // most entries are real translations
+    for (const std::string& t : texts) chinese += has_cjk(t) ? 1 : 0;
+    CHECK(chinese * 10 >= texts.size() * 8);  // most entries are real translations
+    CHECK(has_translation("Heads"));
+    CHECK_FALSE(has_translation("no such label, not translated"));
+    CHECK_FALSE(has_translation(""));
+    CHECK(std::string(chinese_in_context("core", "copy")) == "复制");
+    CHECK(chinese_in_context("core", "no such text") == nullptr);
 }
 
-TEST_CASE("i18n: tr follows the language and falls back to English") {
+TEST_CASE("i18n: _() follows the language and falls back to English") {
     set_language(Language::Chinese);
-    CHECK(std::string(tr("Pipeline")) == "计算流程");
-    CHECK(std::string(tr("no such label, not translated")) == "no such label, not translated");
+    CHECK(std::string(_("Pipeline")) == "计算流程");
+    CHECK(std::string(_("no such label, not translated")) == "no such label, not translated");
     set_language(Language::English);
-    CHECK(std::string(tr("Pipeline")) == "Pipeline");
+    CHECK(std::string(_("Pipeline")) == "Pipeline");
     CHECK(std::string(tr_in(Language::Chinese, "Heads")) == "注意力头");
     CHECK(window_title(tr_in(Language::Chinese, "Heads"), "Heads") == "注意力头###Heads");
     CHECK(parse_language("zh") == Language::Chinese);
@@ -604,7 +529,7 @@ TEST_CASE("i18n: every text core writes for the user has a Chinese") {
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
     std::string list;
     for (const std::string& m : missing) list += "\n  " + m;
-    INFO("add these to app/gui/logic/i18n_core_zh.inc as {\"English with {} for each argument\", \"中文\"}:" << list);
+    INFO("add these to app/gui/logic/core_messages.inc as NC_(\"core\", \"English with {} for each argument\") and its Chinese to po/zh_CN.po:" << list);
     CHECK(missing.empty());
 }
 

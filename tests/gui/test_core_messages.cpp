@@ -1,5 +1,5 @@
 // Every message core can write for the user has a Chinese in core's catalogue
-// (app/gui/logic/i18n_core_zh.inc), also those no fixture or demo triggers:
+// (app/gui/logic/core_messages.inc and po/zh_CN.po), also those no fixture or demo triggers:
 //  - core's sources are scanned: the string literals of every statement that throws or builds an
 //    error (throw, fail(...), FileError(...), problems.push_back(...) ...) must be fixed pieces of
 //    some catalogue template, so a new error message without a Chinese fails here;
@@ -346,8 +346,8 @@ TEST_CASE("core messages: every message literal in core's sources has its Englis
     MESSAGE(fragments.size() << " message literals in core's sources checked");
     std::string list;
     for (const std::string& m : missing) list += "\n  " + m;
-    INFO("core writes these texts but app/gui/logic/i18n_core_zh.inc has no template with them; add the whole "
-         "message as {\"English with {} for each argument\", \"中文\"}:"
+    INFO("core writes these texts but app/gui/logic/core_messages.inc (po/zh_CN.po) has no template with them; add the whole "
+         "message as NC_(\"core\", \"English with {} for each argument\") and its Chinese:"
          << list);
     CHECK(missing.empty());
 }
@@ -718,7 +718,7 @@ TEST_CASE("core messages: core's errors on crafted bad inputs all have a Chinese
     }
     std::string list;
     for (const std::string& m : missing) list += "\n  " + m;
-    INFO("add these to app/gui/logic/i18n_core_zh.inc as {\"English with {} for each argument\", \"中文\"}:" << list);
+    INFO("add these to app/gui/logic/core_messages.inc as NC_(\"core\", \"English with {} for each argument\") and their Chinese to po/zh_CN.po:" << list);
     CHECK(missing.empty());
 }
 

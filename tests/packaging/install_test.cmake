@@ -2,7 +2,8 @@
 #
 # `cmake --install` into WORK/prefix, then the installed tree is moved to WORK/moved (an install
 # that remembered its prefix, or reached into the build or source tree, stops working) and run from
-# an empty folder: --version, trace, vit on the installed demo and sample, and the app headless,
+# an empty folder: --version, trace, vit on the installed demo and sample, the handout in Chinese
+# (the installed catalogue), and the app headless,
 # started from the installed menu entry's Exec lines. The installed binary must not contain the
 # source or build tree's path at all.
 file(REMOVE_RECURSE ${WORK})
@@ -34,7 +35,8 @@ set(share ${WORK}/moved/share)
 foreach(f bin/attnscope share/attnscope/models/demo_vit.safetensors share/attnscope/samples/06_triangle.png
           share/doc/attnscope/README.assets share/applications/attnscope.desktop share/icons/hicolor/scalable/apps/attnscope.svg
           share/icons/hicolor/256x256/apps/attnscope.png share/mime/packages/attnscope.xml
-          share/man/man1/attnscope.1.gz share/bash-completion/completions/attnscope share/doc/attnscope/copyright)
+          share/man/man1/attnscope.1.gz share/bash-completion/completions/attnscope share/doc/attnscope/copyright
+          share/locale/zh_CN/LC_MESSAGES/attnscope.mo)
   if(NOT EXISTS ${WORK}/moved/${f})
     message(FATAL_ERROR "cmake --install did not install ${f}")
   endif()
@@ -69,6 +71,14 @@ run("vit on the installed demo and sample"
     COMMAND attnscope vit --model ${share}/attnscope/models/demo_vit.safetensors
             --image ${share}/attnscope/samples/06_triangle.png
     EXPECT "triangle")
+
+# The Chinese catalogue found from the moved binary: the handout in Chinese.
+run("handout --lang zh" COMMAND attnscope handout ${WORK}/handout_zh --lang zh --tokens 4 --dim 8 --heads 2)
+file(READ ${WORK}/handout_zh/handout.md handout)
+if(NOT handout MATCHES "多头注意力")
+  message(FATAL_ERROR "the installed handout --lang zh is not in Chinese:\n${handout}")
+endif()
+message(STATUS "ok: the installed Chinese catalogue")
 
 # The menu entry's Exec lines, as a desktop runs them (%f without a file expands to nothing), with
 # --screenshot added so that the app renders headless and exits.

@@ -62,7 +62,7 @@ Colormap resolve_colormap(ColormapChoice choice, float min, float max) {
 }
 
 const char* colormap_name(Colormap c) {
-    return c == Colormap::Diverging ? tr("diverging (blue < 0 < red)") : tr("sequential (dark = low, yellow = high)");
+    return c == Colormap::Diverging ? _("diverging (blue < 0 < red)") : _("sequential (dark = low, yellow = high)");
 }
 
 std::array<std::uint8_t, 4> colormap_color(Colormap c, float t) {

@@ -2,6 +2,7 @@
 #include "logic/core_text.hpp"
 
 #include <cctype>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -12,9 +13,20 @@ namespace attnscope::ui {
 
 namespace {
 
-const std::vector<CoreMessage> kCatalogue = {
-#include "logic/i18n_core_zh.inc"
+const char* const kTemplates[] = {
+#include "logic/core_messages.inc"
 };
+
+// The templates with their Chinese from the catalogue (po/zh_CN.po); one without is left out.
+const std::vector<CoreMessage>& messages() {
+    static const std::vector<CoreMessage> m = [] {
+        std::vector<CoreMessage> m;
+        for (const char* english : kTemplates)
+            if (const char* chinese = chinese_in_context("core", english)) m.push_back({english, chinese});
+        return m;
+    }();
+    return m;
+}
 
 // A template cut at its {}: "a {} b {}" = pieces {"a ", " b ", ""}.
 struct Pattern {
@@ -31,7 +43,7 @@ struct Catalogue {
 const Catalogue& catalogue() {
     static const Catalogue c = [] {
         Catalogue c;
-        for (const CoreMessage& m : kCatalogue) {
+        for (const CoreMessage& m : messages()) {
             const std::string_view e = m.english;
             if (e.find("{}") == std::string_view::npos) {
                 c.exact.emplace(e, m.chinese);
@@ -105,7 +117,7 @@ std::optional<Translated> whole(std::string_view line, int depth) {
     const Catalogue& c = catalogue();
     if (const auto it = c.exact.find(line); it != c.exact.end()) return Translated{it->second};
     const std::string text(line);
-    if (has_translation(text)) return Translated{tr_in(Language::Chinese, text.c_str())};
+    if (has_translation(text.c_str())) return Translated{tr_in(Language::Chinese, text.c_str())};
     const Pattern* best = nullptr;
     std::vector<std::string> best_args;
     for (const Pattern& p : c.patterns) {
@@ -209,7 +221,9 @@ std::string tr_formula(const std::string& formula) {
     return formula.substr(0, gap + 2) + tr_core(formula.substr(gap + 2));
 }
 
-const std::vector<CoreMessage>& core_catalogue() { return kCatalogue; }
+const std::vector<CoreMessage>& core_catalogue() { return messages(); }
+
+std::vector<const char*> core_templates() { return {std::begin(kTemplates), std::end(kTemplates)}; }
 
 bool has_core_translation(const std::string& english) { return translate(english).complete; }
 

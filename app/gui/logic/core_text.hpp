@@ -1,8 +1,9 @@
 // The user's language for the texts core/ writes. core/ stays English (the command line prints
 // its texts as they are, and core has no GUI code); the app translates what core wrote, using one
-// catalogue of core's message templates with their Chinese (logic/i18n_core_zh.inc):
+// list of core's message templates (logic/core_messages.inc), whose Chinese is in po/zh_CN.po under
+// the context "core":
 //
-//     {"caught by the shape check: {}", "由形状检查发现：{}"}
+//     NC_("core", "caught by the shape check: {}")     msgstr "由形状检查发现：{}"
 //
 // A text matches a template when the template's fixed pieces appear in order and every {} covers
 // some text; the covered arguments (numbers, shapes, names) go into the Chinese in order, or by
@@ -42,7 +43,8 @@ struct CoreMessage {
     const char* english;  // with {} for each argument
     const char* chinese;  // with {} (in order) or {0}, {1} ... (by index)
 };
-const std::vector<CoreMessage>& core_catalogue();
+const std::vector<CoreMessage>& core_catalogue();  // the templates that have a Chinese
+std::vector<const char*> core_templates();          // every template, with a Chinese or not
 // Whether every line and clause of a core text has a Chinese (test_classroom_logic lists those that have not).
 bool has_core_translation(const std::string& english);
 

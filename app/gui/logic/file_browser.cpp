@@ -62,7 +62,7 @@ FolderListing list_folder(const std::string& folder) {
     if (s.size() > 1 && s.back() == '/') s.pop_back();
     listing.folder = s;
     if (ec || !fs::is_directory(p, ec)) {
-        listing.error = folder + ": " + (fs::exists(p, ec) ? tr("not a folder") : tr("no such folder"));
+        listing.error = folder + ": " + (fs::exists(p, ec) ? _("not a folder") : _("no such folder"));
         return listing;
     }
     std::vector<DirEntry> raw;

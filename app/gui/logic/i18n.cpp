@@ -1,13 +1,25 @@
-// tr() and the Simplified Chinese table.
+// _() over the compiled gettext catalogue (the .mo file msgfmt writes from po/zh_CN.po).
 //
-// To translate a label: add one line {"English text exactly as in tr(...)", "中文"} to kChinese
-// below (anywhere; keep printf specifiers like %zu and %s in the same order). tests/gui/test_i18n
-// fails and lists every tr() literal under app/ that has no line here.
+// The catalogue is read here rather than through glibc's gettext(): glibc chooses the language from
+// the process's LC_MESSAGES locale and LANGUAGE, and zh_CN.UTF-8 is rarely installed, so it would
+// need LANGUAGE=zh_CN for the whole process. That also switches libc's own messages (strerror,
+// which core's English errors quote) and every other library's, and gives one language at a time,
+// where the handout asks for either. The file format is GNU gettext's, so the usual tools (msgfmt,
+// msgunfmt, msgmerge, poedit) work on it.
 #include "logic/i18n.hpp"
 
 #include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 #include <string_view>
 #include <unordered_map>
+
+namespace fs = std::filesystem;
 
 namespace attnscope::ui {
 
@@ -15,26 +27,67 @@ namespace {
 
 std::atomic<Language> current{Language::English};
 
-struct Entry {
-    const char* english;
-    const char* chinese;
+// $ATTNSCOPE_LOCALEDIR when set (a translator's catalogue; the test binaries, which are not where
+// an installed attnscope is); else <the executable's folder>/ATTNSCOPE_LOCALE_FROM_BIN, i.e.
+// bin/../share/locale, which the build tree has too for build/app/attnscope.
+std::string find_mo() {
+    const std::string mo = "/zh_CN/LC_MESSAGES/attnscope.mo";
+    if (const char* dir = std::getenv("ATTNSCOPE_LOCALEDIR"); dir && *dir) return dir + mo;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return ATTNSCOPE_LOCALE_FROM_BIN + mo;  // relative to the working directory: the best left
+    return (exe.parent_path() / ATTNSCOPE_LOCALE_FROM_BIN).lexically_normal().string() + mo;
+}
+
+// A .mo file: a magic number, the count N, the offsets of two tables of N {length, offset}: the
+// originals (sorted; "context\004text" for an entry with a msgctxt) and their translations. Entry 0,
+// the empty original, is the header.
+struct Catalogue {
+    std::string path;
+    std::string bytes;                                             // the file, kept for the views
+    std::unordered_map<std::string_view, const char*> translation;  // original -> NUL-ended translation
+    std::vector<std::string_view> texts;                            // the translations, header excluded
 };
 
-// clang-format off
-const Entry kChinese[] = {
-#include "logic/i18n_zh.inc"
-};
-// clang-format on
-
-// Keyed by views of the table's own literals: a lookup builds no std::string (tr() runs for every
-// label of every frame).
-const std::unordered_map<std::string_view, const char*>& chinese_table() {
-    static const std::unordered_map<std::string_view, const char*> table = [] {
-        std::unordered_map<std::string_view, const char*> t;
-        for (const Entry& e : kChinese) t.emplace(e.english, e.chinese);
-        return t;
+const Catalogue& catalogue() {
+    static const Catalogue c = [] {
+        Catalogue c;
+        c.path = find_mo();
+        std::ifstream in(c.path, std::ios::binary);
+        c.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        const std::string& mo = c.bytes;
+        auto word = [&](std::size_t at) -> std::uint32_t {
+            std::uint32_t w = 0;
+            if (at + 4 <= mo.size()) std::memcpy(&w, mo.data() + at, 4);
+            return w;
+        };
+        // A string of the file: in bounds and followed by its NUL (msgfmt writes one after each).
+        auto text = [&](std::size_t table, std::uint32_t i) -> std::string_view {
+            const std::size_t length = word(table + 8 * std::size_t{i}), offset = word(table + 8 * std::size_t{i} + 4);
+            if (offset + length >= mo.size() || mo[offset + length] != '\0') return {};
+            return std::string_view(mo).substr(offset, length);
+        };
+        if (word(0) != 0x950412deu) {  // missing, or not a (little-endian) .mo
+            std::cerr << "attnscope: no Chinese catalogue at " << c.path << ": the texts stay English\n";
+            return c;
+        }
+        const std::uint32_t count = word(8), originals = word(12), translations = word(16);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            const std::string_view original = text(originals, i), translated = text(translations, i);
+            if (original.empty() || translated.empty()) continue;  // the header, or out of bounds
+            c.translation.emplace(original, translated.data());
+            c.texts.push_back(translated);
+        }
+        return c;
     }();
-    return table;
+    return c;
+}
+
+// The Chinese of a catalogue key, or nullptr.
+const char* chinese(std::string_view key) {
+    const auto& t = catalogue().translation;
+    const auto it = t.find(key);
+    return it == t.end() ? nullptr : it->second;
 }
 
 }  // namespace
@@ -55,21 +108,23 @@ const char* language_code(Language language) { return language == Language::Chin
 
 const char* tr_in(Language language, const char* english) {
     if (language == Language::English || english == nullptr) return english;
-    const auto& t = chinese_table();
-    const auto it = t.find(english);
-    return it == t.end() ? english : it->second;
+    const char* found = chinese(english);
+    return found ? found : english;
 }
 
-const char* tr(const char* english) { return tr_in(current, english); }
+const char* _(const char* english) { return tr_in(current, english); }
+
+const char* chinese_in_context(const char* context, const char* english) {
+    return chinese(std::string(context) + '\004' + english);
+}
 
 std::string window_title(const char* translated, const char* id) { return std::string(translated) + "###" + id; }
 
-bool has_translation(const std::string& english) { return chinese_table().count(english) > 0; }
+bool has_translation(const char* english) { return english && chinese(english); }
 
-std::vector<std::string> chinese_texts() {
-    std::vector<std::string> v;
-    for (const Entry& e : kChinese) v.emplace_back(e.chinese);
-    return v;
-}
+std::vector<std::string> chinese_texts() { return {catalogue().texts.begin(), catalogue().texts.end()}; }
+
+std::string catalogue_path() { return catalogue().path; }
+bool catalogue_found() { return !catalogue().translation.empty(); }
 
 }  // namespace attnscope::ui

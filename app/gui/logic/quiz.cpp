@@ -12,7 +12,7 @@ namespace attnscope::ui {
 
 namespace {
 
-// A translated message with its one argument: with(tr("'%s' is too large"), term).
+// A translated message with its one argument: with(_("'%s' is too large"), term).
 std::string with(const char* format, const std::string& arg) {
     char text[512];
     std::snprintf(text, sizeof text, format, arg.c_str());
@@ -45,27 +45,27 @@ std::optional<std::uint64_t> eval_axis(const std::string& text, const AttentionC
         } else if (std::isalpha(static_cast<unsigned char>(text[i]))) {
             while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_' || text[i] == '\'')) term += text[i++];
         } else {
-            return fail(with(tr("'%s' is not a number, a symbol (B, N, C, h, c) or * /"), std::string(1, text[i])));
+            return fail(with(_("'%s' is not a number, a symbol (B, N, C, h, c) or * /"), std::string(1, text[i])));
         }
         std::uint64_t v = 0;
         if (std::isdigit(static_cast<unsigned char>(term[0]))) {
-            if (term.size() > 12) return fail(with(tr("'%s' is too large"), term));
+            if (term.size() > 12) return fail(with(_("'%s' is too large"), term));
             v = std::stoull(term);
         } else if (auto s = symbol_value(term, config)) {
             v = *s;
         } else {
-            return fail(with(tr("unknown symbol '%s' (use B, N, C, h, c or numbers)"), term));
+            return fail(with(_("unknown symbol '%s' (use B, N, C, h, c or numbers)"), term));
         }
         if (op == 0) value = v;
         else if (op == '*') value *= v;
-        else if (v == 0 || value % v != 0) return fail(with(tr("'%s' does not divide evenly"), text));
+        else if (v == 0 || value % v != 0) return fail(with(_("'%s' does not divide evenly"), text));
         else value /= v;
         if (i == text.size()) return value;
         op = text[i];
-        if (op != '*' && op != '/') return fail(with(tr("'%s' between terms: use * or /"), std::string(1, op)));
-        if (++i == text.size()) return fail(with(tr("'%s' ends with an operator"), text));
+        if (op != '*' && op != '/') return fail(with(_("'%s' between terms: use * or /"), std::string(1, op)));
+        if (++i == text.size()) return fail(with(_("'%s' ends with an operator"), text));
     }
-    return fail(tr("an empty axis"));
+    return fail(_("an empty axis"));
 }
 
 }  // namespace
@@ -103,7 +103,7 @@ std::optional<Shape> parse_shape_answer(const std::string& raw, const AttentionC
     }
     flush();
     if (axes.empty()) {
-        *error = tr("type a shape: numbers, or the symbols B, N, C, h, c");
+        *error = _("type a shape: numbers, or the symbols B, N, C, h, c");
         return std::nullopt;
     }
     Shape shape;

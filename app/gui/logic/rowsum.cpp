@@ -32,13 +32,13 @@ RowSumSummary summarize(const RowSumCheck& check) {
     }
     char buf[256];  // the Chinese text is longer in bytes
     if (check.failing_rows == 0)
-        std::snprintf(buf, sizeof buf, tr("all %zu rows sum to 1 within %.0e (max |sum-1| = %.2e)"), check.rows,
+        std::snprintf(buf, sizeof buf, _("all %zu rows sum to 1 within %.0e (max |sum-1| = %.2e)"), check.rows,
                       check.tolerance, check.max_error);
     else if (check.deviation_expected)
-        std::snprintf(buf, sizeof buf, tr("%zu of %zu rows differ from 1 - expected with training-mode dropout"),
+        std::snprintf(buf, sizeof buf, _("%zu of %zu rows differ from 1 - expected with training-mode dropout"),
                       check.failing_rows, check.rows);
     else
-        std::snprintf(buf, sizeof buf, tr("%zu of %zu rows do NOT sum to 1 (max |sum-1| = %.2e > %.0e)"),
+        std::snprintf(buf, sizeof buf, _("%zu of %zu rows do NOT sum to 1 (max |sum-1| = %.2e > %.0e)"),
                       check.failing_rows, check.rows, check.max_error, check.tolerance);
     s.headline = buf;
     return s;

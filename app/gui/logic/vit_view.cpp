@@ -18,10 +18,10 @@ std::optional<PatchPick> patch_at(float x, float y, float width, float height, c
 }
 
 std::string query_name(std::size_t token, const PatchGrid& grid) {
-    if (token == 0 || grid.cols == 0) return tr("class token");
-    if (token < grid.prefix) return tr("distillation token");
+    if (token == 0 || grid.cols == 0) return _("class token");
+    if (token < grid.prefix) return _("distillation token");
     const std::size_t p = token - grid.prefix;
-    return tr("patch (") + std::to_string(p / grid.cols) + ", " + std::to_string(p % grid.cols) + ")";
+    return _("patch (") + std::to_string(p / grid.cols) + ", " + std::to_string(p % grid.cols) + ")";
 }
 
 OverlayKey OverlayKey::head(std::uint64_t snapshot, std::size_t block, std::size_t head, std::size_t query) {

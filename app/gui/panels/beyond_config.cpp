@@ -30,30 +30,30 @@ bool SmallSize(const char* label, std::size_t* value, const char* help) {
 bool DrawBeyondConfig(AttentionConfig& c) {
     bool commit = false;
     ImGui::Separator();
-    WrappedText(DimColor(), tr("beyond the textbook: masks and the attention path"));
-    commit |= ImGui::Checkbox(tr("causal"), &c.causal);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("query i sees only keys 0..i (-inf above the diagonal)"));
-    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("key padding")));
+    WrappedText(DimColor(), _("beyond the textbook: masks and the attention path"));
+    commit |= ImGui::Checkbox(_("causal"), &c.causal);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("query i sees only keys 0..i (-inf above the diagonal)"));
+    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("key padding")));
     bool padding = !c.valid_tokens.empty();
-    if (ImGui::Checkbox(tr("key padding"), &padding)) {
+    if (ImGui::Checkbox(_("key padding"), &padding)) {
         c.valid_tokens.clear();
         if (padding) c.valid_tokens.assign(c.batch, c.tokens);
         commit = true;
     }
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", tr("valid tokens per batch item: keys after them are padding and get -inf"));
+        ImGui::SetTooltip("%s", _("valid tokens per batch item: keys after them are padding and get -inf"));
     if (padding) {
         if (c.valid_tokens.size() != c.batch) c.valid_tokens.resize(c.batch, c.tokens);
         for (std::size_t b = 0; b < c.valid_tokens.size() && b < 8; ++b) {
             SameLineIfFits(ImGui::GetFontSize() * kSmallSizeWidth);
             char label[32];
             std::snprintf(label, sizeof label, "##valid%zu", b);
-            commit |= SmallSize(label, &c.valid_tokens[b], tr("valid tokens of this batch item (1..N)"));
+            commit |= SmallSize(label, &c.valid_tokens[b], _("valid tokens of this batch item (1..N)"));
         }
     }
     int path = static_cast<int>(c.path);
-    ImGui::TextUnformatted(tr("path"));
-    const char* names[] = {tr("standard"), tr("flash"), tr("kv-cache"), tr("windowed")};
+    ImGui::TextUnformatted(_("path"));
+    const char* names[] = {_("standard"), _("flash"), _("kv-cache"), _("windowed")};
     for (int i = 0; i < 4; ++i) {
         SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), names[i]));
         if (ImGui::RadioButton(names[i], &path, i)) {
@@ -69,20 +69,20 @@ bool DrawBeyondConfig(AttentionConfig& c) {
         }
     }
     if (c.path == AttentionPath::flash) {
-        commit |= SmallSize(tr("Br"), &c.tile_rows, tr("tile rows: query rows per tile"));
-        SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * kSmallSizeWidth, tr("Bc")));
-        commit |= SmallSize(tr("Bc"), &c.tile_cols, tr("tile columns: keys per tile"));
+        commit |= SmallSize(_("Br"), &c.tile_rows, _("tile rows: query rows per tile"));
+        SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * kSmallSizeWidth, _("Bc")));
+        commit |= SmallSize(_("Bc"), &c.tile_cols, _("tile columns: keys per tile"));
     } else if (c.path == AttentionPath::windowed) {
-        commit |= SmallSize(tr("M window"), &c.window, tr("window side M: attention within M x M patches"));
-        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("shifted (M/2)")));
-        commit |= ImGui::Checkbox(tr("shifted (M/2)"), &c.shift);
-        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("patch merging")));
-        commit |= ImGui::Checkbox(tr("patch merging"), &c.patch_merge);
+        commit |= SmallSize(_("M window"), &c.window, _("window side M: attention within M x M patches"));
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("shifted (M/2)")));
+        commit |= ImGui::Checkbox(_("shifted (M/2)"), &c.shift);
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("patch merging")));
+        commit |= ImGui::Checkbox(_("patch merging"), &c.patch_merge);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s", tr("Swin's PatchMerging after the block: 2 x 2 neighbours -> one token (grid H/2, "
+            ImGui::SetTooltip("%s", _("Swin's PatchMerging after the block: 2 x 2 neighbours -> one token (grid H/2, "
                                        "channels 2C), then a second windowed stage with twice the heads"));
-        SameLineIfFits(ImGui::CalcTextSize(tr("N = H*H, no class token")).x);
-        ImGui::TextDisabled("%s", tr("N = H*H, no class token"));
+        SameLineIfFits(ImGui::CalcTextSize(_("N = H*H, no class token")).x);
+        ImGui::TextDisabled("%s", _("N = H*H, no class token"));
     }
     return commit;
 }

@@ -27,7 +27,7 @@
 
 namespace attnscope {
 
-using ui::tr;
+using ui::_;
 
 namespace {
 
@@ -82,27 +82,27 @@ void Animate(UiState& ui, std::size_t* position, std::size_t count, double inter
 void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     ui::BeyondView& v = ui.beyond;
     if (r.tiles.empty()) {
-        EmptyState(tr("No tiles recorded"), tr("The flash path recorded no tiles for this config."));
+        EmptyState(_("No tiles recorded"), _("The flash path recorded no tiles for this config."));
         return;
     }
     Animate(ui, &v.tile, r.tiles.size(), 0.25);
     v.tile = std::min(v.tile, r.tiles.size() - 1);
     const FlashTile& t = r.tiles[v.tile];
-    if (ImGui::SmallButton(v.playing ? tr("pause") : tr("play"))) v.playing = !v.playing;
+    if (ImGui::SmallButton(v.playing ? _("pause") : _("play"))) v.playing = !v.playing;
     ImGui::SameLine();
     int tile = static_cast<int>(v.tile);
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::SliderInt("##tile", &tile, 0, static_cast<int>(r.tiles.size()) - 1, tr("tile %d")))
+    if (ImGui::SliderInt("##tile", &tile, 0, static_cast<int>(r.tiles.size()) - 1, _("tile %d")))
         v.tile = static_cast<std::size_t>(tile), v.playing = false;
     ImGui::PushTextWrapPos(0.0f);
-    WrappedTextF(tr("tile (%zu, %zu) of %zu x %zu: query rows %zu..%zu, keys %zu..%zu%s"), t.row_block, t.col_block,
+    WrappedTextF(_("tile (%zu, %zu) of %zu x %zu: query rows %zu..%zu, keys %zu..%zu%s"), t.row_block, t.col_block,
                 r.row_blocks, r.col_blocks, t.row0, t.row0 + t.rows - 1, t.col0, t.col0 + t.cols - 1,
-                t.skipped ? tr(" (skipped: every key hidden)") : "");
+                t.skipped ? _(" (skipped: every key hidden)") : "");
     ImGui::PopTextWrapPos();
-    ImGui::TextDisabled(tr("batch item %zu, head %zu; Br x Bc = %zu x %zu"), r.batch_item, r.head, r.tile_rows,
+    ImGui::TextDisabled(_("batch item %zu, head %zu; Br x Bc = %zu x %zu"), r.batch_item, r.head, r.tile_rows,
                         r.tile_cols);
     if (r.tiles_truncated)
-        ImGui::TextColored(WarnColor(), tr("only the first %zu tiles were recorded (the others were computed the same way)"),
+        ImGui::TextColored(WarnColor(), _("only the first %zu tiles were recorded (the others were computed the same way)"),
                            r.tiles.size());
 
     // The N x N' grid of tiles (never stored: only one Br x Bc tile exists at a time) and O [N, c].
@@ -131,7 +131,7 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     const ImVec2 c1(std::max(c0.x + 2.0f, p0.x + (t.col0 + t.cols) * scale),
                     std::max(c0.y + 2.0f, p0.y + (t.row0 + t.rows) * scale));
     dl->AddRectFilled(c0, c1, Col(ui::tile_colour(ui::TileState::Current)));
-    dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("keys N' ->"));
+    dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), _("keys N' ->"));
     // O [N, c]: rows whose block is finished are final (O / l)
     const std::size_t done_rows = ui::finished_rows(r, v.tile);
     const float ox = p0.x + side + 14, ow = 36;
@@ -151,13 +151,13 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
         dl->AddText(ImVec2(lx + 14, ly), ImGui::GetColorU32(ImGuiCol_Text), text);
         ly += ImGui::GetTextLineHeightWithSpacing();
     };
-    legend(Col(ui::tile_colour(ui::TileState::Current)), tr("current tile"));
-    legend(Col(ui::tile_colour(ui::TileState::Done)), tr("done"));
-    legend(Col(ui::tile_colour(ui::TileState::Skipped)), tr("skipped (mask)"));
-    legend(Col(ui::tile_colour(ui::TileState::Pending)), tr("not yet"));
+    legend(Col(ui::tile_colour(ui::TileState::Current)), _("current tile"));
+    legend(Col(ui::tile_colour(ui::TileState::Done)), _("done"));
+    legend(Col(ui::tile_colour(ui::TileState::Skipped)), _("skipped (mask)"));
+    legend(Col(ui::tile_colour(ui::TileState::Pending)), _("not yet"));
     ly += 4;
     char rows_text[96];
-    std::snprintf(rows_text, sizeof rows_text, tr("final rows: %zu / %zu"), done_rows, r.tokens);
+    std::snprintf(rows_text, sizeof rows_text, _("final rows: %zu / %zu"), done_rows, r.tokens);
     dl->AddText(ImVec2(lx, ly), ImGui::GetColorU32(ImGuiCol_Text), rows_text);
     ImGui::Dummy(ImVec2(side, side + ImGui::GetTextLineHeightWithSpacing() + 4));
 
@@ -166,29 +166,29 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     // Titles above the plots, never over their lines.
     const float title_x = ImGui::GetCursorPosX();
     char m_title[64];
-    std::snprintf(m_title, sizeof m_title, tr("running max m (%zu rows)"), t.rows);
+    std::snprintf(m_title, sizeof m_title, _("running max m (%zu rows)"), t.rows);
     ImGui::TextDisabled("%s", m_title);
     if (ImGui::CalcTextSize(m_title).x < plot_w)  // side by side when the first fits above its plot
         ImGui::SameLine(title_x + plot_w + ImGui::GetStyle().ItemSpacing.x);
-    ImGui::TextDisabled("%s", tr("running sum l"));
+    ImGui::TextDisabled("%s", _("running sum l"));
     std::vector<float> m(t.m);
     for (float& x : m) if (std::isinf(x)) x = 0.0f;
     ImGui::PlotLines("##m", m.data(), static_cast<int>(m.size()), 0, nullptr, FLT_MAX, FLT_MAX, ImVec2(plot_w, 54));
     ImGui::SameLine();
     ImGui::PlotLines("##l", t.l.data(), static_cast<int>(t.l.size()), 0, nullptr, 0.0f, FLT_MAX, ImVec2(plot_w, 54));
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%s", tr("each tile: m_new = max(m, rowmax S); l = exp(m - m_new) l + rowsum exp(S - m_new); "
+    ImGui::TextDisabled("%s", _("each tile: m_new = max(m, rowmax S); l = exp(m - m_new) l + rowsum exp(S - m_new); "
                                  "O = exp(m - m_new) O + exp(S - m_new) V"));
     ImGui::PopTextWrapPos();
 
     // memory
     ImGui::Separator();
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(OkColor(), tr("N x N matrix never materialized: peak %s vs %s (standard)"),
+    ImGui::TextColored(OkColor(), _("N x N matrix never materialized: peak %s vs %s (standard)"),
                        format_bytes(r.memory.flash_bytes).c_str(), format_bytes(r.memory.standard_bytes).c_str());
     ImGui::PopTextWrapPos();
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", tr("working memory of the attention core, float32: q, k, v, output + (standard) the "
+        ImGui::SetTooltip("%s", _("working memory of the attention core, float32: q, k, v, output + (standard) the "
                                    "two [B, h, N, N] tensors alive at softmax, or (flash) m, l and one tile"));
     const std::vector<MemoryPoint>& pts = r.memory_vs_tokens;
     if (pts.size() >= 2) {
@@ -215,15 +215,15 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
         const ImVec2 now_std = at(r.tokens, r.memory.standard_bytes), now_flash = at(r.tokens, r.memory.flash_bytes);
         dl->AddCircleFilled(now_std, 4, std_col);
         dl->AddCircleFilled(now_flash, 4, flash_col);
-        dl->AddText(ImVec2(q0.x + 14, q0.y + 2), std_col, tr("standard ~ N^2"));
-        dl->AddText(ImVec2(q0.x + 14, q0.y + 2 + ImGui::GetTextLineHeight()), flash_col, tr("flash ~ N"));
+        dl->AddText(ImVec2(q0.x + 14, q0.y + 2), std_col, _("standard ~ N^2"));
+        dl->AddText(ImVec2(q0.x + 14, q0.y + 2 + ImGui::GetTextLineHeight()), flash_col, _("flash ~ N"));
         const std::string right = format_bytes(pts.back().standard_bytes);
         dl->AddText(ImVec2(q0.x + 12 + w, q0.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), right.c_str());
         const std::string low = format_bytes(pts.front().flash_bytes);
         dl->AddText(ImVec2(q0.x + 12 + w, q0.y + h - ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_TextDisabled),
                     low.c_str());
         char axis[96];
-        std::snprintf(axis, sizeof axis, tr("N = %zu .. %zu (log), bytes (log); dots: this N = %zu"), pts.front().tokens,
+        std::snprintf(axis, sizeof axis, _("N = %zu .. %zu (log), bytes (log); dots: this N = %zu"), pts.front().tokens,
                       pts.back().tokens, r.tokens);
         dl->AddText(ImVec2(q0.x + 8, q0.y + h + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), axis);
         ImGui::Dummy(ImVec2(w, h + ImGui::GetTextLineHeight() + 4));
@@ -239,7 +239,7 @@ void DrawKv(const Trace& trace, const KvRecord& r, UiState& ui) {
     v.token = std::min(v.token, r.tokens.size() - 1);
     const KvToken& tok = r.tokens[v.token];
     const std::size_t N = r.tokens.size(), h = trace.config.heads;
-    if (ImGui::SmallButton(v.playing ? tr("pause") : tr("play"))) v.playing = !v.playing;
+    if (ImGui::SmallButton(v.playing ? _("pause") : _("play"))) v.playing = !v.playing;
     ImGui::SameLine();
     int t = static_cast<int>(v.token);
     // The value beside the slider, where its handle cannot cover it.
@@ -247,8 +247,8 @@ void DrawKv(const Trace& trace, const KvRecord& r, UiState& ui) {
     if (ImGui::SliderInt("##token", &t, 0, static_cast<int>(N) - 1, ""))
         v.token = static_cast<std::size_t>(t), v.playing = false;
     ImGui::SameLine();
-    ImGui::Text(tr("token t = %d arrives"), t);
-    ImGui::Text(tr("k_cache, v_cache: %s  (append k_t, v_t; nothing is recomputed)"),
+    ImGui::Text(_("token t = %d arrives"), t);
+    ImGui::Text(_("k_cache, v_cache: %s  (append k_t, v_t; nothing is recomputed)"),
                 format_shape(tok.cache_shape).c_str());
     // the cache growing: one cell per token slot
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -260,35 +260,35 @@ void DrawKv(const Trace& trace, const KvRecord& r, UiState& ui) {
         dl->AddRectFilled(ImVec2(p0.x + i * cell, p0.y), ImVec2(p0.x + (i + 1) * cell - 1, p0.y + 16), col);
     }
     ImGui::Dummy(ImVec2(w, 18));
-    ImGui::TextDisabled("%s", tr("green: cached keys/values, orange: the new token, grey: not arrived yet"));
+    ImGui::TextDisabled("%s", _("green: cached keys/values, orange: the new token, grey: not arrived yet"));
 
     // the new token's attention row over the cache
     int head = static_cast<int>(std::min(v.head, h - 1));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-    if (ImGui::SliderInt(tr("head"), &head, 0, static_cast<int>(h) - 1)) v.head = static_cast<std::size_t>(head);
+    if (ImGui::SliderInt(_("head"), &head, 0, static_cast<int>(h) - 1)) v.head = static_cast<std::size_t>(head);
     if (!tok.attn.empty()) {
         const float* row = tok.attn.data() + v.head * (tok.t + 1);
-        ImGui::TextDisabled(tr("attention of token %zu over %zu cached keys (batch item 0)"), tok.t, tok.t + 1);
+        ImGui::TextDisabled(_("attention of token %zu over %zu cached keys (batch item 0)"), tok.t, tok.t + 1);
         ImGui::PlotHistogram("##row", row, static_cast<int>(tok.t + 1), 0, nullptr, 0.0f, FLT_MAX,
                              ImVec2(ImGui::GetContentRegionAvail().x, 90));
     } else {
-        ImGui::TextDisabled("%s", tr("attention rows not kept for this size"));
+        ImGui::TextDisabled("%s", _("attention rows not kept for this size"));
     }
     // FLOPs
     ImGui::Separator();
     double cached = 0, recompute = 0;
     ui::kv_cumulative_flops(r, v.token, &cached, &recompute);
-    ImGui::Text(tr("this token: %.3g MFLOP with the cache, %.3g MFLOP recomputing tokens 0..%zu"),
+    ImGui::Text(_("this token: %.3g MFLOP with the cache, %.3g MFLOP recomputing tokens 0..%zu"),
                 tok.flops_cached * 1e-6, tok.flops_recompute * 1e-6, tok.t);
-    ImGui::Text(tr("so far: %.3g vs %.3g MFLOP"), cached * 1e-6, recompute * 1e-6);
+    ImGui::Text(_("so far: %.3g vs %.3g MFLOP"), cached * 1e-6, recompute * 1e-6);
     const float bar_w = ImGui::GetContentRegionAvail().x;
-    ImGui::ProgressBar(static_cast<float>(cached / std::max(1.0, recompute)), ImVec2(bar_w, 0), tr("with cache"));
-    ImGui::ProgressBar(1.0f, ImVec2(bar_w, 0), tr("recompute everything"));
-    ImGui::TextColored(OkColor(), tr("whole sequence: %.3g vs %.3g GFLOP, %.1f%% saved (%.1fx fewer)"),
+    ImGui::ProgressBar(static_cast<float>(cached / std::max(1.0, recompute)), ImVec2(bar_w, 0), _("with cache"));
+    ImGui::ProgressBar(1.0f, ImVec2(bar_w, 0), _("recompute everything"));
+    ImGui::TextColored(OkColor(), _("whole sequence: %.3g vs %.3g GFLOP, %.1f%% saved (%.1fx fewer)"),
                        r.flops_cached * 1e-9, r.flops_recompute * 1e-9,
                        100.0 * (1.0 - double(r.flops_cached) / double(r.flops_recompute)),
                        double(r.flops_recompute) / double(r.flops_cached));
-    ImGui::TextDisabled("%s", tr("output row t equals row t of full causal attention (tested within 1e-5)"));
+    ImGui::TextDisabled("%s", _("output row t equals row t of full causal attention (tested within 1e-5)"));
 }
 
 // ---- windows ----------------------------------------------------------------------------------
@@ -300,23 +300,23 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
     v.head = std::min(v.head, h - 1);
     ImGui::PushTextWrapPos(0.0f);
     if (nW == 1)
-        WrappedTextF(tr("%zu x %zu patch grid, one window of %zu x %zu covers it whole"), r.grid, r.grid, r.window, r.window);
+        WrappedTextF(_("%zu x %zu patch grid, one window of %zu x %zu covers it whole"), r.grid, r.grid, r.window, r.window);
     else
-        WrappedTextF(tr("%zu x %zu patch grid, windows of %zu x %zu%s: %zu windows per image"), r.grid, r.grid, r.window,
-                     r.window, r.shift ? tr(", shifted by M/2") : "", nW);
+        WrappedTextF(_("%zu x %zu patch grid, windows of %zu x %zu%s: %zu windows per image"), r.grid, r.grid, r.window,
+                     r.window, r.shift ? _(", shifted by M/2") : "", nW);
     ImGui::PopTextWrapPos();
     // A slider of one choice is no choice: shown only when there are windows (or heads) to pick.
     int win = static_cast<int>(v.window), head = static_cast<int>(v.head);
     bool slider = false;
     if (B * nW > 1) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-        if (ImGui::SliderInt(tr("window"), &win, 0, static_cast<int>(B * nW) - 1)) v.window = std::size_t(win);
+        if (ImGui::SliderInt(_("window"), &win, 0, static_cast<int>(B * nW) - 1)) v.window = std::size_t(win);
         slider = true;
     }
     if (h > 1) {
         if (slider) ImGui::SameLine();
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-        if (ImGui::SliderInt(tr("head##win"), &head, 0, static_cast<int>(h) - 1)) v.head = std::size_t(head);
+        if (ImGui::SliderInt(_("head##win"), &head, 0, static_cast<int>(h) - 1)) v.head = std::size_t(head);
     }
     const std::size_t item = v.window / nW, local = v.window % nW;
 
@@ -347,7 +347,7 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
         const ImVec2 m = ImGui::GetIO().MousePos;
         const std::size_t j = std::min(r.grid - 1, std::size_t(std::max(0.0f, (m.x - p0.x) / cell)));
         const std::size_t i = std::min(r.grid - 1, std::size_t(std::max(0.0f, (m.y - p0.y) / cell)));
-        ImGui::SetTooltip(tr("patch (%zu, %zu): window %zu"), i, j, ui::window_of_token(r, i, j));
+        ImGui::SetTooltip(_("patch (%zu, %zu): window %zu"), i, j, ui::window_of_token(r, i, j));
         if (ImGui::IsItemClicked()) v.window = item * nW + ui::window_of_token(r, i, j);
     }
     // the selected window's attention [M*M, M*M]
@@ -365,15 +365,15 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
                     [&] { return ValuesPicture(values, M2, M2, 0.0f, hi, hidden); });
         dl->AddRect(q0, ImVec2(q0.x + side, q0.y + side), IM_COL32(200, 200, 200, 255));
     }
-    ImGui::TextDisabled("%s", r.shift ? tr("grid rolled by -M/2") : tr("one colour per window"));
+    ImGui::TextDisabled("%s", r.shift ? _("grid rolled by -M/2") : _("one colour per window"));
     ImGui::SameLine(side + 16 + ImGui::GetStyle().WindowPadding.x);
-    ImGui::Text(tr("attn[%zu, %zu]: %zu x %zu, max %.3g"), v.window, v.head, M2, M2, hi);
-    ImGui::TextDisabled(tr("image %zu, window %zu of %zu (click a patch to pick its window)"), item, local, nW);
+    ImGui::Text(_("attn[%zu, %zu]: %zu x %zu, max %.3g"), v.window, v.head, M2, M2, hi);
+    ImGui::TextDisabled(_("image %zu, window %zu of %zu (click a patch to pick its window)"), item, local, nW);
     ImGui::PushTextWrapPos(0.0f);
     if (r.shift)
-        ImGui::TextDisabled("%s", tr("dark cells: masked pairs (the two tokens were not neighbours before the roll; "
+        ImGui::TextDisabled("%s", _("dark cells: masked pairs (the two tokens were not neighbours before the roll; "
                                      "Swin's mask)"));
-    ImGui::TextDisabled("%s", tr("the partition is the steps grid .. windows, the reverse win_merge .. tokens_out; "
+    ImGui::TextDisabled("%s", _("the partition is the steps grid .. windows, the reverse win_merge .. tokens_out; "
                                  "the Heads panel shows every head of the selected step's window (batch axis = window)"));
     ImGui::PopTextWrapPos();
 }
@@ -406,7 +406,7 @@ void ChannelBar(float unit, std::size_t parts, const char* label, int lit_corner
 
 void DrawPatchMerge(const Trace& trace, const PatchMergeRecord& m, UiState& ui) {
     const std::size_t H = m.grid, H2 = m.merged_grid, C = m.dim;
-    ImGui::Text(tr("patch merging: %zu x %zu grid, C = %zu, %zu heads -> %zu x %zu grid, 2C = %zu, %zu heads"), H, H, C,
+    ImGui::Text(_("patch merging: %zu x %zu grid, C = %zu, %zu heads -> %zu x %zu grid, 2C = %zu, %zu heads"), H, H, C,
                 m.heads, H2, H2, m.merged_dim, m.merged_heads);
     // The selected x0..x3 step lights up its corner of every patch.
     int corner = -1;
@@ -440,7 +440,7 @@ void DrawPatchMerge(const Trace& trace, const PatchMergeRecord& m, UiState& ui) 
     });
     BlockLines(dl, q0, half, H2, 1, 1, IM_COL32(255, 255, 255, 230));
     ImGui::Dummy(ImVec2(side + 56 + half, side + 4));
-    ImGui::TextDisabled("%s", tr("left: the H x W grid, C numbers per token; right: the H/2 x W/2 grid at the same "
+    ImGui::TextDisabled("%s", _("left: the H x W grid, C numbers per token; right: the H/2 x W/2 grid at the same "
                                  "cell size, 4C numbers per token"));
     const float column = ImGui::GetContentRegionAvail().x * 0.5f;
     for (int k = 0; k < 4; ++k) {
@@ -457,29 +457,29 @@ void DrawPatchMerge(const Trace& trace, const PatchMergeRecord& m, UiState& ui) 
     // the channels of one token through the merge: C, cat 4C, LayerNorm(4C), reduction 2C
     const float unit = std::min(ImGui::GetContentRegionAvail().x * 0.3f / 4.0f, 40.0f);
     char label[96];
-    std::snprintf(label, sizeof label, tr("one token: C = %zu"), C);
+    std::snprintf(label, sizeof label, _("one token: C = %zu"), C);
     ChannelBar(unit, 1, label, -1);
-    std::snprintf(label, sizeof label, tr("cat: 4C = %zu, then LayerNorm(4C)"), 4 * C);
+    std::snprintf(label, sizeof label, _("cat: 4C = %zu, then LayerNorm(4C)"), 4 * C);
     ChannelBar(unit, 4, label, corner);
-    std::snprintf(label, sizeof label, tr("reduction: Linear(4C, 2C) -> 2C = %zu"), m.merged_dim);
+    std::snprintf(label, sizeof label, _("reduction: Linear(4C, 2C) -> 2C = %zu"), m.merged_dim);
     ChannelBar(unit, 2, label, -1);
     ImGui::TextDisabled(
-        tr("tokens: N = %zu -> N/4 = %zu; head dim c = %zu stays: Swin doubles the heads with the channels"), H * H,
+        _("tokens: N = %zu -> N/4 = %zu; head dim c = %zu stays: Swin doubles the heads with the channels"), H * H,
         H2 * H2, trace.config.head_dim());
     if (m.stage2.window == H2)
         ImGui::TextDisabled(
-            tr("stage 2: one %zu x %zu window covers the merged grid, so it is not shifted (Swin's rule)"), H2, H2);
+            _("stage 2: one %zu x %zu window covers the merged grid, so it is not shifted (Swin's rule)"), H2, H2);
     else
-        ImGui::TextDisabled(tr("stage 2: windows of %zu x %zu on the merged grid%s"), m.stage2.window, m.stage2.window,
-                            m.stage2.shift ? tr(", shifted by M/2") : "");
+        ImGui::TextDisabled(_("stage 2: windows of %zu x %zu on the merged grid%s"), m.stage2.window, m.stage2.window,
+                            m.stage2.shift ? _(", shifted by M/2") : "");
 }
 
 // ---- a mask on the textbook path -----------------------------------------------------------------
 void DrawMask(const Trace& trace, UiState& ui) {
     const AttentionConfig& c = trace.config;
-    ImGui::Text(tr("mask: %s"), ui::tr_core(mask_summary(c)));
+    ImGui::Text(_("mask: %s"), ui::tr_core(mask_summary(c)));
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%s", tr("hidden scores become -inf before softmax (the masked step), so their weights are exactly "
+    ImGui::TextDisabled("%s", _("hidden scores become -inf before softmax (the masked step), so their weights are exactly "
                                  "0. Padding queries still see the valid keys; the row-sum check covers the valid rows."));
     ImGui::PopTextWrapPos();
     const Step* masked = trace.find("masked");
@@ -499,7 +499,7 @@ void DrawMask(const Trace& trace, UiState& ui) {
                         });
                     });
         char label[64];
-        std::snprintf(label, sizeof label, tr("batch item %zu: keys seen"), b);
+        std::snprintf(label, sizeof label, _("batch item %zu: keys seen"), b);
         dl->AddText(ImVec2(p0.x, p0.y + side + 2), ImGui::GetColorU32(ImGuiCol_Text), label);
         ImGui::Dummy(ImVec2(side, side + ImGui::GetTextLineHeightWithSpacing()));
         if (b == 0) ImGui::SameLine(0, 20);
@@ -513,13 +513,13 @@ void DrawWindowedPath(const Trace& trace, UiState& ui) {
     if (merge && step.rfind("patch_merge_", 0) == 0) {
         DrawPatchMerge(trace, *merge, ui);
     } else if (merge && step.rfind(kStage2Prefix, 0) == 0) {
-        ImGui::TextColored(OkColor(), tr("stage 2, after patch merging: %zu x %zu grid, 2C = %zu, %zu heads"),
+        ImGui::TextColored(OkColor(), _("stage 2, after patch merging: %zu x %zu grid, 2C = %zu, %zu heads"),
                            merge->merged_grid, merge->merged_grid, merge->merged_dim, merge->merged_heads);
         DrawWindows(trace, merge->stage2, merge->merged_heads, kStage2Prefix, ui);
     } else {
         DrawWindows(trace, *trace.beyond->windows, trace.config.heads, "", ui);
         if (merge)
-            ImGui::TextDisabled(tr("then patch merging halves the grid to %zu x %zu and doubles the channels to %zu "
+            ImGui::TextDisabled(_("then patch merging halves the grid to %zu x %zu and doubles the channels to %zu "
                                    "(the patch_merge_ steps), and stage 2 repeats the block (the stage2_ steps)"),
                                 merge->merged_grid, merge->merged_grid, merge->merged_dim);
     }
@@ -550,7 +550,7 @@ void DrawBeyondPanel(const Trace& trace, UiState& ui) {
     PlaceWindow(ui, ui::Panel::Beyond);
     char title[128];
     const char* path = trace.beyond ? path_name(trace.beyond->path) : "mask";
-    std::snprintf(title, sizeof title, "%s: %s###Beyond_%s", tr("Beyond the textbook"), trace.beyond ? ui::tr_core(path) : tr("mask"),
+    std::snprintf(title, sizeof title, "%s: %s###Beyond_%s", _("Beyond the textbook"), trace.beyond ? ui::tr_core(path) : _("mask"),
                   path);
     if (!ImGui::Begin(title, &visible)) {
         ImGui::End();

@@ -118,9 +118,9 @@ ui::StepNarrative SlideNarrative(const Trace& trace, const Step& step, const UiS
     const BugInfo& info = bug_info(ui.bug);
     if (step.code.find("# BUG") != std::string::npos) {
         char title[256];
-        std::snprintf(title, sizeof title, tr("the bug: %s"), tr(info.title));
+        std::snprintf(title, sizeof title, _("the bug: %s"), ui::tr_core(info.title));
         n.title = title;
-        n.text = std::string(tr("This line is the bug. The reference writes it as")) + ":\n    " + info.right_line + "\n\n" +
+        n.text = std::string(_("This line is the bug. The reference writes it as")) + ":\n    " + info.right_line + "\n\n" +
                  ui::tr_core(info.symptom);
         return n;
     }
@@ -128,7 +128,7 @@ ui::StepNarrative SlideNarrative(const Trace& trace, const Step& step, const UiS
     if (d && !d->ok) {
         char line[256];
         std::snprintf(line, sizeof line,
-                      tr("In this buggy run the numbers here differ from the correct pipeline's (largest difference %.3g): "
+                      _("In this buggy run the numbers here differ from the correct pipeline's (largest difference %.3g): "
                          "the bug above changed them. What follows is what the correct step does."),
                       d->max_error);
         n.text = std::string(line) + "\n\n" + n.text;
@@ -153,7 +153,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     }
     const Step* step = SelectedStep(trace, ui);
     if (!step) {
-        EmptyState(tr("No trace yet"), tr("Press Esc to leave presentation mode."));
+        EmptyState(_("No trace yet"), _("Press Esc to leave presentation mode."));
         ImGui::End();
         return;
     }
@@ -163,7 +163,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     ui.classroom.slide_title = n.title;
 
     // ---- where we are, and the step's title
-    ImGui::TextDisabled(tr("step %d / %zu"), ui.stepper.selected + 1, trace.steps.size());
+    ImGui::TextDisabled(_("step %d / %zu"), ui.stepper.selected + 1, trace.steps.size());
     ImGui::SameLine();
     ImGui::TextColored(WarnColor(), "%s", step->name.c_str());
     if (!n.title.empty()) {
@@ -171,7 +171,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
         ImGui::TextUnformatted(n.title.c_str());
     }
     if (ui.classroom.quiz) {
-        const std::string score = std::string(tr("quiz score")) + " " + ui.classroom.score.text();
+        const std::string score = std::string(_("quiz score")) + " " + ui.classroom.score.text();
         ImGui::SameLine(std::max(width - ImGui::CalcTextSize(score.c_str()).x, 0.0f));
         ImGui::TextColored(OkColor(), "%s", score.c_str());
     }
@@ -214,12 +214,12 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     place(step->name + "  " + format_shape(step->shape()), step->shape(), step->axes());
     ImGui::Dummy(ImVec2(width, y + box_h - p.y + fs * 0.4f));
     ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s",
-                       step->is_view ? tr("view (no copy)") : tr("new tensor"));
+                       step->is_view ? _("view (no copy)") : _("new tensor"));
     ImGui::SameLine();
     ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), "%s",
-                       step->contiguous ? tr("contiguous") : tr("not contiguous"));
+                       step->contiguous ? _("contiguous") : _("not contiguous"));
     ImGui::SameLine();
-    ImGui::TextDisabled(tr("strides %s"), format_strides(step->torch_strides).c_str());
+    ImGui::TextDisabled(_("strides %s"), format_strides(step->torch_strides).c_str());
     ImGui::Separator();
 
     // ---- the narrative (left) and the heatmap of one slice (right); for a ViT, its picture between
@@ -259,7 +259,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     if (ui.classroom.quiz) {  // the quiz, under the narrative
         ImGui::BeginChild("##quiz", ImVec2(text_w, quiz_h), false);  // the footer stays under it
         ImGui::Separator();
-        ImGui::TextColored(WarnColor(), "%s", tr("Quiz: predict the next shape"));
+        ImGui::TextColored(WarnColor(), "%s", _("Quiz: predict the next shape"));
         // The question in view when it comes and when the region's height changes under it.
         const bool scroll = ui.classroom.focus_answer || quiz_h != ui.classroom.quiz_h;
         ui.classroom.quiz_h = quiz_h;
@@ -294,7 +294,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float legend_w = ColorLegendWidth();
     if (!tex || slice.empty()) {
-        EmptyState(tr("Cannot draw this slice"), ui.heatmaps ? ui.heatmaps->problem("presentation").c_str() : "");
+        EmptyState(_("Cannot draw this slice"), ui.heatmaps ? ui.heatmaps->problem("presentation").c_str() : "");
     } else {
         // The axes named: for an attention map, which tokens ask (rows) and which are asked (columns);
         // wrapped in a narrow column.
@@ -303,9 +303,9 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
         const std::string rows = axis(spec.row_axis), cols = axis(spec.col_axis);
         char caption[192];
         if (rows == "N" && cols == "N'")
-            std::snprintf(caption, sizeof caption, tr("rows = queries N (%zu), columns = keys N' (%zu)"), slice.rows, slice.cols);
+            std::snprintf(caption, sizeof caption, _("rows = queries N (%zu), columns = keys N' (%zu)"), slice.rows, slice.cols);
         else
-            std::snprintf(caption, sizeof caption, tr("rows = %s (%zu), columns = %s (%zu)"), rows.c_str(), slice.rows,
+            std::snprintf(caption, sizeof caption, _("rows = %s (%zu), columns = %s (%zu)"), rows.c_str(), slice.rows,
                           cols.c_str(), slice.cols);
         const float caption_h = ImGui::CalcTextSize(caption, nullptr, false, avail.x).y + ImGui::GetStyle().ItemSpacing.y;
         // As large as fits above the caption: an attention map square, a long slice (tokens x
@@ -324,7 +324,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     ImGui::EndChild();
 
     // ---- footer: the keys
-    ImGui::TextDisabled("%s", tr("\u2190 / \u2192 step    F5 / Esc leave presentation mode    Ctrl+= / Ctrl+- zoom"));
+    ImGui::TextDisabled("%s", _("\u2190 / \u2192 step    F5 / Esc leave presentation mode    Ctrl+= / Ctrl+- zoom"));
     ImGui::End();
 }
 
@@ -337,9 +337,9 @@ namespace {
 // The quiz itself: score, the last answer's feedback, the question. Wraps at `wrap` pixels.
 void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
     ui::ClassroomState& c = ui.classroom;
-    ImGui::TextColored(OkColor(), tr("score %s"), c.score.text().c_str());
+    ImGui::TextColored(OkColor(), _("score %s"), c.score.text().c_str());
     ImGui::SameLine();
-    if (ImGui::SmallButton(tr("reset"))) {
+    if (ImGui::SmallButton(_("reset"))) {
         c.score.reset();
         c.feedback.reset();
         c.answered_step.clear();
@@ -349,16 +349,16 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
     // The last answer: right or wrong, the real shape and where it comes from.
     if (c.feedback && c.feedback->given && !c.answered_step.empty()) {
         if (c.feedback->correct) {
-            ImGui::TextColored(OkColor(), tr("\u2713 right: %s is %s"), c.answered_step.c_str(),
+            ImGui::TextColored(OkColor(), _("\u2713 right: %s is %s"), c.answered_step.c_str(),
                                format_shape(c.feedback->expected).c_str());
         } else {
-            ImGui::TextColored(BadColor(), tr("\u2717 not quite: you typed %s; %s is %s"),
+            ImGui::TextColored(BadColor(), _("\u2717 not quite: you typed %s; %s is %s"),
                                format_shape(*c.feedback->given).c_str(), c.answered_step.c_str(),
                                format_shape(c.feedback->expected).c_str());
         }
         if (const Step* s = trace.find(c.answered_step)) {
             const std::string formula = ShapeFormula(trace, s->name);
-            ImGui::TextDisabled(tr("why: %s gives %s"), s->code.c_str(),
+            ImGui::TextDisabled(_("why: %s gives %s"), s->code.c_str(),
                                 formula.empty() ? format_shape(s->shape()).c_str() : formula.c_str());
             ImGui::PushFont(fonts().mono_small ? fonts().mono_small : ImGui::GetFont());
             ImGui::TextDisabled("einops: %s", ui::tr_formula(s->formula).c_str());
@@ -369,20 +369,20 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
     if (c.asking >= 0 && c.asking < static_cast<int>(trace.steps.size())) {
         ImGui::Separator();
         const Step& next = trace.steps[static_cast<std::size_t>(c.asking)];
-        ImGui::Text(tr("Next step: %s"), next.name.c_str());
+        ImGui::Text(_("Next step: %s"), next.name.c_str());
         ImGui::PushFont(fonts().mono);
         ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "%s", next.code.c_str());
         ImGui::PopFont();
         for (const std::string& input : next.inputs)
             if (const Step* in = trace.find(input)) {
-                ImGui::TextDisabled(tr("input %s:"), input.c_str());
+                ImGui::TextDisabled(_("input %s:"), input.c_str());
                 ImGui::SameLine();
                 ColoredShape(in->shape(), in->axes());
             }
         const AttentionConfig& cfg = trace.config;
-        ImGui::TextDisabled(tr("B = %zu, N = %zu, C = %zu, h = %zu, c = %zu"), cfg.batch, cfg.tokens, cfg.dim, cfg.heads,
+        ImGui::TextDisabled(_("B = %zu, N = %zu, C = %zu, h = %zu, c = %zu"), cfg.batch, cfg.tokens, cfg.dim, cfg.heads,
                             cfg.head_dim());
-        ImGui::Text(tr("What is the shape of %s?"), next.name.c_str());
+        ImGui::Text(_("What is the shape of %s?"), next.name.c_str());
         if (c.focus_answer) {
             ImGui::SetKeyboardFocusHere();
             c.focus_answer = false;
@@ -393,18 +393,18 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
         for (const Step& s : trace.steps) shapes.push_back(s.shape());
         const ui::QuizHint example = ui::quiz_hint(shapes, cfg);
         char hint[96];
-        std::snprintf(hint, sizeof hint, tr("e.g. %s or %s"), example.numbers.c_str(), example.symbols.c_str());
+        std::snprintf(hint, sizeof hint, _("e.g. %s or %s"), example.numbers.c_str(), example.symbols.c_str());
         bool submit = ImGui::InputTextWithHint("##answer", hint, c.answer, sizeof c.answer, ImGuiInputTextFlags_EnterReturnsTrue);
         MarkItem(ui, "quiz:answer");
         // The buttons beside the field when they fit in the wrap width, else on the line below.
         const ImGuiStyle& style = ImGui::GetStyle();
-        const float buttons = ImGui::CalcTextSize(tr("Check")).x + ImGui::CalcTextSize(tr("Show me")).x +
+        const float buttons = ImGui::CalcTextSize(_("Check")).x + ImGui::CalcTextSize(_("Show me")).x +
                               4.0f * style.FramePadding.x + 2.0f * style.ItemSpacing.x;
         if (field + buttons <= wrap) ImGui::SameLine();
-        submit |= ImGui::Button(tr("Check"));
+        submit |= ImGui::Button(_("Check"));
         MarkItem(ui, "quiz:check");
         ImGui::SameLine();
-        const bool give_up = ImGui::Button(tr("Show me"));
+        const bool give_up = ImGui::Button(_("Show me"));
         if (submit || give_up) {
             ui::QuizFeedback f = give_up ? ui::QuizFeedback{} : ui::grade_answer(c.answer, next.shape(), cfg);
             if (give_up) {
@@ -425,9 +425,9 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
             }
         }
         if (c.feedback && !c.feedback->given)
-            ImGui::TextColored(BadColor(), "%s %s", tr("cannot read that:"), c.feedback->error.c_str());
+            ImGui::TextColored(BadColor(), "%s %s", _("cannot read that:"), c.feedback->error.c_str());
     } else {
-        ImGui::TextDisabled("%s", tr("Press \u2192 (or Play) for the next step: you will be asked its shape first."));
+        ImGui::TextDisabled("%s", _("Press \u2192 (or Play) for the next step: you will be asked its shape first."));
     }
     ImGui::PopTextWrapPos();
 }
@@ -448,7 +448,7 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
                             TakeLayoutReset(ui, ui::Panel::Quiz) ? ImGuiCond_Always : ImGuiCond_Appearing, ImVec2(1.0f, 1.0f));
     if (c.asking >= 0 && c.focus_answer) ImGui::SetNextWindowFocus();  // once per question: menus stay usable
     bool open = true;
-    const bool shown = ImGui::Begin(ui::window_title(tr("Quiz: predict the next shape"), "Quiz").c_str(), &open,
+    const bool shown = ImGui::Begin(ui::window_title(_("Quiz: predict the next shape"), "Quiz").c_str(), &open,
                                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
     if (shown) {
         DrawQuizBody(trace, ui, wrap);
@@ -474,7 +474,7 @@ void DrawQuizWindow(const Trace& trace, UiState& ui) {
 // ---------------------------------------------------------------------------------------------
 
 void DrawLanguageMenu(UiState& ui) {
-    if (!BeginMarkedMenu(ui, tr("Language"), "Language")) return;
+    if (!BeginMarkedMenu(ui, _("Language"), "Language")) return;
     if (ImGui::MenuItem("English", nullptr, ui::language() == ui::Language::English))
         ui::set_language(ui::Language::English);
     MarkItem(ui, "lang:en");
@@ -484,7 +484,7 @@ void DrawLanguageMenu(UiState& ui) {
         ui::set_language(ui::Language::Chinese);
     MarkItem(ui, "lang:zh");
     if (!cjk && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip(tr("No Chinese font is installed: apt-get install %s (make run installs it)"), kCjkPackage);
+        ImGui::SetTooltip(_("No Chinese font is installed: apt-get install %s (make run installs it)"), kCjkPackage);
     ImGui::EndMenu();
 }
 

@@ -66,7 +66,7 @@ bool TakeLayoutReset(UiState& ui, ui::Panel p) {
 
 void ResetLayout(UiState& ui) {
     ++ui.layout_generation;
-    ui.set_status(tr("layout reset: every panel is back in its place"));
+    ui.set_status(_("layout reset: every panel is back in its place"));
 }
 
 namespace {

@@ -41,22 +41,22 @@ bool SizeInput(const char* label, std::size_t* value, const char* help) {
 void DrawConfigPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.config) return;
     PlaceWindow(ui, ui::Panel::Config);
-    if (!ImGui::Begin(ui::window_title(tr("Config"), "Config").c_str(), &ui.panels.config)) {
+    if (!ImGui::Begin(ui::window_title(_("Config"), "Config").c_str(), &ui.panels.config)) {
         ImGui::End();
         return;
     }
     // A file on screen: where it came from, what was computed, and the way back.
     if (!trace.source_path.empty()) {
-        ImGui::TextColored(WarnColor(), tr("from %s"), ui::display_name(trace.source_path).c_str());
+        ImGui::TextColored(WarnColor(), _("from %s"), ui::display_name(trace.source_path).c_str());
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace.source_path.c_str());
-        SameLineIfFits(ButtonWidth(tr("back to the demo / config")));
-        if (ImGui::SmallButton(tr("back to the demo / config"))) ui.ask(command::BackToConfig{});
+        SameLineIfFits(ButtonWidth(_("back to the demo / config")));
+        if (ImGui::SmallButton(_("back to the demo / config"))) ui.ask(command::BackToConfig{});
         const AttentionConfig& f = trace.config;
         auto size = [](std::size_t v) { return v ? std::to_string(v) : std::string("?"); };
-        ImGui::TextDisabled(tr("B=%s N=%s C=%s"), size(f.batch).c_str(), size(f.tokens).c_str(), size(f.dim).c_str());
+        ImGui::TextDisabled(_("B=%s N=%s C=%s"), size(f.batch).c_str(), size(f.tokens).c_str(), size(f.dim).c_str());
         SameLineIfFits(LabeledWidth(kSizeInputWidth * ImGui::GetFontSize(), "h"));
         std::size_t heads = f.heads;
-        if (SizeInput("h##file", &heads, tr("heads h for this file: reruns the reference with h heads")) && heads != f.heads) {
+        if (SizeInput("h##file", &heads, _("heads h for this file: reruns the reference with h heads")) && heads != f.heads) {
             ui.ask(command::Open{ui.file_path.empty() ? trace.source_path : ui.file_path});
             ui.open_block = ui.file_block;
             ui.open_heads = heads;
@@ -64,7 +64,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         ImGui::PushTextWrapPos(0.0f);
         if (!ui.file_vit_family.empty()) {
             ImGui::TextColored(OkColor(),
-                               tr("a whole %s ViT: open a picture (File > Open, or drop it on the window) to run the "
+                               _("a whole %s ViT: open a picture (File > Open, or drop it on the window) to run the "
                                   "model on it"),
                                ui.file_vit_family.c_str());
         }
@@ -74,20 +74,20 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         }
         ImGui::PopTextWrapPos();
         ImGui::Separator();
-        WrappedText(DimColor(), tr("the demo config (editing it returns to the demo):"));
+        WrappedText(DimColor(), _("the demo config (editing it returns to the demo):"));
     }
     AttentionConfig& c = ui.config_draft;
     bool commit = false;
     // The reference code: the article's ViTAttention, or its first class MultiHeadAttention with that
     // class's own defaults (qkv_proj with a bias, dropout 0.1, no output dropout, the textbook path).
     int reference = c.reference == Reference::mha ? 1 : 0;
-    ImGui::TextDisabled(tr("reference code"));
+    ImGui::TextDisabled(_("reference code"));
     SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), "ViTAttention"));
     bool switched = ImGui::RadioButton("ViTAttention", &reference, 0);
     SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), "MultiHeadAttention"));
     switched |= ImGui::RadioButton("MultiHeadAttention", &reference, 1);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("the article's first class: qkv_proj with a bias, q, k, v = qkv[0], qkv[1], qkv[2], one "
+        ImGui::SetTooltip(_("the article's first class: qkv_proj with a bias, q, k, v = qkv[0], qkv[1], qkv[2], one "
                              "dropout (p = 0.1) on the weights, out_proj, no output dropout; the same numbers as "
                              "ViTAttention"));
     if (switched) {
@@ -99,45 +99,45 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         commit = true;
     }
     const bool mha = c.reference == Reference::mha;
-    WrappedText(DimColor(), mha ? tr("x = torch.randn(B, N, C); MultiHeadAttention(C, num_heads=h, dropout=p)")
-                                : tr("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)"));
+    WrappedText(DimColor(), mha ? _("x = torch.randn(B, N, C); MultiHeadAttention(C, num_heads=h, dropout=p)")
+                                : _("x = torch.randn(B, N, C); ViTAttention(C, num_heads=h, ...)"));
     // B and N on one row, C and h on the next, when two fields fit side by side; else one per row.
     const float size_w = kSizeInputWidth * ImGui::GetFontSize();
-    const float field_w = std::max({LabeledWidth(size_w, tr("B batch")), LabeledWidth(size_w, tr("N tokens")),
-                                    LabeledWidth(size_w, tr("C dim")), LabeledWidth(size_w, tr("h heads"))});
+    const float field_w = std::max({LabeledWidth(size_w, _("B batch")), LabeledWidth(size_w, _("N tokens")),
+                                    LabeledWidth(size_w, _("C dim")), LabeledWidth(size_w, _("h heads"))});
     const bool pairs = 2.0f * field_w + ImGui::GetStyle().ItemSpacing.x <= ImGui::GetContentRegionAvail().x;
-    commit |= SizeInput(tr("B batch"), &c.batch, tr("batch size B: how many sequences (images) at once"));
+    commit |= SizeInput(_("B batch"), &c.batch, _("batch size B: how many sequences (images) at once"));
     if (pairs) ImGui::SameLine(ImGui::GetCursorStartPos().x + field_w + ImGui::GetStyle().ItemSpacing.x);
-    commit |= SizeInput(tr("N tokens"), &c.tokens, tr("sequence length N: tokens (patches + class token) per sequence"));
-    commit |= SizeInput(tr("C dim"), &c.dim, tr("embedding dimension C (768 for ViT-B)"));
+    commit |= SizeInput(_("N tokens"), &c.tokens, _("sequence length N: tokens (patches + class token) per sequence"));
+    commit |= SizeInput(_("C dim"), &c.dim, _("embedding dimension C (768 for ViT-B)"));
     if (pairs) ImGui::SameLine(ImGui::GetCursorStartPos().x + field_w + ImGui::GetStyle().ItemSpacing.x);
-    commit |= SizeInput(tr("h heads"), &c.heads, tr("number of heads h; each head gets c = C / h features"));
+    commit |= SizeInput(_("h heads"), &c.heads, _("number of heads h; each head gets c = C / h features"));
     MarkItem(ui, "config:heads");
     ImGui::BeginDisabled(mha);  // qkv_proj always has its bias
     commit |= ImGui::Checkbox("qkv_bias", &c.qkv_bias);
     ImGui::EndDisabled();
-    SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * 6.0f, tr("seed")));
+    SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * 6.0f, _("seed")));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
     {
         const ImU64 one = 1;
-        const bool changed = ImGui::InputScalar(tr("seed"), ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
+        const bool changed = ImGui::InputScalar(_("seed"), ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
         commit |= (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit();
     }
-    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("training")));
-    commit |= ImGui::Checkbox(tr("training"), &c.training);
+    SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("training")));
+    commit |= ImGui::Checkbox(_("training"), &c.training);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("model.train(): dropout zeroes weights with probability p and rescales the rest by 1/(1-p)"));
+        ImGui::SetTooltip(_("model.train(): dropout zeroes weights with probability p and rescales the rest by 1/(1-p)"));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
-    ImGui::SliderFloat(tr("attn_drop p"), &c.attn_drop, 0.0f, 0.9f, "%.2f");
+    ImGui::SliderFloat(_("attn_drop p"), &c.attn_drop, 0.0f, 0.9f, "%.2f");
     commit |= ImGui::IsItemDeactivatedAfterEdit();
-    SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * 7.0f, tr("proj_drop p")));
+    SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * 7.0f, _("proj_drop p")));
     ImGui::BeginDisabled(mha);  // MultiHeadAttention has no output dropout
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
-    ImGui::SliderFloat(tr("proj_drop p"), &c.proj_drop, 0.0f, 0.9f, "%.2f");
+    ImGui::SliderFloat(_("proj_drop p"), &c.proj_drop, 0.0f, 0.9f, "%.2f");
     commit |= ImGui::IsItemDeactivatedAfterEdit();
     ImGui::EndDisabled();
 
-    ImGui::TextDisabled(tr("presets"));
+    ImGui::TextDisabled(_("presets"));
     auto preset = [&](const char* label, std::size_t B, std::size_t N, std::size_t C, std::size_t h, const char* tip) {
         SameLineIfFits(ButtonWidth(label));
         if (ImGui::SmallButton(label)) {
@@ -146,9 +146,9 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
-    preset(tr("demo"), 2, 16, 768, 8, tr("the article's x = torch.randn(2, 16, 768) with 8 heads"));
-    preset("ViT-B", 1, 197, 768, 12, tr("one ViT-B/16 image: 196 patches + class token, 12 heads of 197 x 197"));
-    preset(tr("tiny"), 1, 4, 8, 2, tr("small enough to read every number in the inspector's numbers tab"));
+    preset(_("demo"), 2, 16, 768, 8, _("the article's x = torch.randn(2, 16, 768) with 8 heads"));
+    preset("ViT-B", 1, 197, 768, 12, _("one ViT-B/16 image: 196 patches + class token, 12 heads of 197 x 197"));
+    preset(_("tiny"), 1, 4, 8, 2, _("small enough to read every number in the inspector's numbers tab"));
     ImGui::BeginDisabled(mha);  // the class has the textbook path only
     commit |= DrawBeyondConfig(c);  // masks and the attention path (beyond_config.cpp)
     ImGui::EndDisabled();
@@ -159,36 +159,36 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     if (c.heads && c.dim % c.heads == 0) {
         const std::size_t hd = c.dim / c.heads;
         if (c.scaled)
-            WrappedTextF(tr("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g"), c.dim, c.heads, hd,
+            WrappedTextF(_("c = C / h = %zu / %zu = %zu,  scale = c^-0.5 = %.4g"), c.dim, c.heads, hd,
                          1.0 / std::sqrt(static_cast<double>(hd)));
         else
-            WrappedTextF(tr("c = C / h = %zu / %zu = %zu,  scale off (x 1)"), c.dim, c.heads, hd);
+            WrappedTextF(_("c = C / h = %zu / %zu = %zu,  scale off (x 1)"), c.dim, c.heads, hd);
     }
-    ImGui::Text(tr("trace size %s"), format_bytes(trace_bytes(c)).c_str());
+    ImGui::Text(_("trace size %s"), format_bytes(trace_bytes(c)).c_str());
 
     if (!ui.config_errors.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        for (const auto& e : ui.config_errors) ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui::tr_core(e));
+        for (const auto& e : ui.config_errors) ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_core(e));
         ImGui::PopTextWrapPos();
     }
     if (!ui.run_error.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextColored(BadColor(), tr("\u2717 the engine stopped: %s"), ui::tr_core(ui.run_error));
+        ImGui::TextColored(BadColor(), _("\u2717 the engine stopped: %s"), ui::tr_core(ui.run_error));
         ImGui::PopTextWrapPos();
     }
     if (ui.engine_busy) {
         ImGui::ProgressBar(ui.engine_progress, ImVec2(-1, 0),
-                           ui.loading_path.empty() ? tr("running the engine ...")
-                                                   : (tr("reading ") + ui::display_name(ui.loading_path) + " ...").c_str());
+                           ui.loading_path.empty() ? _("running the engine ...")
+                                                   : (_("reading ") + ui::display_name(ui.loading_path) + " ...").c_str());
     } else if (!trace.steps.empty() && trace.source_path.empty()) {
         const AttentionConfig& s = trace.config;
-        if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), tr("showing the last good trace:"));
-        else if (ui.screenshot) ImGui::TextColored(OkColor(), tr("\u2713 on screen:"));
-        else ImGui::TextColored(OkColor(), tr("\u2713 on screen (engine ran in %.1f ms):"), ui.engine_seconds * 1e3);
+        if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), _("showing the last good trace:"));
+        else if (ui.screenshot) ImGui::TextColored(OkColor(), _("\u2713 on screen:"));
+        else ImGui::TextColored(OkColor(), _("\u2713 on screen (engine ran in %.1f ms):"), ui.engine_seconds * 1e3);
         char line[256];
-        std::snprintf(line, sizeof line, tr("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s"), s.batch, s.tokens,
+        std::snprintf(line, sizeof line, _("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s"), s.batch, s.tokens,
                       s.dim, s.heads, s.qkv_bias ? "True" : "False", static_cast<unsigned long long>(s.seed),
-                      s.training ? tr("training") : tr("eval"));
+                      s.training ? _("training") : _("eval"));
         WrappedText(DimColor(), line);
     }
     ImGui::End();

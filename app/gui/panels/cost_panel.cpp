@@ -16,7 +16,7 @@
 
 namespace attnscope {
 
-using ui::tr;
+using ui::_;
 
 namespace {
 
@@ -47,20 +47,20 @@ void RightCell(const std::string& text) {
 void DrawCostPanel(const Trace& trace, UiState& ui) {
     if (!ui.show_cost) return;
     PlaceWindow(ui, ui::Panel::Cost);
-    if (!ImGui::Begin(ui::window_title(tr("Cost"), "Cost").c_str(), &ui.show_cost)) {
+    if (!ImGui::Begin(ui::window_title(_("Cost"), "Cost").c_str(), &ui.show_cost)) {
         ImGui::End();
         return;
     }
     const AttentionConfig& cfg = trace.config;
     if (!cfg.batch || !cfg.tokens || !cfg.dim || !cfg.heads || cfg.dim % cfg.heads) {
-        EmptyState(tr("No sizes to cost"), tr("The trace on screen does not say B, N, C and h (a file of attention maps only)."));
+        EmptyState(_("No sizes to cost"), _("The trace on screen does not say B, N, C and h (a file of attention maps only)."));
         ImGui::End();
         return;
     }
     const CostTable t = attention_cost(cfg);
-    ImGui::Text(tr("one attention layer: B = %zu, N = %zu, C = %zu, h = %zu (c = %zu)%s"), cfg.batch, cfg.tokens, cfg.dim,
-                cfg.heads, cfg.head_dim(), cfg.qkv_bias ? tr(", qkv bias") : "");
-    ImGui::TextDisabled("%s", tr("multiply-add = 2 FLOPs; bias, scale, dropout 1 per element; softmax 5 per element; "
+    ImGui::Text(_("one attention layer: B = %zu, N = %zu, C = %zu, h = %zu (c = %zu)%s"), cfg.batch, cfg.tokens, cfg.dim,
+                cfg.heads, cfg.head_dim(), cfg.qkv_bias ? _(", qkv bias") : "");
+    ImGui::TextDisabled("%s", _("multiply-add = 2 FLOPs; bias, scale, dropout 1 per element; softmax 5 per element; "
                                  "float32 = 4 bytes; a view allocates nothing"));
 
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
@@ -68,12 +68,12 @@ void DrawCostPanel(const Trace& trace, UiState& ui) {
     const float table_h = ImGui::GetTextLineHeightWithSpacing() * (t.steps.size() + 1.6f);
     if (ImGui::BeginTable("cost", 7, flags, ImVec2(0, table_h))) {
         ImGui::TableSetupScrollFreeze(0, 1);
-        ImGui::TableSetupColumn(tr("step"));
-        ImGui::TableSetupColumn(tr("params"));
+        ImGui::TableSetupColumn(_("step"));
+        ImGui::TableSetupColumn(_("params"));
         ImGui::TableSetupColumn("##pn");
-        ImGui::TableSetupColumn(tr("FLOPs"), ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn(_("FLOPs"), ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableSetupColumn("##fn");
-        ImGui::TableSetupColumn(tr("memory of the intermediate"));
+        ImGui::TableSetupColumn(_("memory of the intermediate"));
         ImGui::TableSetupColumn("##mn");
         ImGui::TableHeadersRow();
         for (const StepCost& s : t.steps) {
@@ -87,33 +87,33 @@ void DrawCostPanel(const Trace& trace, UiState& ui) {
             RightCell(s.flops ? format_count(s.flops) : "");
             Cell(Formula(s.bytes_formula));
             ImGui::TableNextColumn();
-            if (s.step == "input") ImGui::TextDisabled(tr("%s (the input)"), format_bytes(s.bytes).c_str());
-            else if (s.view) ImGui::TextDisabled(tr("%s (view)"), format_bytes(s.bytes).c_str());
+            if (s.step == "input") ImGui::TextDisabled(_("%s (the input)"), format_bytes(s.bytes).c_str());
+            else if (s.view) ImGui::TextDisabled(_("%s (view)"), format_bytes(s.bytes).c_str());
             else ImGui::TextUnformatted(format_bytes(s.bytes).c_str());
             if (s.view && s.step != "input" && ImGui::IsItemHovered())
-                ImGui::SetTooltip("%s", tr("a view of an earlier tensor (or eval-mode dropout): no new memory"));
+                ImGui::SetTooltip("%s", _("a view of an earlier tensor (or eval-mode dropout): no new memory"));
         }
         ImGui::TableNextRow();
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(60, 70, 100, 160));
-        Cell(tr("layer"), false);
+        Cell(_("layer"), false);
         Cell(cfg.qkv_bias ? "4C^2 + 4C" : "4C^2 + C");
         RightCell(format_count(t.params));
         Cell(Formula(t.flops_formula));
         RightCell(format_count(t.flops));
-        Cell(tr("new memory (views excluded)"), false);
+        Cell(_("new memory (views excluded)"), false);
         RightCell(format_bytes(t.new_bytes));
         ImGui::EndTable();
     }
 
     // With C fixed: what h changes and what it does not.
     ImGui::Separator();
-    ImGui::TextUnformatted(tr("With C fixed, the number of heads h:"));
+    ImGui::TextUnformatted(_("With C fixed, the number of heads h:"));
     if (ImGui::BeginTable("heads", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerV)) {
         ImGui::TableSetupColumn("h");
         ImGui::TableSetupColumn("c = C / h");
-        ImGui::TableSetupColumn(tr("params"));
-        ImGui::TableSetupColumn(tr("QK^T FLOPs"));
-        ImGui::TableSetupColumn(tr("attention maps [B, h, N, N']"));
+        ImGui::TableSetupColumn(_("params"));
+        ImGui::TableSetupColumn(_("QK^T FLOPs"));
+        ImGui::TableSetupColumn(_("attention maps [B, h, N, N']"));
         ImGui::TableHeadersRow();
         std::vector<std::size_t> hs;  // divisors of C, at most 7, always with the h on screen
         for (std::size_t h = 1; h <= cfg.dim && hs.size() < 7; ++h)
@@ -135,12 +135,12 @@ void DrawCostPanel(const Trace& trace, UiState& ui) {
     }
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(OkColor(), "%s",
-                       tr("The parameters do not depend on h: qkv is one Linear(C, 3C) and proj one Linear(C, C) whatever "
+                       _("The parameters do not depend on h: qkv is one Linear(C, 3C) and proj one Linear(C, C) whatever "
                           "h is (params = 4C^2 + 4C with both biases); the heads only cut the same 3C outputs into h "
                           "pieces of c = C / h. The reference article's last table (4 heads 7.5M, 8 heads 8.1M, 12 heads "
                           "8.7M parameters) is wrong on this point: with C fixed, adding heads adds no weights."));
     ImGui::TextColored(OkColor(), "%s",
-                       tr("QK^T costs 2 B h N^2 c = 2 B N^2 C FLOPs for any h (h c = C): more heads means more, "
+                       _("QK^T costs 2 B h N^2 c = 2 B N^2 C FLOPs for any h (h c = C): more heads means more, "
                           "smaller dot products. What grows with h is the softmax and the memory of the [B, h, N, N'] "
                           "attention maps."));
     ImGui::PopTextWrapPos();

@@ -11,7 +11,7 @@
 
 namespace attnscope {
 
-using ui::tr;
+using ui::_;
 
 namespace {
 
@@ -50,7 +50,7 @@ void DrawExportDialog(UiState& ui) {
         const ImVec2 size = ImGui::GetIO().DisplaySize;
         ImGui::SetNextWindowSize(ImVec2(size.x * 0.5f, size.y * 0.5f), ImGuiCond_Appearing);
         ImGui::SetNextWindowPos(ImVec2(size.x * 0.5f, size.y * 0.5f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin(tr("Export heatmap as PNG"), &d.open, ImGuiWindowFlags_NoCollapse)) {
+        if (ImGui::Begin(_("Export heatmap as PNG"), &d.open, ImGuiWindowFlags_NoCollapse)) {
             if (ImGui::ArrowButton("##export_up", ImGuiDir_Up)) GoTo(d, ui::parent_folder(d.folder));
             ImGui::SameLine();
             ImGui::TextUnformatted(d.folder.c_str());
@@ -67,9 +67,9 @@ void DrawExportDialog(UiState& ui) {
             }
             ImGui::EndChild();
             ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 10);
-            const bool enter = ImGui::InputText(tr("file name"), d.name, sizeof d.name, ImGuiInputTextFlags_EnterReturnsTrue);
+            const bool enter = ImGui::InputText(_("file name"), d.name, sizeof d.name, ImGuiInputTextFlags_EnterReturnsTrue);
             if (!d.error.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", d.error.c_str());
-            if (ImGui::Button(tr("Save"), ImVec2(ImGui::GetFontSize() * 6, 0)) || enter) {
+            if (ImGui::Button(_("Save"), ImVec2(ImGui::GetFontSize() * 6, 0)) || enter) {
                 const ui::ExportTarget t = ui::export_target(d.folder, d.name);
                 d.error = t.error;
                 if (t.error.empty()) {
@@ -78,19 +78,19 @@ void DrawExportDialog(UiState& ui) {
                 }
             }
             ImGui::SameLine();
-            if (ImGui::Button(tr("Cancel"), ImVec2(ImGui::GetFontSize() * 6, 0))) d.open = false;
+            if (ImGui::Button(_("Cancel"), ImVec2(ImGui::GetFontSize() * 6, 0))) d.open = false;
         }
         ImGui::End();
     }
-    if (!d.confirm_path.empty() && !ImGui::IsPopupOpen(tr("Replace the file?"))) ImGui::OpenPopup(tr("Replace the file?"));
-    if (ImGui::BeginPopupModal(tr("Replace the file?"), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-        ImGui::Text(tr("%s already exists. Replace it?"), d.confirm_path.c_str());
-        if (ImGui::Button(tr("Replace"), ImVec2(ImGui::GetFontSize() * 6, 0))) {
+    if (!d.confirm_path.empty() && !ImGui::IsPopupOpen(_("Replace the file?"))) ImGui::OpenPopup(_("Replace the file?"));
+    if (ImGui::BeginPopupModal(_("Replace the file?"), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        ImGui::Text(_("%s already exists. Replace it?"), d.confirm_path.c_str());
+        if (ImGui::Button(_("Replace"), ImVec2(ImGui::GetFontSize() * 6, 0))) {
             Confirm(ui, d.confirm_path);
             ImGui::CloseCurrentPopup();
         }
         ImGui::SameLine();
-        if (ImGui::Button(tr("Keep it"), ImVec2(ImGui::GetFontSize() * 6, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        if (ImGui::Button(_("Keep it"), ImVec2(ImGui::GetFontSize() * 6, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
             d.confirm_path.clear();
             ImGui::CloseCurrentPopup();
         }

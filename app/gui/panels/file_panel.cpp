@@ -49,7 +49,7 @@ void DrawFileBrowser(UiState& ui) {
         std::snprintf(ui.browser.edit, sizeof ui.browser.edit, "%s", ui.browser.folder.c_str());
     }
     // A modal: while it is open the panels behind it take no clicks and show no tooltips over it.
-    const std::string title = ui::window_title(tr("Open activations, a dump or a checkpoint"), "Open");
+    const std::string title = ui::window_title(_("Open activations, a dump or a checkpoint"), "Open");
     if (!ImGui::IsPopupOpen(title.c_str())) ImGui::OpenPopup(title.c_str());
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.45f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
@@ -58,7 +58,7 @@ void DrawFileBrowser(UiState& ui) {
     const ui::FolderListing& listing = ui.browser.listing;
     // Path row: parent, editable folder (Enter lists it).
     if (ImGui::ArrowButton("##up", ImGuiDir_Up)) GoTo(ui, ui::parent_folder(ui.browser.folder));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("parent folder"));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("parent folder"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     const bool entered = ImGui::InputText("##folder", ui.browser.edit, sizeof ui.browser.edit, ImGuiInputTextFlags_EnterReturnsTrue);
@@ -68,21 +68,21 @@ void DrawFileBrowser(UiState& ui) {
         if (ui::is_openable_file(typed)) RequestOpen(ui, typed);  // a file path typed in: open it
         else GoTo(ui, typed);
     }
-    ImGui::TextDisabled(tr(".pt, .pth, .bin, .ckpt (torch.save), .npy, .npz, .safetensors files, folders, and pictures for the ViT; double-click opens"));
+    ImGui::TextDisabled(_(".pt, .pth, .bin, .ckpt (torch.save), .npy, .npz, .safetensors files, folders, and pictures for the ViT; double-click opens"));
 
     const float footer = ImGui::GetFrameHeightWithSpacing() * 2.2f;
     if (ImGui::BeginChild("entries", ImVec2(0, -footer), true)) {
         if (!listing.error.empty()) {
             ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextColored(BadColor(), tr("\u2717 cannot list %s"), listing.error.c_str());
+            ImGui::TextColored(BadColor(), _("\u2717 cannot list %s"), listing.error.c_str());
             ImGui::PopTextWrapPos();
         } else if (listing.entries.empty()) {
-            ImGui::TextDisabled(tr("No folders and no .pt, .pth, .bin, .ckpt, .npy, .npz or .safetensors files here."));
+            ImGui::TextDisabled(_("No folders and no .pt, .pth, .bin, .ckpt, .npy, .npz or .safetensors files here."));
         }
         for (std::size_t i = 0; i < listing.entries.size(); ++i) {
             const ui::DirEntry& e = listing.entries[i];
             char label[600];
-            std::snprintf(label, sizeof label, "%s%s##e%zu", e.is_dir ? tr("[dir]  ") : "", e.name.c_str(), i);
+            std::snprintf(label, sizeof label, "%s%s##e%zu", e.is_dir ? _("[dir]  ") : "", e.name.c_str(), i);
             const bool selected = static_cast<int>(i) == ui.browser.selected;
             if (ImGui::Selectable(label, selected, ImGuiSelectableFlags_AllowDoubleClick | ImGuiSelectableFlags_SpanAllColumns)) {
                 ui.browser.selected = static_cast<int>(i);
@@ -106,7 +106,7 @@ void DrawFileBrowser(UiState& ui) {
                                   ? &listing.entries[static_cast<std::size_t>(ui.browser.selected)]
                                   : nullptr;
     ImGui::BeginDisabled(sel == nullptr);
-    if (ImGui::Button(sel && sel->is_dir ? tr("Enter folder") : tr("Open"), ImVec2(ImGui::GetFontSize() * 7, 0)) && sel) {
+    if (ImGui::Button(sel && sel->is_dir ? _("Enter folder") : _("Open"), ImVec2(ImGui::GetFontSize() * 7, 0)) && sel) {
         const std::string path = Join(ui.browser.folder, sel->name);
         if (sel->is_dir) GoTo(ui, path);
         else RequestOpen(ui, path);
@@ -115,13 +115,13 @@ void DrawFileBrowser(UiState& ui) {
     ImGui::SameLine();
     ImGui::BeginDisabled(listing.npy_files == 0 || !listing.error.empty());
     char folder_label[64];
-    std::snprintf(folder_label, sizeof folder_label, tr("Open this folder (%zu .npy)"), listing.npy_files);
+    std::snprintf(folder_label, sizeof folder_label, _("Open this folder (%zu .npy)"), listing.npy_files);
     if (ImGui::Button(folder_label)) RequestOpen(ui, ui.browser.folder);
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip(tr("A folder of .npy files, one per step (attn.npy, q.npy, input.npy ...), opens as one dump"));
+        ImGui::SetTooltip(_("A folder of .npy files, one per step (attn.npy, q.npy, input.npy ...), opens as one dump"));
     ImGui::SameLine();
-    if (ImGui::Button(tr("Cancel"), ImVec2(ImGui::GetFontSize() * 6, 0)) ||
+    if (ImGui::Button(_("Cancel"), ImVec2(ImGui::GetFontSize() * 6, 0)) ||
         ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
         ui.browser.open = false;
     if (!ui.browser.open) ImGui::CloseCurrentPopup();  // Open, Cancel, Esc or a double-click closed it
@@ -147,14 +147,14 @@ bool BeginCentredModal(const char* title, const char* id, bool* shown) {
 
 void DrawFileErrorModal(UiState& ui) {
     if (ui.file_error.empty()) return;
-    if (BeginCentredModal(tr("Cannot open the file"), "cannot_open", &ui.file_error_shown)) {
+    if (BeginCentredModal(_("Cannot open the file"), "cannot_open", &ui.file_error_shown)) {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-        ImGui::TextColored(BadColor(), tr("\u2717 %s"), ui::tr_core(ui.file_error));
+        ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_core(ui.file_error));
         ImGui::Spacing();
-        ImGui::TextDisabled("%s", ui.file_path.empty() ? tr("The trace on screen is unchanged.")
-                                                       : tr("The file on screen before stays open."));
+        ImGui::TextDisabled("%s", ui.file_path.empty() ? _("The trace on screen is unchanged.")
+                                                       : _("The file on screen before stays open."));
         ImGui::PopTextWrapPos();
-        if (ImGui::Button(tr("OK"), ImVec2(ImGui::GetFontSize() * 6, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        if (ImGui::Button(_("OK"), ImVec2(ImGui::GetFontSize() * 6, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
             ui.file_error.clear();
             ui.file_error_shown = false;
             ImGui::CloseCurrentPopup();
@@ -167,21 +167,21 @@ void DrawFileErrorModal(UiState& ui) {
 // of 64 channels; no map of the file is shown before it is confirmed.
 void DrawHeadsQuestion(UiState& ui) {
     if (ui.heads_question_path.empty()) return;
-    if (!BeginCentredModal(tr("How many heads?"), "heads_question", &ui.heads_question_shown)) return;
+    if (!BeginCentredModal(_("How many heads?"), "heads_question", &ui.heads_question_shown)) return;
     const std::size_t dim = ui.heads_question_dim, h = ui.heads_question_choice;
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34);
-    ImGui::TextColored(WarnColor(), tr("%s does not say how many heads its attention has."),
+    ImGui::TextColored(WarnColor(), _("%s does not say how many heads its attention has."),
                        ui::display_name(ui.heads_question_path).c_str());
-    ImGui::TextUnformatted(tr("Its weights are the same for any head count that divides the dim, but the attention "
+    ImGui::TextUnformatted(_("Its weights are the same for any head count that divides the dim, but the attention "
                               "maps and the outputs differ: choose the num_heads of the model's code."));
     ImGui::PopTextWrapPos();
     ImGui::Spacing();
     char label[64];
-    std::snprintf(label, sizeof label, tr("h = %zu (head size %zu)"), h, dim / h);
+    std::snprintf(label, sizeof label, _("h = %zu (head size %zu)"), h, dim / h);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
-    if (ImGui::BeginCombo(tr("heads##question"), label)) {
+    if (ImGui::BeginCombo(_("heads##question"), label)) {
         for (const std::size_t choice : head_count_choices(dim)) {
-            std::snprintf(label, sizeof label, tr("h = %zu (head size %zu)"), choice, dim / choice);
+            std::snprintf(label, sizeof label, _("h = %zu (head size %zu)"), choice, dim / choice);
             if (ImGui::Selectable(label, choice == h)) ui.heads_question_choice = choice;
             MarkItem(ui, "heads:" + std::to_string(choice));
         }
@@ -189,16 +189,16 @@ void DrawHeadsQuestion(UiState& ui) {
     }
     MarkItem(ui, "heads:choice");
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34);
-    ImGui::TextDisabled("%s", tr("prefilled with the head size nearest ViT's usual 64; check it against num_heads in "
+    ImGui::TextDisabled("%s", _("prefilled with the head size nearest ViT's usual 64; check it against num_heads in "
                                  "the model's code"));
     ImGui::PopTextWrapPos();
     ImGui::Spacing();
-    std::snprintf(label, sizeof label, tr("Open with h = %zu"), h);
+    std::snprintf(label, sizeof label, _("Open with h = %zu"), h);
     const bool open = ImGui::Button(label) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false);
     MarkItem(ui, "heads:open");
     ImGui::SameLine();
     const bool cancel =
-        ImGui::Button(tr("Cancel")) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
+        ImGui::Button(_("Cancel")) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
     MarkItem(ui, "heads:cancel");
     if (open) {
         ui.ask(command::Open{ui.heads_question_path});

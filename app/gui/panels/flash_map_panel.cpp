@@ -24,7 +24,7 @@
 
 namespace attnscope {
 
-using ui::tr;
+using ui::_;
 
 namespace {
 
@@ -53,14 +53,14 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         if (ui.screenshot && N > ui::kExactMaxSide) v.zoom = static_cast<float>(N) / 128.0f;
     }
     PlaceWindow(ui, ui::Panel::AttentionMap);
-    if (!ImGui::Begin(ui::window_title(tr("Attention map (flash)"), "Attention map").c_str(), &v.visible)) {
+    if (!ImGui::Begin(ui::window_title(_("Attention map (flash)"), "Attention map").c_str(), &v.visible)) {
         ImGui::End();
         return;
     }
     std::string why;
     const FlashAttentionSource src = flash_attention_source(trace, &why);
     if (!src.ok()) {
-        EmptyState(tr("No attention map"), why.c_str());
+        EmptyState(_("No attention map"), why.c_str());
         ImGui::End();
         return;
     }
@@ -69,15 +69,15 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     int b = static_cast<int>(v.batch), head = static_cast<int>(v.head);
     if (cfg.batch > 1) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
-        if (ImGui::SliderInt(tr("batch item##map"), &b, 0, static_cast<int>(cfg.batch) - 1)) v.batch = std::size_t(b);
+        if (ImGui::SliderInt(_("batch item##map"), &b, 0, static_cast<int>(cfg.batch) - 1)) v.batch = std::size_t(b);
         ImGui::SameLine();
     }
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
-    if (ImGui::SliderInt(tr("head##map"), &head, 0, static_cast<int>(cfg.heads) - 1)) v.head = std::size_t(head);
+    if (ImGui::SliderInt(_("head##map"), &head, 0, static_cast<int>(cfg.heads) - 1)) v.head = std::size_t(head);
     ImGui::SameLine();
-    ImGui::Checkbox(tr("log##map"), &v.log);
+    ImGui::Checkbox(_("log##map"), &v.log);
     ImGui::SameLine();
-    HelpMarker(tr("The flash path never stores attn [B, h, N, N']. This map is recomputed from q, k and the final "
+    HelpMarker(_("The flash path never stores attn [B, h, N, N']. This map is recomputed from q, k and the final "
                   "row max m and sum l the flash run kept: attn = exp(q k^T * scale - m) / l, only for the tiles "
                   "on screen (exact, 256 x 256 per tile, a cache of 64 MiB). Zoomed out, each pixel shows the MAX "
                   "of the weights it covers, so peaks stay visible. Wheel: zoom, drag: pan, double-click: fit."));
@@ -200,13 +200,13 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     // ---- what is on screen, the hovered weight
     ImGui::PushTextWrapPos(0.0f);
     if (plan.exact && plan.factor == 1)
-        WrappedTextF(tr("exact tiles: queries %zu..%zu, keys %zu..%zu, one weight per cell"), plan.r0, plan.r1 - 1,
+        WrappedTextF(_("exact tiles: queries %zu..%zu, keys %zu..%zu, one weight per cell"), plan.r0, plan.r1 - 1,
                     plan.c0, plan.c1 - 1);
     else if (plan.exact)
-        WrappedTextF(tr("exact tiles: queries %zu..%zu, keys %zu..%zu; each pixel the max of %zu x %zu weights"),
+        WrappedTextF(_("exact tiles: queries %zu..%zu, keys %zu..%zu; each pixel the max of %zu x %zu weights"),
                     plan.r0, plan.r1 - 1, plan.c0, plan.c1 - 1, plan.factor, plan.factor);
     else
-        WrappedTextF(tr("overview of %zu x %zu: each pixel the max of %zu x %zu weights; zoom in for exact tiles"), N, N,
+        WrappedTextF(_("overview of %zu x %zu: each pixel the max of %zu x %zu weights; zoom in for exact tiles"), N, N,
                     plan.factor, plan.factor);
     ImGui::PopTextWrapPos();
     ImGui::PushFont(fonts().mono);
@@ -218,24 +218,24 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         ImGui::BeginTooltip();
         ImGui::Text("attn[%zu, %zu, %zu, %zu] = %.7g", v.batch, v.head, row, col, static_cast<double>(w));
         if (attention_hidden(src, v.batch, row, col))
-            ImGui::TextDisabled("%s", tr("hidden by the mask: exactly 0"));
+            ImGui::TextDisabled("%s", _("hidden by the mask: exactly 0"));
         else
-            ImGui::TextDisabled("%s", tr("exact: exp(q_i . k_j * scale - m_i) / l_i"));
+            ImGui::TextDisabled("%s", _("exact: exp(q_i . k_j * scale - m_i) / l_i"));
         if (plan.factor > 1 && !picture.empty()) {
             const std::size_t pi = std::min(picture.rows - 1, (row - std::min(row, plan.r0)) / plan.factor);
             const std::size_t pj = std::min(picture.cols - 1, (col - std::min(col, plan.c0)) / plan.factor);
             const std::size_t r0 = plan.r0 + pi * plan.factor, c0 = plan.c0 + pj * plan.factor;
-            ImGui::TextDisabled(tr("this pixel: max over queries %zu..%zu, keys %zu..%zu = %.4g"), r0,
+            ImGui::TextDisabled(_("this pixel: max over queries %zu..%zu, keys %zu..%zu = %.4g"), r0,
                                 std::min(N, r0 + plan.factor) - 1, c0, std::min(N, c0 + plan.factor) - 1,
                                 static_cast<double>(picture.at(pi, pj)));
         }
         ImGui::EndTooltip();
     } else if (pending) {
-        ImGui::TextDisabled(tr("computing %zu exact tiles ..."), pending);
+        ImGui::TextDisabled(_("computing %zu exact tiles ..."), pending);
     } else if (!map.overview_done()) {
-        ImGui::TextDisabled(tr("overview: %zu of %zu rows"), std::min(N, map.overview_bands_done() * map.overview_block()), N);
+        ImGui::TextDisabled(_("overview: %zu of %zu rows"), std::min(N, map.overview_bands_done() * map.overview_block()), N);
     } else {
-        ImGui::TextDisabled("%s", tr("hover: the exact weight; wheel: zoom; drag: pan"));
+        ImGui::TextDisabled("%s", _("hover: the exact weight; wheel: zoom; drag: pan"));
     }
     ImGui::PopFont();
     const double frame_ms =
@@ -245,7 +245,7 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     if (!ui.screenshot) {  // timings vary between runs: never in a screenshot
         const AttentionTileCache& c = map.cache();
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextDisabled(tr("tile %.2f ms, overview %.0f ms, panel %.1f ms (max %.1f); cache %zu tiles, %s of %s"),
+        ImGui::TextDisabled(_("tile %.2f ms, overview %.0f ms, panel %.1f ms (max %.1f); cache %zu tiles, %s of %s"),
                             map.last_tile_seconds() * 1e3, map.overview_seconds() * 1e3, frame_ms, v.frame_ms_max,
                             c.size(), format_bytes(c.bytes()).c_str(), format_bytes(c.byte_cap()).c_str());
         ImGui::PopTextWrapPos();

@@ -15,7 +15,7 @@
 
 namespace attnscope {
 
-using ui::tr;
+using ui::_;
 
 namespace {
 
@@ -75,7 +75,7 @@ void Thumbnail(const Trace& trace, UiState& ui, const Step& step, const Boxes& b
     if (hover.hovered) {
         ImGui::SetTooltip("%s%s  (%s)", step.name.c_str(),
                           ui::format_index(ui::full_index(spec, step.shape().size(), hover.row, hover.col)).c_str(),
-                          tr("click: open this step in the inspector"));
+                          _("click: open this step in the inspector"));
         if (hover.clicked) SelectStep(trace, ui, step.name);
     }
     ImGui::PushFont(fonts().mono);
@@ -147,15 +147,15 @@ std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const
 
 void FollowedLine(UiState& ui) {
     if (!ui.follow.active()) return;
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(3)), "%s", tr("following"));
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(3)), "%s", _("following"));
     ImGui::SameLine();
     ImGui::PushFont(fonts().mono);
     ImGui::TextUnformatted((ui.follow.step + ui::format_index(ui.follow.index)).c_str());
     ImGui::PopFont();
     ImGui::SameLine();
-    if (ImGui::SmallButton(tr("clear (Esc)"))) ui.follow.clear();
+    if (ImGui::SmallButton(_("clear (Esc)"))) ui.follow.clear();
     // One line always (the inspector keeps its height for it): the explanation only where it fits.
-    const char* what = ui.follow.pinned ? tr("pinned: outlines mark where it comes from and what it feeds") : tr("(hover)");
+    const char* what = ui.follow.pinned ? _("pinned: outlines mark where it comes from and what it feeds") : _("(hover)");
     if (FitsOnThisLine(ImGui::CalcTextSize(what).x, ImGui::GetStyle().ItemSpacing.x)) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", what);
@@ -166,7 +166,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
     const Step* followed = ui.follow.shows_panel() ? trace.find(ui.follow.step) : nullptr;
     if (!ui.show_follow || !followed) return;
     PlaceWindow(ui, ui::Panel::Follow);
-    if (!ImGui::Begin(ui::window_title(tr("Follow an element"), "Follow").c_str(), &ui.show_follow)) {
+    if (!ImGui::Begin(ui::window_title(_("Follow an element"), "Follow").c_str(), &ui.show_follow)) {
         ImGui::End();
         return;
     }
@@ -181,24 +181,24 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
     // Each piece on the line when it fits, else on the next (a narrow panel, a long index).
     const float pad = 2.0f * ImGui::GetStyle().FramePadding.x;
     const std::string element = ui.follow.step + ui::format_index(ui.follow.index);
-    ImGui::TextUnformatted(tr("following"));
+    ImGui::TextUnformatted(_("following"));
     ImGui::PushFont(fonts().mono);
     SameLineIfFits(ImGui::CalcTextSize(element.c_str()).x);
     ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s", element.c_str());
     ImGui::PopFont();
-    SameLineIfFits(ImGui::CalcTextSize(tr("unpin")).x + pad);
-    if (ImGui::SmallButton(tr("unpin"))) ui.follow.unpin();
-    SameLineIfFits(ImGui::CalcTextSize(tr("show")).x + pad);
-    if (ImGui::SmallButton(tr("show"))) ui.follow_reveal = true;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("open the followed element's slice in the inspector"));
-    SameLineIfFits(ImGui::CalcTextSize(tr("clear (Esc)")).x + pad);
-    if (ImGui::SmallButton(tr("clear (Esc)"))) ui.follow.clear();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(1)), "%s", tr("\u25a0 comes from"));
-    SameLineIfFits(ImGui::CalcTextSize(tr("\u25a0 feeds")).x);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(2)), "%s", tr("\u25a0 feeds"));
-    SameLineIfFits(ImGui::CalcTextSize(tr("(thumbnails: click to open the step)")).x);
+    SameLineIfFits(ImGui::CalcTextSize(_("unpin")).x + pad);
+    if (ImGui::SmallButton(_("unpin"))) ui.follow.unpin();
+    SameLineIfFits(ImGui::CalcTextSize(_("show")).x + pad);
+    if (ImGui::SmallButton(_("show"))) ui.follow_reveal = true;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("open the followed element's slice in the inspector"));
+    SameLineIfFits(ImGui::CalcTextSize(_("clear (Esc)")).x + pad);
+    if (ImGui::SmallButton(_("clear (Esc)"))) ui.follow.clear();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(1)), "%s", _("\u25a0 comes from"));
+    SameLineIfFits(ImGui::CalcTextSize(_("\u25a0 feeds")).x);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(2)), "%s", _("\u25a0 feeds"));
+    SameLineIfFits(ImGui::CalcTextSize(_("(thumbnails: click to open the step)")).x);
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%s", tr("(thumbnails: click to open the step)"));
+    ImGui::TextDisabled("%s", _("(thumbnails: click to open the step)"));
     ImGui::PopTextWrapPos();
     bool maps_differ = false;  // a zoo bug that moves elements: the correct pipeline's maps beside
     if (ui.zoo && ui.zoo->bug != Bug::None)
@@ -206,7 +206,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             if (const Related* c = FindRelated(CorrectRelated(trace, ui), r.step); !c || !(c->boxes == r.boxes))
                 maps_differ = true;
     if (maps_differ)
-        ImGui::TextColored(WarnColor(), "%s", tr("index maps of the buggy code; dim lines: the correct pipeline's"));
+        ImGui::TextColored(WarnColor(), "%s", _("index maps of the buggy code; dim lines: the correct pipeline's"));
 
     const float thumb_w = std::max(ImGui::GetContentRegionAvail().x * 0.5f, 120.0f);
     const float thumb_h = ImGui::GetFontSize() * 4.5f;
@@ -221,7 +221,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             ImGui::TableNextColumn();
             const int role = self ? 3 : (r->source ? 1 : 2);
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(role)), "%s", step.name.c_str());
-            const char* role_text = self ? tr("the element") : r->source ? tr("comes from") : tr("feeds");
+            const char* role_text = self ? _("the element") : r->source ? _("comes from") : _("feeds");
             SameLineIfFits(ImGui::CalcTextSize(role_text).x);
             ImGui::TextDisabled("%s", role_text);
             ImGui::PushFont(fonts().mono);
@@ -231,16 +231,16 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             if (!self && maps_differ) {
                 const Related* c = FindRelated(CorrectRelated(trace, ui), step.name);
                 if (c && !(c->boxes == r->boxes))
-                    ImGui::TextColored(DimColor(), "%s %s", tr("correct:"), format_boxes(c->boxes, c->shape, 3).c_str());
+                    ImGui::TextColored(DimColor(), "%s %s", _("correct:"), format_boxes(c->boxes, c->shape, 3).c_str());
             }
             ImGui::PopTextWrapPos();
             ImGui::PopFont();
             const std::size_t count = self ? std::size_t{1} : element_count(boxes);
             ImGui::PushTextWrapPos(0.0f);
             if (count == 1)
-                ImGui::TextDisabled(tr("1 element, %s"), op_name(step.op));
+                ImGui::TextDisabled(_("1 element, %s"), op_name(step.op));
             else
-                ImGui::TextDisabled(tr("%zu elements, %s"), count, op_name(step.op));
+                ImGui::TextDisabled(_("%zu elements, %s"), count, op_name(step.op));
             ImGui::PopTextWrapPos();
             ImGui::TableNextColumn();
             Thumbnail(trace, ui, step, boxes, ImVec2(std::max(ImGui::GetContentRegionAvail().x, 20.0f), thumb_h));

@@ -19,7 +19,7 @@
 
 namespace attnscope {
 
-using ui::tr;
+using ui::_;
 
 namespace {
 
@@ -71,7 +71,7 @@ void PlotNormsByStep(const Trace& trace, const Gradients& g, UiState& ui) {
         const std::string value = std::isfinite(s.norm) ? ui::format_value(s.norm) : std::string("NaN/Inf");
         dl->AddText(ImVec2(x1 + 4, y + (row_h - fs) / 2), s.norm > 0 ? text : IM_COL32(255, 90, 80, 255), value.c_str());
         if (row_hovered) {
-            ImGui::SetTooltip(tr("||grad_%s|| = %.6g\nd loss / d %s, shape %s\nclick: select the step"), s.step.c_str(),
+            ImGui::SetTooltip(_("||grad_%s|| = %.6g\nd loss / d %s, shape %s\nclick: select the step"), s.step.c_str(),
                               s.norm, s.step.c_str(), format_shape(s.tensor.values.shape().size()
                                                                         ? shape_of(s.tensor.values)
                                                                         : Shape{}).c_str());
@@ -135,31 +135,31 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
         ui.ask(command::Rerun{});
     }
     ImGui::SameLine();
-    ImGui::TextUnformatted(tr("scale the scores by c^-0.5 (self.scale)"));
+    ImGui::TextUnformatted(_("scale the scores by c^-0.5 (self.scale)"));
     SameLineIfFits(ImGui::CalcTextSize("(?)").x);
-    HelpMarker(tr("Without the scale, q.k grows like sqrt(c): larger scores push softmax towards a one-hot row. "
+    HelpMarker(_("Without the scale, q.k grows like sqrt(c): larger scores push softmax towards a one-hot row. "
                   "Its backward is attn * (g - sum(g * attn)), which is 0 for a one-hot row whatever g is, so the "
                   "gradient into the scores (and on to q, k and qkv.weight) vanishes. self.scale = c^-0.5 keeps the "
                   "scores' spread near 1 for any c. Off: the `scaled` step multiplies by 1 (the CLI's --no-scale)."));
-    ImGui::TextUnformatted(tr("raise C:"));
-    SameLineIfFits(ButtonWidth(tr("C / 2")));
-    if (ImGui::SmallButton(tr("C / 2")) && c.dim / 2 >= c.heads && (c.dim / 2) % c.heads == 0) {
+    ImGui::TextUnformatted(_("raise C:"));
+    SameLineIfFits(ButtonWidth(_("C / 2")));
+    if (ImGui::SmallButton(_("C / 2")) && c.dim / 2 >= c.heads && (c.dim / 2) % c.heads == 0) {
         c.dim /= 2;
         ui.ask(command::Rerun{});
     }
-    SameLineIfFits(ButtonWidth(tr("C x 2")));
-    if (ImGui::SmallButton(tr("C x 2")) && c.dim <= 4096) {
+    SameLineIfFits(ButtonWidth(_("C x 2")));
+    if (ImGui::SmallButton(_("C x 2")) && c.dim <= 4096) {
         c.dim *= 2;
         ui.ask(command::Rerun{});
     }
-    if (ImGui::SmallButton(tr("saturate: scale off, h = 1, C = 2048"))) {
+    if (ImGui::SmallButton(_("saturate: scale off, h = 1, C = 2048"))) {
         c.scaled = false;
         c.heads = 1;
         c.dim = 2048;
         ui.ask(command::Rerun{});
     }
-    SameLineIfFits(ButtonWidth(tr("reset")));
-    if (ImGui::SmallButton(tr("reset"))) {
+    SameLineIfFits(ButtonWidth(_("reset")));
+    if (ImGui::SmallButton(_("reset"))) {
         c.scaled = true;
         c.dim = 768;
         c.heads = 8;
@@ -172,36 +172,36 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
     const std::size_t keys = attn->shape().back();
     const AttentionConfig& s = trace.config;
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%s", tr("Scale off, raise C: attention turns one-hot, and its rows pass no gradient back."));
+    ImGui::TextDisabled("%s", _("Scale off, raise C: attention turns one-hot, and its rows pass no gradient back."));
     ImGui::PopTextWrapPos();
-    ImGui::Text(tr("C = %zu, c = %zu, scale %s"), s.dim, s.head_dim(),
-                s.scaled ? ui::format_value(attention_scale(s)).c_str() : tr("off (x 1)"));
+    ImGui::Text(_("C = %zu, c = %zu, scale %s"), s.dim, s.head_dim(),
+                s.scaled ? ui::format_value(attention_scale(s)).c_str() : _("off (x 1)"));
     const bool saturated = attn->stats.max > 0.99f;
-    ImGui::TextColored(saturated ? BadColor() : OkColor(), tr("max attention weight %.4f"), attn->stats.max);
+    ImGui::TextColored(saturated ? BadColor() : OkColor(), _("max attention weight %.4f"), attn->stats.max);
     ImGui::SameLine();
-    ImGui::TextDisabled(tr("(uniform: 1/N' = %.4f)"), keys ? 1.0 / static_cast<double>(keys) : 0.0);
+    ImGui::TextDisabled(_("(uniform: 1/N' = %.4f)"), keys ? 1.0 / static_cast<double>(keys) : 0.0);
     const GradStep* gs = g.find(StepId::scaled);
-    ImGui::TextColored(g.saturated_rows ? BadColor() : OkColor(), tr("saturated rows (max weight > 0.99): %zu of %zu"),
+    ImGui::TextColored(g.saturated_rows ? BadColor() : OkColor(), _("saturated rows (max weight > 0.99): %zu of %zu"),
                        g.saturated_rows, g.attn_rows);
-    ImGui::Text(tr("||grad_attn|| = %s \u2192 softmax \u2192 ||grad_scaled|| = %s"), ui::format_value(ga->norm).c_str(),
+    ImGui::Text(_("||grad_attn|| = %s \u2192 softmax \u2192 ||grad_scaled|| = %s"), ui::format_value(ga->norm).c_str(),
                 gs ? ui::format_value(gs->norm).c_str() : "?");
     const std::size_t others = g.attn_rows - g.saturated_rows;
     const double per_saturated = g.saturated_rows ? g.saturated_grad_norm / std::sqrt(double(g.saturated_rows)) : 0.0;
     const double per_other = others ? g.other_grad_norm / std::sqrt(double(others)) : 0.0;
     if (g.saturated_rows)
-        ImGui::TextColored(BadColor(), tr("gradient per row: saturated rows %s, others %s"),
+        ImGui::TextColored(BadColor(), _("gradient per row: saturated rows %s, others %s"),
                            ui::format_value(per_saturated).c_str(), others ? ui::format_value(per_other).c_str() : "-");
     else
-        ImGui::TextColored(OkColor(), tr("gradient per row: %s (no saturated rows)"),
+        ImGui::TextColored(OkColor(), _("gradient per row: %s (no saturated rows)"),
                            ui::format_value(per_other).c_str());
 
     if (ui.grad_runs.size() > 1 &&
         ImGui::BeginTable("##runs", 5, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp)) {
-        ImGui::TableSetupColumn(tr("C"));
-        ImGui::TableSetupColumn(tr("c"));
-        ImGui::TableSetupColumn(tr("scale"));
-        ImGui::TableSetupColumn(tr("max attn"));
-        ImGui::TableSetupColumn(tr("saturated rows"));
+        ImGui::TableSetupColumn(_("C"));
+        ImGui::TableSetupColumn(_("c"));
+        ImGui::TableSetupColumn(_("scale"));
+        ImGui::TableSetupColumn(_("max attn"));
+        ImGui::TableSetupColumn(_("saturated rows"));
         ImGui::TableHeadersRow();
         for (auto it = ui.grad_runs.rbegin(); it != ui.grad_runs.rend(); ++it) {
             ImGui::TableNextRow();
@@ -210,7 +210,7 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
             ImGui::TableNextColumn();
             ImGui::Text("%zu", it->head_dim);
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(it->scaled ? tr("on") : tr("off"));
+            ImGui::TextUnformatted(it->scaled ? _("on") : _("off"));
             ImGui::TableNextColumn();
             ImGui::Text("%.4f", it->max_attn);
             ImGui::TableNextColumn();
@@ -225,17 +225,17 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
 void DrawGradientsPanel(const Trace& trace, UiState& ui) {
     if (!ui.show_gradients) return;
     PlaceWindow(ui, ui::Panel::Gradients);
-    const std::string title = std::string(tr("Gradients")) + "###gradients";
+    const std::string title = std::string(_("Gradients")) + "###gradients";
     if (!ImGui::Begin(title.c_str(), &ui.show_gradients)) {
         ImGui::End();
         return;
     }
     const Gradients* g = trace.gradients.get();
     if (!g) {
-        if (ui.engine_busy) EmptyState(tr("Running the engine ..."), tr("forward, then backward"));
+        if (ui.engine_busy) EmptyState(_("Running the engine ..."), _("forward, then backward"));
         else
-            EmptyState(tr("No gradients for this trace"),
-                       tr("The backward pass runs with the engine's own config (the Config panel), when its gradients "
+            EmptyState(_("No gradients for this trace"),
+                       _("The backward pass runs with the engine's own config (the Config panel), when its gradients "
                           "fit in memory next to the trace. A file's tensors or the ViT's blocks come without it; "
                           "use File > Back to the demo / config."));
         ImGui::End();
@@ -243,24 +243,24 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui) {
     }
     RememberRun(trace, *g, ui);
     ImGui::PushTextWrapPos(0.0f);  // every line wraps at the panel's edge (in a table: the column's)
-    ImGui::TextUnformatted(tr("loss = sum(out_drop * G)"));
+    ImGui::TextUnformatted(_("loss = sum(out_drop * G)"));
     ImGui::SameLine();
-    ImGui::TextDisabled(tr("G: %s"), g->grad_output_source.c_str());
+    ImGui::TextDisabled(_("G: %s"), g->grad_output_source.c_str());
     SameLineIfFits(ImGui::CalcTextSize("(?)").x);
-    HelpMarker(tr("The backward pass of this layer for an upstream gradient G on its output, exactly as "
+    HelpMarker(_("The backward pass of this layer for an upstream gradient G on its output, exactly as "
                   "PyTorch's autograd computes it. The CLI: attnscope run --grad-output G.npy --dump DIR."));
 
-    if (ImGui::CollapsingHeader(tr("Gradient norm by step (log scale)"), ImGuiTreeNodeFlags_DefaultOpen)) {
-        ImGui::TextDisabled("%s", tr("\u2191 the gradient flows up, from out_drop (= G) to input"));
+    if (ImGui::CollapsingHeader(_("Gradient norm by step (log scale)"), ImGuiTreeNodeFlags_DefaultOpen)) {
+        ImGui::TextDisabled("%s", _("\u2191 the gradient flows up, from out_drop (= G) to input"));
         PlotNormsByStep(trace, *g, ui);
     }
-    if (ImGui::CollapsingHeader(tr("Softmax saturation demo"), ImGuiTreeNodeFlags_DefaultOpen))
+    if (ImGui::CollapsingHeader(_("Softmax saturation demo"), ImGuiTreeNodeFlags_DefaultOpen))
         SaturationDemo(trace, *g, ui);
-    if (ImGui::CollapsingHeader(tr("Parameter gradients"), ImGuiTreeNodeFlags_DefaultOpen) &&
+    if (ImGui::CollapsingHeader(_("Parameter gradients"), ImGuiTreeNodeFlags_DefaultOpen) &&
         ImGui::BeginTable("##params", 3, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp)) {
-        ImGui::TableSetupColumn(tr("parameter"));
-        ImGui::TableSetupColumn(tr("shape"));
-        ImGui::TableSetupColumn(tr("||grad||"));
+        ImGui::TableSetupColumn(_("parameter"));
+        ImGui::TableSetupColumn(_("shape"));
+        ImGui::TableSetupColumn(_("||grad||"));
         ImGui::TableHeadersRow();
         for (const ParamGrad& p : g->params) {
             ImGui::TableNextRow();
@@ -274,11 +274,11 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui) {
         ImGui::EndTable();
     }
     if (const GradStep* s = g->find(ui.selected_step);
-        s && ImGui::CollapsingHeader(tr("Selected step's gradient"), ImGuiTreeNodeFlags_DefaultOpen)) {
+        s && ImGui::CollapsingHeader(_("Selected step's gradient"), ImGuiTreeNodeFlags_DefaultOpen)) {
         ImGui::PushFont(fonts().mono);
         ImGui::Text("%s %s", s->name.c_str(), format_shape(shape_of(s->tensor.values)).c_str());
         ImGui::PopFont();
-        ImGui::TextDisabled(tr("||.|| = %s   min %s   max %s"), ui::format_value(s->norm).c_str(),
+        ImGui::TextDisabled(_("||.|| = %s   min %s   max %s"), ui::format_value(s->norm).c_str(),
                             ui::format_value(s->stats.min).c_str(), ui::format_value(s->stats.max).c_str());
         const float rest = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 1.5f;
         GradientHeatmap(trace, *s, ui, std::max(rest, ImGui::GetFontSize() * 6.0f));

@@ -21,17 +21,17 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.heads) return;
     PlaceWindow(ui, ui::Panel::Heads);
     // Collapsed, or behind Follow (they share a place, like tabs): no slices, no texture uploads.
-    if (!ImGui::Begin(ui::window_title(tr("Heads"), "Heads").c_str(), &ui.panels.heads) || SkipCoveredWindow()) {
+    if (!ImGui::Begin(ui::window_title(_("Heads"), "Heads").c_str(), &ui.panels.heads) || SkipCoveredWindow()) {
         ImGui::End();
         return;
     }
     const Step* step = SelectedStep(trace, ui);
     const int h_axis = step ? ui::head_axis(step->axes()) : -1;
     if (!step || h_axis < 0 || step->shape().size() < 3) {
-        const std::string title = step ? step->name + " " + format_axes(step->axes()) + tr(" has no head axis h")
-                                        : std::string(tr("No trace"));
+        const std::string title = step ? step->name + " " + format_axes(step->axes()) + _(" has no head axis h")
+                                        : std::string(_("No trace"));
         EmptyState(title.c_str(),
-                   tr("The heads grid shows every head side by side once the features are split into h heads: "
+                   _("The heads grid shows every head side by side once the features are split into h heads: "
                       "scores, scaled, attn and attn_drop (one N x N' map per head), and q, k, v, context "
                       "(N x c per head). Press \u2192 / \u2190 or pick attn in the pipeline."));
         ImGui::End();
@@ -54,7 +54,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         const std::string label = i < axes.size() ? axes[i] : "?";
         int idx = static_cast<int>(view.spec.index[i]);
         ImGui::PushStyleColor(ImGuiCol_SliderGrab, AxisColorVec4(label));
-        const char* name = label == "B" ? tr("batch item") : label == "3" ? "q/k/v" : label.c_str();
+        const char* name = label == "B" ? _("batch item") : label == "3" ? "q/k/v" : label.c_str();
         if (!first_control) SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * 6.0f, name));
         first_control = false;
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
@@ -63,10 +63,10 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         ImGui::PopStyleColor();
         ImGui::PopID();
     }
-    if (!first_control) SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("shared scale")) + ImGui::GetFontSize() * 2);
-    ImGui::Checkbox(tr("shared scale"), &ui.heads_shared_scale);
+    if (!first_control) SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("shared scale")) + ImGui::GetFontSize() * 2);
+    ImGui::Checkbox(_("shared scale"), &ui.heads_shared_scale);
     ImGui::SameLine();
-    HelpMarker(tr("Shared: one range for all heads, so heads can be compared. Per head: each head uses its own "
+    HelpMarker(_("Shared: one range for all heads, so heads can be compared. Per head: each head uses its own "
                   "min..max, so the pattern inside a weak head is visible too."));
 
     // Slices first (uploads happen only when a slice changes), then one range for all or each.
@@ -129,19 +129,19 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         // Label: "head 3" and, on attention maps, the row-sum status of this head.
         ImGui::PushFont(fonts().small);
         const bool sel = inspector_shows_head && static_cast<int>(hd) == selected_head;
-        ImGui::TextColored(sel ? ImVec4(1, 1, 1, 1) : DimColor(), tr("head %zu"), hd);
+        ImGui::TextColored(sel ? ImVec4(1, 1, 1, 1) : DimColor(), _("head %zu"), hd);
         if (rs) {
             const std::size_t i = b * heads + hd;
             if (i < rs->head_failing.size() && rs->head_failing[i] > 0) {
                 // "5 rows ≠ 1" beside the name when the tile is wide enough, else "5 ≠ 1" (the words on hover).
                 char status[64];
-                std::snprintf(status, sizeof status, tr("%zu rows \u2260 1"), rs->head_failing[i]);
+                std::snprintf(status, sizeof status, _("%zu rows \u2260 1"), rs->head_failing[i]);
                 const bool fits = ImGui::GetItemRectSize().x + 4.0f + ImGui::CalcTextSize(status).x <= tile.x;
                 if (!fits) std::snprintf(status, sizeof status, "%zu \u2260 1", rs->head_failing[i]);
                 ImGui::SameLine(0, 4);
                 ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(), "%s", status);
                 if (!fits && ImGui::IsItemHovered())
-                    ImGui::SetTooltip(tr("%zu rows \u2260 1"), rs->head_failing[i]);
+                    ImGui::SetTooltip(_("%zu rows \u2260 1"), rs->head_failing[i]);
             }
         }
         ImGui::PopFont();
@@ -158,7 +158,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         if (hover.hovered && s) {
             const auto spec = ui::head_slice(axes, shape, view.spec, hd);
             const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
-            ImGui::SetTooltip(tr("head %zu: %s%s = %s\n(click to open it large in the inspector)"), hd, step->name.c_str(),
+            ImGui::SetTooltip(_("head %zu: %s%s = %s\n(click to open it large in the inspector)"), hd, step->name.c_str(),
                               ui::format_index(idx).c_str(), ui::format_value(s->at(hover.row, hover.col)).c_str());
         }
         if (hover.clicked) {  // open it large: the inspector shows exactly this head's slice
@@ -179,7 +179,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         ImGui::SameLine(0, gap);
         ColorLegend(shared, std::min(grid_in.h, std::max(tile.y * 2.0f, ImGui::GetFontSize() * 8.0f)), false, false);
     }
-    if (shown < heads) ImGui::TextColored(WarnColor(), tr("showing the first %zu of %zu heads"), shown, heads);
+    if (shown < heads) ImGui::TextColored(WarnColor(), _("showing the first %zu of %zu heads"), shown, heads);
     ImGui::End();
 }
 

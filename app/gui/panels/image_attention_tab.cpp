@@ -22,17 +22,17 @@ namespace {
 // The prediction: its title and the `classes` most likely classes, each with its bar.
 void Prediction(const VitSnapshot& vit, float width, std::size_t classes, bool title_inline = false) {
     if (!vit.trace.has_head()) {
-        ImGui::TextDisabled(tr("no classifier"));
+        ImGui::TextDisabled(_("no classifier"));
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("this checkpoint is the encoder alone (a Hugging Face ViTModel): it has no head, so no "
+            ImGui::SetTooltip(_("this checkpoint is the encoder alone (a Hugging Face ViTModel): it has no head, so no "
                                  "prediction; every block's attention is here"));
         return;
     }
     const auto top = ranked_classes(vit.trace.probs(), 0, classes, vit.labels);
-    const char* title = vit.fresh_patch ? tr("prediction (random weights: chance)") : tr("prediction");
+    const char* title = vit.fresh_patch ? _("prediction (random weights: chance)") : _("prediction");
     if (title_inline) ImGui::AlignTextToFramePadding();  // one class on the title's row: "prediction  triangle [bar]"
     ImGui::TextColored(vit.fresh_patch ? WarnColor() : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), "%s", title);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("probs = softmax(head(norm(x)[:, 0])): the class token decides"));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("probs = softmax(head(norm(x)[:, 0])): the class token decides"));
     const float spacing = ImGui::GetStyle().ItemSpacing.x;
     float label_w = title_inline ? ImGui::CalcTextSize(title).x + spacing : 0.0f;
     float names_w = 0.0f;
@@ -70,29 +70,29 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     const std::size_t p_now = ui.pending_fresh_vit().first;
     bool fresh = p_now != 0;
     const float x_start = ImGui::GetCursorPosX();
-    if (ImGui::Checkbox(tr("random weights"), &fresh))
+    if (ImGui::Checkbox(_("random weights"), &fresh))
         ui.ask(command::FreshVit{fresh ? (std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end()
                                               ? trained.patch_size
                                               : sizes.front())
                                        : 0,
                                  std::nullopt});
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("a fresh, untrained ViT (fresh_vit_model) of the same size on the same picture:\n"
+        ImGui::SetTooltip(_("a fresh, untrained ViT (fresh_vit_model) of the same size on the same picture:\n"
                           "move the slider to see how the patch size changes the number of tokens N"));
     // The patch embedding: linear patches (the slider) or a CNN stem (with_cnn_stem).
     int embedding = (fresh ? ui.pending_fresh_vit().second : trained.has_stem()) ? 1 : 0;
     const bool stem = embedding == 1;
-    const char* embeddings[] = {tr("linear patches"), tr("CNN stem")};
+    const char* embeddings[] = {_("linear patches"), _("CNN stem")};
     ImGui::BeginDisabled(!fresh);
     // The combo with its label after it, beside the check box when both fit; under its label when
     // even the whole width is too narrow for the two.
-    const float label_w = ImGui::CalcTextSize(tr("patch embedding")).x + ImGui::GetStyle().ItemInnerSpacing.x;
+    const float label_w = ImGui::CalcTextSize(_("patch embedding")).x + ImGui::GetStyle().ItemInnerSpacing.x;
     const float combo_w = ImGui::GetFontSize() * 8.0f;
     SameLineIfFits(combo_w + label_w);
     const bool label_above = width - label_w < combo_w;
-    if (label_above) ImGui::TextDisabled("%s", tr("patch embedding"));
+    if (label_above) ImGui::TextDisabled("%s", _("patch embedding"));
     ImGui::SetNextItemWidth(label_above ? width : combo_w);
-    if (ImGui::Combo(label_above ? "##embedding" : tr("patch embedding"), &embedding, embeddings, 2)) {
+    if (ImGui::Combo(label_above ? "##embedding" : _("patch embedding"), &embedding, embeddings, 2)) {
         std::optional<std::size_t> patch;  // back to linear patches: the trained size, or the nearest
         if (embedding == 0)
             patch = std::find(sizes.begin(), sizes.end(), trained.patch_size) != sizes.end() ? trained.patch_size
@@ -101,19 +101,19 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     }
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip(tr("linear patches: a stride-p conv cuts the picture into p x p patches (ViT)\n"
+        ImGui::SetTooltip(_("linear patches: a stride-p conv cuts the picture into p x p patches (ViT)\n"
                           "CNN stem: conv 3x3 stride 2 -> BatchNorm -> ReLU, twice, then a 1x1 conv to D\n"
                           "(the ViT paper's hybrid): every position of its feature map is a token"));
     const std::size_t p_shown = fresh ? ui.pending_fresh_vit().first : trained.patch_size;
     int index = static_cast<int>(std::find(sizes.begin(), sizes.end(), p_shown) - sizes.begin());
     index = std::clamp(index, 0, static_cast<int>(sizes.size()) - 1);
     char format[32];
-    std::snprintf(format, sizeof format, tr("patch %zu"), sizes[static_cast<std::size_t>(index)]);
-    if (stem) std::snprintf(format, sizeof format, "%s", tr("stride 4 (CNN stem)"));
+    std::snprintf(format, sizeof format, _("patch %zu"), sizes[static_cast<std::size_t>(index)]);
+    if (stem) std::snprintf(format, sizeof format, "%s", _("stride 4 (CNN stem)"));
     SameLineIfFits(ImGui::GetFontSize() * 6.0f);  // the slider after the combo, or under it
     ImGui::BeginDisabled(!fresh || stem);
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 6.0f, width - (ImGui::GetCursorPosX() - x_start)));
-    if (ImGui::SliderInt("##patch", &index, 0, static_cast<int>(sizes.size()) - 1, fresh ? format : tr("patch (trained)"),
+    if (ImGui::SliderInt("##patch", &index, 0, static_cast<int>(sizes.size()) - 1, fresh ? format : _("patch (trained)"),
                          ImGuiSliderFlags_NoInput))
         ui.ask(command::FreshVit{sizes[static_cast<std::size_t>(index)], std::nullopt});
     ImGui::EndDisabled();
@@ -126,7 +126,7 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
     const std::size_t n = c.tokens();
     if (c.has_stem()) {  // where the grid comes from: C x H x W, the image halved once per stage
         std::size_t side = c.image_size;
-        std::string chain = tr("stem: ") + std::string("3x") + std::to_string(side) + "x" + std::to_string(side);
+        std::string chain = _("stem: ") + std::string("3x") + std::to_string(side) + "x" + std::to_string(side);
         for (const std::size_t ch : c.stem_channels) {
             side = (side + 1) / 2;
             chain += " -> " + std::to_string(ch) + "x" + std::to_string(side) + "x" + std::to_string(side);
@@ -134,10 +134,10 @@ void PatchSlider(const VitSnapshot& vit, UiState& ui, float width) {
         WrappedTextF("%s -> %zuxD", chain.c_str(), c.patches());
     }
     ImGui::BeginGroup();
-    WrappedTextF(tr("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu"), c.image_size, c.patch_size, n, n * n);
+    WrappedTextF(_("N = (%zu/%zu)\u00b2+1 = %zu, N\u00b2 = %zu"), c.image_size, c.patch_size, n, n * n);
     ImGui::EndGroup();
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("N tokens: (H/p)(W/p) patches + the class token.\n"
+        ImGui::SetTooltip(_("N tokens: (H/p)(W/p) patches + the class token.\n"
                           "Attention compares every token with every token: N\u00b2 = %zu weights per head and image,\n"
                           "so halving the patch size multiplies the cost by about 16."),
                           n * n);
@@ -157,17 +157,17 @@ AttentionMap AttentionMapAt(const VitTrace& t, const UiState& ui, std::size_t bl
     const PatchGrid& grid = t.grid;
     AttentionMap m;
     if (i < heads) {
-        m.title = tr("head ") + std::to_string(i);
+        m.title = _("head ") + std::to_string(i);
         m.key = ui::OverlayKey::head(gen, block, i, query);
         m.map = [&attn, &grid, i, query] { return token_map(head_attention(attn, 0, i), query, grid); };
-        m.tip = "attn[0, " + std::to_string(i) + ", " + std::to_string(query) + tr(", 1:] on the patch grid");
+        m.tip = "attn[0, " + std::to_string(i) + ", " + std::to_string(query) + _(", 1:] on the patch grid");
     } else if (i == heads) {
-        m.title = tr("mean of heads");
+        m.title = _("mean of heads");
         m.key = ui::OverlayKey::head_mean(gen, block, query);
         m.map = [&attn, &grid, query] { return token_map(fuse_heads(attn, 0, HeadFusion::mean), query, grid); };
-        m.tip = "attn[0, :, " + std::to_string(query) + tr(", 1:].mean(heads) on the patch grid");
+        m.tip = "attn[0, :, " + std::to_string(query) + _(", 1:].mean(heads) on the patch grid");
     } else {
-        m.title = std::string(tr("rollout (")) + head_fusion_name(ui.vit.fusion) + ")";
+        m.title = std::string(_("rollout (")) + head_fusion_name(ui.vit.fusion) + ")";
         m.key = ui::OverlayKey::rollout(gen, query, ui.vit.fusion);
         const HeadFusion fusion = ui.vit.fusion;
         m.map = [&t, &grid, query, fusion] {
@@ -175,8 +175,8 @@ AttentionMap AttentionMapAt(const VitTrace& t, const UiState& ui, std::size_t bl
             for (const VitBlockTrace& b : t.blocks) attns.push_back(&b.attn());
             return token_map(attention_rollout(attns, 0, fusion), query, grid);
         };
-        m.tip = tr("attention rollout over all ") + std::to_string(t.blocks.size()) +
-                tr(" blocks: how much each patch reaches the query through the residual stream");
+        m.tip = _("attention rollout over all ") + std::to_string(t.blocks.size()) +
+                _(" blocks: how much each patch reaches the query through the residual stream");
     }
     return m;
 }
@@ -235,8 +235,8 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     const std::uintptr_t picture =
         texture(ui::OverlayKey::picture(ui.vit.generation), "vit/picture", [&] { return vit->input; });
     ImGui::BeginGroup();
-    ImGui::TextDisabled("%s", tr("picture"));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("click a patch: where it looks; right-click: the class token"));
+    ImGui::TextDisabled("%s", _("picture"));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("click a patch: where it looks; right-click: the class token"));
     ClickablePicture("##picture", picture, size.side, grid, true, ui, &hovered);
     MarkItem(ui, "image:picture");
     ImGui::EndGroup();
@@ -257,21 +257,21 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     // The patch under the mouse, else what the maps show; the way back to the class token first.
     ImGui::BeginGroup();
     if (ui.vit.query != 0) {
-        if (ImGui::SmallButton(tr("class token"))) ui.vit.query = 0;
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the class token as the query again (or right-click the picture)"));
+        if (ImGui::SmallButton(_("class token"))) ui.vit.query = 0;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("the class token as the query again (or right-click the picture)"));
         ImGui::SameLine();
     }
     if (hovered) {
         WrappedText(PatchName(grid, *hovered).c_str());
     } else {
         char caption[256];
-        std::snprintf(caption, sizeof caption, tr("where the %s looks in block %zu (yellow = most)"),
+        std::snprintf(caption, sizeof caption, _("where the %s looks in block %zu (yellow = most)"),
                       ui::query_name(ui.vit.query, grid).c_str(), block);
         WrappedText(DimColor(), caption);
     }
     ImGui::EndGroup();
     if (!hovered && ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("each map is the query's row of attn over the patches, scaled to its own max;\n"
+        ImGui::SetTooltip(_("each map is the query's row of attn over the patches, scaled to its own max;\n"
                              "click a small map to show it large, a patch to make it the query, right-click for the "
                              "class token.\nFile > Back to the demo / config leaves the ViT."));
 
@@ -279,7 +279,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
     if (size.buttons) {
         for (std::size_t i = 0; i < n_maps; ++i) {
             const AttentionMap m = AttentionMapAt(t, ui, block, i);
-            const std::string label = i < t.config.heads ? std::to_string(i) : i == t.config.heads ? tr("mean") : tr("rollout");
+            const std::string label = i < t.config.heads ? std::to_string(i) : i == t.config.heads ? _("mean") : _("rollout");
             if (i > 0) SameLineIfFits(ButtonWidth(label.c_str()));
             const bool chosen = i == ui.vit.map;
             if (chosen) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
@@ -287,7 +287,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
             if (ImGui::SmallButton(label.c_str())) ui.vit.map = i;
             ImGui::PopID();
             if (chosen) ImGui::PopStyleColor();
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
         }
         if (size.stacked) StackedPrediction(*vit, classes);
         PatchSlider(*vit, ui, ImGui::GetContentRegionAvail().x);
@@ -307,8 +307,8 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
         const ImVec4 clip(t0.x, t0.y, t0.x + size.tile, t0.y + line);
         const std::string title = ImGui::CalcTextSize(m.title.c_str()).x <= size.tile ? m.title
                                   : i < t.config.heads                               ? std::to_string(i)
-                                  : i == t.config.heads                              ? tr("mean")
-                                                                                     : tr("rollout");
+                                  : i == t.config.heads                              ? _("mean")
+                                                                                     : _("rollout");
         const float title_w = ImGui::CalcTextSize(title.c_str()).x;
         const float title_size = ImGui::GetFontSize() * std::max(0.6f, std::min(1.0f, size.tile / std::max(title_w, 1.0f)));
         dl->AddText(ImGui::GetFont(), title_size, t0, ImGui::GetColorU32(ImGuiCol_Text), title.c_str(), nullptr, 0.0f, &clip);
@@ -321,7 +321,7 @@ void AttentionTab(const VitSnapshot& snapshot, UiState& ui, std::size_t block) {
         if (tex) dl->AddImage(Tex(tex), p0, p1);
         dl->AddRect(p0, p1, i == ui.vit.map ? IM_COL32(255, 255, 255, 255) : IM_COL32(255, 255, 255, 60), 0.0f, 0,
                     i == ui.vit.map ? 2.0f : 1.0f);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("%s: %s\nclick: show it large"), m.title.c_str(), m.tip.c_str());
         ImGui::EndGroup();
         if (i + 1 < n_maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
     }

@@ -15,18 +15,18 @@ namespace {
 void DropPathControls(UiState& ui) {
     VitDropPathChoice c = ui.vit.drop_path;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
-    ImGui::SliderFloat("##drop_path", &c.rate, 0.0f, 0.9f, tr("drop path %.2f"));
+    ImGui::SliderFloat("##drop_path", &c.rate, 0.0f, 0.9f, _("drop path %.2f"));
     bool run = ImGui::IsItemDeactivatedAfterEdit();  // the slider runs once released
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("timm's drop_path_rate P: block i drops a branch with p = linspace(0, P, depth)[i]\n"
+        ImGui::SetTooltip(_("timm's drop_path_rate P: block i drops a branch with p = linspace(0, P, depth)[i]\n"
                              "(attnscope vit --drop-path P)"));
     ImGui::SameLine();
-    run |= ImGui::Checkbox(tr("training"), &c.training);
+    run |= ImGui::Checkbox(_("training"), &c.training);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("model.train(): every drop_path step draws a keep mask per sample;\n"
+        ImGui::SetTooltip(_("model.train(): every drop_path step draws a keep mask per sample;\n"
                              "model.eval(): DropPath is the identity"));
-    SameLineIfFits(ImGui::CalcTextSize(tr("seed")).x + ImGui::GetFontSize() * 6.5f);
-    ImGui::TextDisabled(tr("seed"));
+    SameLineIfFits(ImGui::CalcTextSize(_("seed")).x + ImGui::GetFontSize() * 6.5f);
+    ImGui::TextDisabled(_("seed"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
     const std::uint64_t one = 1;
@@ -42,11 +42,11 @@ void BranchCellText(const DropPathRecord& r) {
         const ui::BranchCell cell = ui::branch_cell(r, b);
         const std::string who = r.mask.size() > 1 ? std::to_string(b) + ": " : std::string();
         if (cell.fate == ui::BranchFate::dropped)
-            ImGui::TextColored(WarnColor(), "%s%s", who.c_str(), tr("dropped"));
+            ImGui::TextColored(WarnColor(), "%s%s", who.c_str(), _("dropped"));
         else if (cell.fate == ui::BranchFate::kept)
-            ImGui::TextColored(OkColor(), "%s%s %s", who.c_str(), tr("kept"), ui::scale_text(cell.scale).c_str());
+            ImGui::TextColored(OkColor(), "%s%s %s", who.c_str(), _("kept"), ui::scale_text(cell.scale).c_str());
         else
-            ImGui::TextDisabled("%s%s", who.c_str(), tr("identity"));
+            ImGui::TextDisabled("%s%s", who.c_str(), _("identity"));
     }
 }
 
@@ -61,29 +61,29 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     ImGui::TextDisabled("%s", blk.at(VitStep::residual1).code.c_str());
     ImGui::TextDisabled("%s", blk.at(VitStep::residual2).code.c_str());
     if (c.layer_scale)
-        WrappedTextF("%s", tr("LayerScale: every branch is multiplied by ls1.gamma / ls2.gamma [D] from the "
+        WrappedTextF("%s", _("LayerScale: every branch is multiplied by ls1.gamma / ls2.gamma [D] from the "
                                     "checkpoint (steps ls1, ls2) before DropPath."));
     else
-        WrappedTextF("%s", tr("No LayerScale in this checkpoint (timm init_values=None: ls1, ls2 are "
+        WrappedTextF("%s", _("No LayerScale in this checkpoint (timm init_values=None: ls1, ls2 are "
                                     "nn.Identity and record no step)."));
     if (!c.records_drop_path()) {
-        WrappedTextF("%s", tr("Drop-path rate 0: drop_path1 and drop_path2 are nn.Identity and record no "
+        WrappedTextF("%s", _("Drop-path rate 0: drop_path1 and drop_path2 are nn.Identity and record no "
                                     "step. Move the slider to give the blocks stochastic depth."));
         ImGui::PopFont();
         return;
     }
     if (!c.training) {
         ImGui::PushStyleColor(ImGuiCol_Text, WarnColor());
-        WrappedTextF("%s", tr("eval mode: every drop_path step is the identity (model.eval()); tick training to "
+        WrappedTextF("%s", _("eval mode: every drop_path step is the identity (model.eval()); tick training to "
                                     "draw the masks."));
         ImGui::PopStyleColor();
     }
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg;
     if (ImGui::BeginTable("##drop_paths", 4, flags)) {
-        ImGui::TableSetupColumn(tr("block"));
+        ImGui::TableSetupColumn(_("block"));
         ImGui::TableSetupColumn("p");
-        ImGui::TableSetupColumn(tr("attention (drop_path1)"));
-        ImGui::TableSetupColumn(tr("MLP (drop_path2)"));
+        ImGui::TableSetupColumn(_("attention (drop_path1)"));
+        ImGui::TableSetupColumn(_("MLP (drop_path2)"));
         ImGui::TableHeadersRow();
         for (std::size_t i = 0; i < t.blocks.size(); ++i) {
             const auto& dps = t.blocks[i].drop_paths;
@@ -102,28 +102,28 @@ void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
         ImGui::EndTable();
     }
     // The selected block, sample by sample: what the residual carries and what the branch's gradient is.
-    ImGui::Text(tr("block %zu:"), block);
+    ImGui::Text(_("block %zu:"), block);
     for (const DropPathRecord& r : blk.drop_paths) {
         const bool attn = r.step == vit_step_name(VitStep::drop_path1);
         const std::string residual = vit_step_name(attn ? VitStep::residual1 : VitStep::residual2);
         for (std::size_t b = 0; b < r.mask.size(); ++b) {
             const ui::BranchCell cell = ui::branch_cell(r, b);
-            const std::string sample = r.mask.size() > 1 ? tr("sample ") + std::to_string(b) + ", " : std::string();
+            const std::string sample = r.mask.size() > 1 ? _("sample ") + std::to_string(b) + ", " : std::string();
             if (cell.fate == ui::BranchFate::dropped)
                 WrappedTextF(
-                    tr("%s%s branch dropped: %s = x exactly (max |%s - x| = %.3g), the residual path still "
+                    _("%s%s branch dropped: %s = x exactly (max |%s - x| = %.3g), the residual path still "
                        "carries x; d %s / d branch = 0, so the branch's weights get zero gradient from this sample."),
-                    sample.c_str(), attn ? tr("attention") : tr("MLP"), residual.c_str(), residual.c_str(),
+                    sample.c_str(), attn ? _("attention") : _("MLP"), residual.c_str(), residual.c_str(),
                     r.dropped_residual_vs_x, residual.c_str());
             else if (cell.fate == ui::BranchFate::kept)
-                WrappedTextF(tr("%s%s branch kept and scaled by 1/(1-p) = %.4g, so its expected value is "
+                WrappedTextF(_("%s%s branch kept and scaled by 1/(1-p) = %.4g, so its expected value is "
                                       "unchanged; its gradient is scaled by the same %.4g."),
-                                   sample.c_str(), attn ? tr("attention") : tr("MLP"),
+                                   sample.c_str(), attn ? _("attention") : _("MLP"),
                                    static_cast<double>(cell.scale), static_cast<double>(cell.grad_scale()));
             else
-                WrappedTextF(tr("%s%s branch: identity (p = %.3g%s)"), sample.c_str(),
-                                   attn ? tr("attention") : tr("MLP"), static_cast<double>(r.rate),
-                                   c.training ? "" : tr(", eval"));
+                WrappedTextF(_("%s%s branch: identity (p = %.3g%s)"), sample.c_str(),
+                                   attn ? _("attention") : _("MLP"), static_cast<double>(r.rate),
+                                   c.training ? "" : _(", eval"));
         }
     }
     ImGui::PopFont();

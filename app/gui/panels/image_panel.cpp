@@ -41,7 +41,7 @@ void DrawVitSlidePicture(const VitSnapshot& vit, UiState& ui, float side) {
     if (vit.trace.blocks.empty() || !ui.pictures) return;
     const std::uintptr_t tex =
         ui.pictures->texture("vit/slide0", ui::OverlayKey::picture(ui.vit.generation).str(), [&] { return vit.input; });
-    SlideTile(vit, ui, "##slide_picture", tr("picture"), tex, side, true, "slide:picture");
+    SlideTile(vit, ui, "##slide_picture", _("picture"), tex, side, true, "slide:picture");
 }
 
 void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float height) {
@@ -50,8 +50,8 @@ void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float he
     const std::size_t heads = t.config.heads, block = std::min(ui.vit.block, t.blocks.size() - 1);
     const std::size_t maps = heads + 1;  // each head, their mean
     ImGui::PushFont(fonts().small ? fonts().small : ImGui::GetFont());
-    const float caption_w = std::max(ImGui::CalcTextSize((tr("head ") + std::to_string(heads - 1)).c_str()).x,
-                                     ImGui::CalcTextSize(tr("mean")).x);
+    const float caption_w = std::max(ImGui::CalcTextSize((_("head ") + std::to_string(heads - 1)).c_str()).x,
+                                     ImGui::CalcTextSize(_("mean")).x);
     const ui::SlideTiles size = ui::vit_slide_tiles(width, height, ImGui::GetTextLineHeightWithSpacing(),
                                                     ImGui::GetStyle().ItemSpacing.x, maps, caption_w);
     if (!size.fits) {
@@ -61,8 +61,8 @@ void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float he
     const std::uint64_t gen = ui.vit.generation;
     const Array& attn = t.blocks[block].attn();  // [1, h, N, N]
     constexpr std::size_t kClassToken = 0;
-    ImGui::TextDisabled(tr("class token's attention, block %zu"), block);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("attn[0, h, 0, 1:] on the patch grid, each map scaled to its own max (yellow = most)"));
+    ImGui::TextDisabled(_("class token's attention, block %zu"), block);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("attn[0, h, 0, 1:] on the patch grid, each map scaled to its own max (yellow = most)"));
     for (std::size_t i = 0; i < maps; ++i) {
         const bool mean = i == heads;
         const ui::OverlayKey key =
@@ -72,7 +72,7 @@ void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float he
             return heat_overlay(ui::overlay_backdrop(vit.input), token_map(map, kClassToken, t.grid));
         });
         ImGui::PushID(static_cast<int>(i));
-        SlideTile(vit, ui, "##slide_map", mean ? std::string(tr("mean")) : tr("head ") + std::to_string(i), tex, size.tile, false,
+        SlideTile(vit, ui, "##slide_map", mean ? std::string(_("mean")) : _("head ") + std::to_string(i), tex, size.tile, false,
                   i == 0 ? "slide:map" : nullptr);
         ImGui::PopID();
         if (i + 1 < maps && (i + 1) % size.per_row != 0) ImGui::SameLine();
@@ -87,10 +87,10 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     // The title names the model and the picture, or only the picture when the panel is too narrow for
     // both (its width on the last frame; the (i) tooltip names both).
     static float panel_w = 0.0f;
-    std::string title = tr("Image");
+    std::string title = _("Image");
     if (vit) {
-        const std::string picture = tr("Image: ") + ui::display_name(vit->image_path);
-        title = tr("Image: ") + ui::display_name(vit->model_path) + tr(" on ") + ui::display_name(vit->image_path);
+        const std::string picture = _("Image: ") + ui::display_name(vit->image_path);
+        title = _("Image: ") + ui::display_name(vit->model_path) + _(" on ") + ui::display_name(vit->image_path);
         if (panel_w > 0.0f && ImGui::CalcTextSize(title.c_str()).x > panel_w - ImGui::GetFontSize() * 3.0f) title = picture;
     }
     // The scrollbar's room always kept: its coming and going (a caption one line longer) would
@@ -102,8 +102,8 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         return;
     }
     if (!vit) {
-        EmptyState(ui.vit.loading ? tr("Running the ViT on the picture ...") : tr("No ViT"),
-                   tr("attnscope --model MODEL.safetensors --image PICTURE.png shows what a Vision Transformer "
+        EmptyState(ui.vit.loading ? _("Running the ViT on the picture ...") : _("No ViT"),
+                   _("attnscope --model MODEL.safetensors --image PICTURE.png shows what a Vision Transformer "
                       "predicts for a picture and where its attention goes."));
         ImGui::End();
         return;
@@ -116,18 +116,18 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     // The rollout's fusion, then the head count with where it came from (a state dict never says it);
     // the block is the menu bar's, and the query is named under the pictures, so picking one moves
     // nothing above them.
-    ImGui::TextDisabled(tr("rollout:"));
+    ImGui::TextDisabled(_("rollout:"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
     int fusion = static_cast<int>(ui.vit.fusion);
     if (ImGui::Combo("##fusion", &fusion, "mean\0max\0min\0")) ui.vit.fusion = static_cast<HeadFusion>(fusion);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
-            tr("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
+            _("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
                "plus the identity for the residual, rows renormalized, multiplied over all blocks"));
     char heads[256];
-    std::snprintf(heads, sizeof heads, tr("%zu heads (%s)"), vit->trained_config.heads,
-                  vit->heads_from == "--heads" ? tr("chosen") : ui::tr_core(vit->heads_from));
+    std::snprintf(heads, sizeof heads, _("%zu heads (%s)"), vit->trained_config.heads,
+                  vit->heads_from == "--heads" ? _("chosen") : ui::tr_core(vit->heads_from));
     const std::string facts = std::string(heads) + " (i)";
     SameLineIfFits(ImGui::CalcTextSize(facts.c_str()).x);
     ImGui::PushTextWrapPos(0.0f);
@@ -135,7 +135,7 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     ImGui::PopTextWrapPos();
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
-            tr("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input"),
+            _("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input"),
             vit->model_path.c_str(), vit->image_path.c_str(), vit->source.width, vit->source.height,
             vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads, ui::tr_core(vit->heads_from),
             vit->trained_config.patch_size, vit->trained_config.image_size, vit->trained_config.image_size);
@@ -152,10 +152,10 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
             }
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip);
         };
-        tab(tr("Attention"), tr("where one query token looks, per head, and the rollout"), nullptr, image::AttentionTab);
-        tab(tr("Positions"), tr("why position embeddings matter: shuffle the patches with and without them"),
+        tab(_("Attention"), _("where one query token looks, per head, and the rollout"), nullptr, image::AttentionTab);
+        tab(_("Positions"), _("why position embeddings matter: shuffle the patches with and without them"),
             &ui.vit.positions_tab, image::PositionsTab);
-        tab(tr("Drop path"), tr("stochastic depth: which samples lost a block's branch, and LayerScale"),
+        tab(_("Drop path"), _("stochastic depth: which samples lost a block's branch, and LayerScale"),
             &ui.vit.drop_path_tab, image::DropPathTab);
         ImGui::EndTabBar();
     }

@@ -67,7 +67,7 @@ void ClickablePicture(const char* id, std::uintptr_t tex, float side, const Patc
 
 std::string PatchName(const PatchGrid& grid, ui::PatchPick p) {
     char text[256];
-    std::snprintf(text, sizeof text, tr("patch row %zu, column %zu = token %zu (pixels [%zu, %zu) x [%zu, %zu))"), p.row,
+    std::snprintf(text, sizeof text, _("patch row %zu, column %zu = token %zu (pixels [%zu, %zu) x [%zu, %zu))"), p.row,
                   p.col, grid.token(p.row, p.col), p.row * grid.patch, (p.row + 1) * grid.patch, p.col * grid.patch,
                   (p.col + 1) * grid.patch);
     return text;

@@ -35,21 +35,21 @@ void PositionControls(const VitSnapshot& vit, UiState& ui) {
     ImGui::BeginDisabled(fresh);
     bool pos = ui.vit.pos_embed, shuffle = ui.vit.shuffle;
     std::uint64_t seed = ui.vit.shuffle_seed;
-    bool changed = ImGui::Checkbox(tr("position embeddings"), &pos);
+    bool changed = ImGui::Checkbox(_("position embeddings"), &pos);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
-            tr("x = x + self.pos_embed: every token is added the embedding of its place.\n"
+            _("x = x + self.pos_embed: every token is added the embedding of its place.\n"
                "Untick to run the checkpoint with pos_embed set to zeros (model.pos_embed.zero_())."));
-    SameLineIfFits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(tr("shuffle patches")).x + 8.0f);
-    changed |= ImGui::Checkbox(tr("shuffle patches"), &shuffle);
+    SameLineIfFits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(_("shuffle patches")).x + 8.0f);
+    changed |= ImGui::Checkbox(_("shuffle patches"), &shuffle);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
-            tr("also run the model on the picture with its patches shuffled: shuffled patch i shows "
+            _("also run the model on the picture with its patches shuffled: shuffled patch i shows "
                "original patch order[i]\n(the seed's Fisher-Yates shuffle, as attnscope vit "
                "--shuffle-patches SEED)"));
-    SameLineIfFits(ImGui::CalcTextSize(tr("seed")).x + ImGui::GetFontSize() * 6.5f);
+    SameLineIfFits(ImGui::CalcTextSize(_("seed")).x + ImGui::GetFontSize() * 6.5f);
     ImGui::BeginDisabled(!shuffle);
-    ImGui::TextDisabled(tr("seed"));
+    ImGui::TextDisabled(_("seed"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
     const std::uint64_t one = 1;
@@ -58,7 +58,7 @@ void PositionControls(const VitSnapshot& vit, UiState& ui) {
     ImGui::EndDisabled();
     if (fresh) {
         ImGui::SameLine();
-        ImGui::TextColored(WarnColor(), tr("(the checkpoint only: untick random weights)"));
+        ImGui::TextColored(WarnColor(), _("(the checkpoint only: untick random weights)"));
     }
     if (changed) {
         ui.vit.pos_embed = pos;
@@ -77,18 +77,18 @@ void AccuracyTable(const VitSnapshot& vit) {
     }
     if (!vit.accuracy) return;
     const PositionAccuracy& a = *vit.accuracy;
-    ImGui::TextDisabled(tr("held-out accuracy (%zu images; shuffled: seed %llu for every image)"), a.images,
+    ImGui::TextDisabled(_("held-out accuracy (%zu images; shuffled: seed %llu for every image)"), a.images,
                         static_cast<unsigned long long>(a.seed));
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(tr("measured with PyTorch by tools/make_position_fixtures.py (%s);\n"
+        ImGui::SetTooltip(_("measured with PyTorch by tools/make_position_fixtures.py (%s);\n"
                              "tests/test_positions.cpp runs attnscope on the same images and gets the same counts"),
                           a.source.c_str());
     if (!ImGui::BeginTable("##accuracy", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
     ImGui::TableSetupColumn("");
-    ImGui::TableSetupColumn(tr("as is"));
-    ImGui::TableSetupColumn(tr("patches shuffled"));
+    ImGui::TableSetupColumn(_("as is"));
+    ImGui::TableSetupColumn(_("patches shuffled"));
     ImGui::TableHeadersRow();
-    const char* rows[2] = {tr("with position embeddings"), tr("without")};
+    const char* rows[2] = {_("with position embeddings"), _("without")};
     for (int p = 0; p < 2; ++p) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
@@ -97,7 +97,7 @@ void AccuracyTable(const VitSnapshot& vit) {
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(ui::accuracy_text(a.correct[p][s], a.images).c_str());
             if (ImGui::IsItemHovered())
-                ImGui::SetTooltip(tr("mean probability of the true class: %.6f"), a.true_class_prob[p][s]);
+                ImGui::SetTooltip(_("mean probability of the true class: %.6f"), a.true_class_prob[p][s]);
         }
     }
     ImGui::EndTable();
@@ -108,14 +108,14 @@ void AccuracyTable(const VitSnapshot& vit) {
 void PositionLessonLine(const VitSnapshot& vit, UiState& ui) {
     if (!vit.accuracy) return;
     const bool needed = ui::position_lesson(*vit.accuracy) == ui::PositionLesson::needed;
-    WrappedText(needed ? tr("This model must know where each patch is: without position embeddings, or with the "
+    WrappedText(needed ? _("This model must know where each patch is: without position embeddings, or with the "
                             "patches shuffled, it falls towards chance.")
-                       : tr("This model's answer does not depend on where things are: it is as accurate without "
+                       : _("This model's answer does not depend on where things are: it is as accurate without "
                             "position embeddings and on shuffled patches."));
     const std::string other = needed ? demo_model_path() : where_model_path();
     if (other == vit.model_path || !(needed ? demo_model_installed() : where_model_installed())) return;
-    if (ImGui::SmallButton(needed ? tr("Open the demo model (what is the red shape?)")
-                                  : tr("Open the position-task model (where is the red shape?)"))) {
+    if (ImGui::SmallButton(needed ? _("Open the demo model (what is the red shape?)")
+                                  : _("Open the position-task model (where is the red shape?)"))) {
         ui.ask(command::Open{other});
         ui.open_block.reset();
         ui.open_heads.reset();
@@ -152,62 +152,62 @@ void PositionsTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     const float tile = std::clamp(
         std::min((width - (images - 1.0f) * style.ItemSpacing.x) / images, ImGui::GetContentRegionAvail().y - below),
         48.0f, 200.0f);
-    ImGui::TextDisabled(tr("block %zu, mean of heads (hover a map: what it shows)"), block);
-    CaptionedImage(tr("as is"),
+    ImGui::TextDisabled(_("block %zu, mean of heads (hover a map: what it shows)"), block);
+    CaptionedImage(_("as is"),
                    texture("vit/pos_picture", gen + "/picture",
                            [&] { return heat_overlay(ui::overlay_backdrop(vit.input), token_map(mean, 0, t.grid)); }),
-                   tile, tr("where the class token looks on the picture as is: attn[0, :, 0, 1:].mean(heads)"));
+                   tile, _("where the class token looks on the picture as is: attn[0, :, 0, 1:].mean(heads)"));
     if (e) {
         const Array mean_s = fuse_heads(e->shuffled.blocks[block].attn(), 0, HeadFusion::mean);  // [N, N]
         const std::string key = gen + "/" + std::to_string(e->seed);
         ImGui::SameLine();
-        CaptionedImage(tr("shuffled"),
+        CaptionedImage(_("shuffled"),
                        texture("vit/pos_shuffled", key,
                                [&] {
                                    return heat_overlay(ui::overlay_backdrop(vit.shuffled_input),
                                                        token_map(mean_s, 0, e->shuffled.grid));
                                }),
-                       tile, tr("the same model on the shuffled picture: the heat moves with the patches"));
+                       tile, _("the same model on the shuffled picture: the heat moves with the patches"));
         ImGui::SameLine();
-        CaptionedImage(tr("attn"), texture("vit/pos_attn", key, [&] { return ui::attention_matrix_image(mean, 1); }),
+        CaptionedImage(_("attn"), texture("vit/pos_attn", key, [&] { return ui::attention_matrix_image(mean, 1); }),
                        tile,
-                       tr("attn[0, :].mean(heads) on the picture as is: rows are queries, columns keys, the class "
+                       _("attn[0, :].mean(heads) on the picture as is: rows are queries, columns keys, the class "
                           "token first"));
         ImGui::SameLine();
-        CaptionedImage(tr("attn, shuffled"),
+        CaptionedImage(_("attn, shuffled"),
                        texture("vit/pos_attn_shuffled", key, [&] { return ui::attention_matrix_image(mean_s, 1); }),
-                       tile, tr("the shuffled run's attention: rows and columns in the shuffled order"));
+                       tile, _("the shuffled run's attention: rows and columns in the shuffled order"));
         ImGui::SameLine();
         CaptionedImage(
-            tr("put back"),
+            _("put back"),
             texture(
                 "vit/pos_attn_back", key,
                 [&] { return ui::attention_matrix_image(ui::unshuffle_tokens(mean_s, e->order, t.grid.prefix), 1); }),
             tile,
-            tr("the shuffled run's rows and columns moved back to the picture's order:\n"
+            _("the shuffled run's rows and columns moved back to the picture's order:\n"
                "without position embeddings it is the attn map as is"));
     } else {
         ImGui::SameLine();
-        CaptionedImage(tr("attn"),
+        CaptionedImage(_("attn"),
                        texture("vit/pos_attn", gen + "/attn", [&] { return ui::attention_matrix_image(mean, 1); }),
-                       tile, tr("attn[0, :].mean(heads) on the picture as is"));
+                       tile, _("attn[0, :].mean(heads) on the picture as is"));
     }
 
     // The prediction for both pictures, the measured difference, what it means.
     if (t.has_head()) {
-        ImGui::TextDisabled(vit.positions.pos_embed ? tr("prediction (with position embeddings)")
-                                                    : tr("prediction (without position embeddings)"));
+        ImGui::TextDisabled(vit.positions.pos_embed ? _("prediction (with position embeddings)")
+                                                    : _("prediction (without position embeddings)"));
         const ClassProb as_is = ranked_classes(t.probs(), 0, 1, vit.labels).front();
-        ImGui::Text(tr("as is: %s  %.4f"), ui::tr_core(as_is.label), static_cast<double>(as_is.prob));
+        ImGui::Text(_("as is: %s  %.4f"), ui::tr_core(as_is.label), static_cast<double>(as_is.prob));
         if (e) {
             const ClassProb shuffled = ranked_classes(e->shuffled.probs(), 0, 1, vit.labels).front();
             const ui::PredictionChange change = ui::prediction_change(t.probs(), e->shuffled.probs());
             char shuffled_text[128];
-            std::snprintf(shuffled_text, sizeof shuffled_text, tr("shuffled: %s  %.4f"), ui::tr_core(shuffled.label),
+            std::snprintf(shuffled_text, sizeof shuffled_text, _("shuffled: %s  %.4f"), ui::tr_core(shuffled.label),
                           static_cast<double>(shuffled.prob));
             SameLineIfFits(ImGui::CalcTextSize(shuffled_text).x, 2.0f * style.ItemSpacing.x);
             ImGui::TextColored(change.changed() ? WarnColor() : OkColor(), "%s", shuffled_text);
-            const char* verdict = change.changed() ? tr("the prediction changed") : tr("the same class");
+            const char* verdict = change.changed() ? _("the prediction changed") : _("the same class");
             SameLineIfFits(ImGui::CalcTextSize(verdict).x, 2.0f * style.ItemSpacing.x);
             ImGui::TextUnformatted(verdict);
         }
@@ -215,17 +215,17 @@ void PositionsTab(const VitSnapshot& vit, UiState& ui, std::size_t block) {
     if (e) {
         const ShuffleDifference& d = e->difference;
         WrappedTextF(
-            tr("max |attn_shuffled - attn| (tokens put back), %zu blocks: %s; class token: %s; probabilities: %s"),
+            _("max |attn_shuffled - attn| (tokens put back), %zu blocks: %s; class token: %s; probabilities: %s"),
             t.blocks.size(), ui::difference_text(d.attn).c_str(), ui::difference_text(d.cls).c_str(),
             ui::difference_text(d.probs).c_str());
         WrappedTextF("%s", e->pos_embed
-                                     ? tr("With position embeddings each patch is added the embedding of the place it "
+                                     ? _("With position embeddings each patch is added the embedding of the place it "
                                           "lands on: the model sees another picture.")
-                                     : tr("Without position embeddings self-attention is permutation-equivariant: the "
+                                     : _("Without position embeddings self-attention is permutation-equivariant: the "
                                           "same maps with rows and columns permuted, the same class token (up to float "
                                           "rounding)."));
     } else {
-        ImGui::TextDisabled(tr("Tick \"shuffle patches\" to run the model on the picture with its patches shuffled."));
+        ImGui::TextDisabled(_("Tick \"shuffle patches\" to run the model on the picture with its patches shuffled."));
     }
     AccuracyTable(vit);
     PositionLessonLine(vit, ui);

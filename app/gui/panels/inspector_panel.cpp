@@ -53,13 +53,13 @@ bool AxisCombo(const char* label, int* axis, const Step& step) {
 void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.inspector) return;
     PlaceWindow(ui, ui::Panel::Inspector);
-    if (!ImGui::Begin(ui::window_title(tr("Tensor inspector"), "Tensor inspector").c_str(), &ui.panels.inspector)) {
+    if (!ImGui::Begin(ui::window_title(_("Tensor inspector"), "Tensor inspector").c_str(), &ui.panels.inspector)) {
         ImGui::End();
         return;
     }
     const Step* step = SelectedStep(trace, ui);
     if (!step) {
-        EmptyState(tr("Nothing to inspect"), tr("No trace is loaded."));
+        EmptyState(_("Nothing to inspect"), _("No trace is loaded."));
         ImGui::End();
         return;
     }
@@ -73,14 +73,14 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     ImGui::SameLine();
     ColoredShape(shape, step->axes());
     char fact[128];
-    std::snprintf(fact, sizeof fact, tr("float32, %s elements"),
+    std::snprintf(fact, sizeof fact, _("float32, %s elements"),
                   ui::format_value(static_cast<double>(step->tensor().values.size())).c_str());
     SameLineIfFits(ImGui::CalcTextSize(fact).x);
     ImGui::TextDisabled("%s", fact);
     const Stats& st = step->stats;
     ImGui::PushFont(fonts().mono);
-    const std::pair<const char*, float> stats[] = {{tr("min %s"), st.min}, {tr("max %s"), st.max},
-                                                   {tr("mean %s"), st.mean}, {tr("std %s"), st.std}};
+    const std::pair<const char*, float> stats[] = {{_("min %s"), st.min}, {_("max %s"), st.max},
+                                                   {_("mean %s"), st.mean}, {_("std %s"), st.std}};
     for (std::size_t k = 0; k < std::size(stats); ++k) {
         std::snprintf(fact, sizeof fact, stats[k].first, ui::format_value(stats[k].second).c_str());
         if (k > 0) SameLineIfFits(ImGui::CalcTextSize(fact).x);
@@ -88,9 +88,9 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     }
     ImGui::PopFont();
     if (st.nan_count || st.inf_count)
-        std::snprintf(fact, sizeof fact, tr("NaN %zu  Inf %zu"), st.nan_count, st.inf_count);
+        std::snprintf(fact, sizeof fact, _("NaN %zu  Inf %zu"), st.nan_count, st.inf_count);
     else
-        std::snprintf(fact, sizeof fact, "%s", tr("no NaN/Inf"));
+        std::snprintf(fact, sizeof fact, "%s", _("no NaN/Inf"));
     SameLineIfFits(ImGui::CalcTextSize(fact).x);
     ImGui::TextColored(st.nan_count || st.inf_count ? BadColor() : OkColor(), "%s", fact);
 
@@ -103,22 +103,22 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         if (loaded && detail.rfind(trace.source_path, 0) == 0)
             detail = ui::display_name(trace.source_path) + detail.substr(trace.source_path.size());
         ImGui::BeginGroup();
-        WrappedText(DimColor(), (std::string(loaded ? tr("loaded from") : tr("computed:")) + " " + detail).c_str());
+        WrappedText(DimColor(), (std::string(loaded ? _("loaded from") : _("computed:")) + " " + detail).c_str());
         ImGui::EndGroup();
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", (loaded ? step->origin_detail : detail).c_str());
     }
     if (diff) {
         int mode = ui.show_difference && diff->difference ? 1 : 0;
-        ImGui::RadioButton(tr("values"), &mode, 0);
-        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("difference (yours \u2212 reference)")));
+        ImGui::RadioButton(_("values"), &mode, 0);
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("difference (yours \u2212 reference)")));
         ImGui::BeginDisabled(!diff->difference.has_value());
-        ImGui::RadioButton(tr("difference (yours \u2212 reference)"), &mode, 1);
+        ImGui::RadioButton(_("difference (yours \u2212 reference)"), &mode, 1);
         ImGui::EndDisabled();
         if (!diff->difference && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip(tr("your tensor and the reference's have different shapes: no element-wise difference"));
+            ImGui::SetTooltip(_("your tensor and the reference's have different shapes: no element-wise difference"));
         if (diff->difference) ui.show_difference = mode == 1;
         ImGui::PushFont(fonts().mono);
-        std::snprintf(fact, sizeof fact, tr("max error %s  tol %s"), ui::format_value(diff->max_error).c_str(),
+        std::snprintf(fact, sizeof fact, _("max error %s  tol %s"), ui::format_value(diff->max_error).c_str(),
                       ui::format_value(diff->tolerance).c_str());
         SameLineIfFits(ImGui::CalcTextSize(fact).x);
         ImGui::TextColored(diff->ok ? OkColor() : BadColor(), "%s", fact);
@@ -130,7 +130,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     const Array& values = show_diff ? diff->difference->values : step->tensor().values;
 
     if (shape.empty() || step->tensor().values.size() == 0) {
-        EmptyState(tr("Empty tensor"), tr("This step holds no values (a dimension is 0)."));
+        EmptyState(_("Empty tensor"), _("This step holds no values (a dimension is 0)."));
         ImGui::End();
         return;
     }
@@ -138,17 +138,17 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     // ---- slice selection
     if (shape.size() >= 2) {
         int row = spec.row_axis, col = spec.col_axis;
-        if (AxisCombo(tr("rows"), &row, *step)) {
+        if (AxisCombo(_("rows"), &row, *step)) {
             if (row == spec.col_axis) spec.col_axis = spec.row_axis;  // picking the other one swaps
             spec.row_axis = row;
         }
-        SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * kAxisComboWidth, tr("cols")));
-        if (AxisCombo(tr("cols"), &col, *step)) {
+        SameLineIfFits(LabeledWidth(ImGui::GetFontSize() * kAxisComboWidth, _("cols")));
+        if (AxisCombo(_("cols"), &col, *step)) {
             if (col == spec.row_axis) spec.row_axis = spec.col_axis;
             spec.col_axis = col;
         }
-        SameLineIfFits(ButtonWidth(tr("swap")));
-        if (ImGui::Button(tr("swap"))) std::swap(spec.row_axis, spec.col_axis);
+        SameLineIfFits(ButtonWidth(_("swap")));
+        if (ImGui::Button(_("swap"))) std::swap(spec.row_axis, spec.col_axis);
     }
     // A short panel: narrower sliders, so they share a line with the slice and the colours button.
     const bool short_panel = ui.inspector_fit.update(ImGui::GetWindowWidth(), ImGui::GetWindowHeight(), step->name,
@@ -167,7 +167,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         int idx = static_cast<int>(spec.index[i]);
         if (ImGui::SliderInt(label.c_str(), &idx, 0, static_cast<int>(shape[i]) - 1))
             spec.index[i] = static_cast<std::size_t>(idx);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s (axis %zu): 0 .. %zu"), label.c_str(), i, shape[i] - 1);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("%s (axis %zu): 0 .. %zu"), label.c_str(), i, shape[i] - 1);
         ImGui::PopStyleColor(2);
         ImGui::PopID();
         ++sliders;
@@ -185,37 +185,37 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     // the height (a divergence's difference map is the evidence; ui_state.hpp: InspectorFit)
     auto colour_options = [&] {
         int range_mode = static_cast<int>(ui.range_mode);
-        const char* const ranges[] = {tr("range: slice"), tr("range: tensor"), tr("range: fixed")};
+        const char* const ranges[] = {_("range: slice"), _("range: tensor"), _("range: fixed")};
         float range_w = 0.0f;
         for (const char* r : ranges) range_w = std::max(range_w, ImGui::CalcTextSize(r).x);
         ImGui::SetNextItemWidth(range_w + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f);
         ImGui::Combo("##range", &range_mode, ranges, 3);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s", tr("the colours span the slice's min..max, the whole tensor's, or a range you set"));
+            ImGui::SetTooltip("%s", _("the colours span the slice's min..max, the whole tensor's, or a range you set"));
         ui.range_mode = static_cast<ui::RangeMode>(range_mode);
         if (ui.range_mode == ui::RangeMode::Fixed) {
             SameLineIfFits(ImGui::GetFontSize() * 8.0f);
             ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
             ImGui::DragFloatRange2("##fixed", &ui.fixed_lo, &ui.fixed_hi, 0.01f, 0.0f, 0.0f, "%.3g", "%.3g");
         }
-        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("log")));
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("log")));
         bool log = ui.scale_mode == ui::ScaleMode::Log;
-        if (ImGui::Checkbox(tr("log"), &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
+        if (ImGui::Checkbox(_("log"), &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
         SameLineIfFits(ImGui::GetFontSize() * 6.5f);
         int cmap = static_cast<int>(ui.colormap);
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
-        const char* const colormaps[] = {tr("auto"), tr("sequential"), tr("diverging")};
+        const char* const colormaps[] = {_("auto"), _("sequential"), _("diverging")};
         ImGui::Combo("##cmap", &cmap, colormaps, 3);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones"));
+            ImGui::SetTooltip(_("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones"));
         ui.colormap = static_cast<ui::ColormapChoice>(cmap);
-        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), tr("numbers")));
-        ImGui::Checkbox(tr("numbers"), &ui.show_numbers);
+        SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("numbers")));
+        ImGui::Checkbox(_("numbers"), &ui.show_numbers);
     };
     if (short_panel) {
-        SameLineIfFits(ButtonWidth(tr("colours")));
-        if (ImGui::Button(tr("colours"))) ImGui::OpenPopup("##colours");
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the colour range, log scale, colormap and numbers"));
+        SameLineIfFits(ButtonWidth(_("colours")));
+        if (ImGui::Button(_("colours"))) ImGui::OpenPopup("##colours");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("the colour range, log scale, colormap and numbers"));
         if (ImGui::BeginPopup("##colours")) {
             colour_options();
             ImGui::EndPopup();
@@ -262,7 +262,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                               std::max(avail.y - hover_h, 50.0f));
             const std::string problem = ui.heatmaps ? ui.heatmaps->problem("inspector") : "no renderer";
             if (!tex && !problem.empty()) {
-                EmptyState(tr("Cannot draw this slice"), problem.c_str());
+                EmptyState(_("Cannot draw this slice"), problem.c_str());
             } else {
                 HeatmapOptions opt;
                 opt.id = "inspector_heatmap";
@@ -297,7 +297,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                     const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
                     ui.follow.hover(step->name, idx, hover.clicked);  // followed while hovered; a click pins
                     const float v = slice.at(hover.row, hover.col);
-                    const std::string what = show_diff ? tr("(yours \u2212 reference) ") + step->name : step->name;
+                    const std::string what = show_diff ? _("(yours \u2212 reference) ") + step->name : step->name;
                     const std::string line = what + ui::format_index(idx) + " = " + ui::format_value(v);
                     const std::string value = ui::format_index(idx) + " = " + ui::format_value(v);  // narrow: without the name
                     const bool fits = ImGui::CalcTextSize(line.c_str()).x <= ImGui::GetContentRegionAvail().x;
@@ -305,33 +305,33 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                     ImGui::BeginTooltip();
                     ImGui::Text("%s%s", what.c_str(), ui::format_index(idx).c_str());
                     ImGui::Text("= %.7g", static_cast<double>(v));
-                    ImGui::TextDisabled(tr("row %s = %zu, col %s = %zu"), row_axis.c_str(), hover.row, col_axis.c_str(), hover.col);
-                    ImGui::TextDisabled("%s", ui::tr("Follow panel: where it comes from, what it feeds (click: pin)"));
-                    if (hover.row < marked.size() && marked[hover.row]) ImGui::TextColored(BadColor(), tr("this row does not sum to 1"));
+                    ImGui::TextDisabled(_("row %s = %zu, col %s = %zu"), row_axis.c_str(), hover.row, col_axis.c_str(), hover.col);
+                    ImGui::TextDisabled("%s", ui::_("Follow panel: where it comes from, what it feeds (click: pin)"));
+                    if (hover.row < marked.size() && marked[hover.row]) ImGui::TextColored(BadColor(), _("this row does not sum to 1"));
                     ImGui::EndTooltip();
                 } else {
                     // The axes, and how to use the map when that fits too (always in the tooltip).
                     char axes_line[128];
-                    std::snprintf(axes_line, sizeof axes_line, tr("rows %s (%zu), cols %s (%zu)"), row_axis.c_str(),
+                    std::snprintf(axes_line, sizeof axes_line, _("rows %s (%zu), cols %s (%zu)"), row_axis.c_str(),
                                   slice.rows, col_axis.c_str(), slice.cols);
                     // Cells that are not square are said (logic/map_fit.hpp), in words where they fit.
                     char stretch[96] = "", stretch_short[32] = "";
                     if (hover.cell_stretch > 1.05f) {
                         std::snprintf(stretch, sizeof stretch,
-                                      slice.rows < slice.cols ? tr("; cells drawn %.1f times taller than wide")
-                                                              : tr("; cells drawn %.1f times wider than tall"),
+                                      slice.rows < slice.cols ? _("; cells drawn %.1f times taller than wide")
+                                                              : _("; cells drawn %.1f times wider than tall"),
                                       static_cast<double>(hover.cell_stretch));
-                        std::snprintf(stretch_short, sizeof stretch_short, tr("; cells %.1f:1"), static_cast<double>(hover.cell_stretch));
+                        std::snprintf(stretch_short, sizeof stretch_short, _("; cells %.1f:1"), static_cast<double>(hover.cell_stretch));
                     }
                     const float room = ImGui::GetContentRegionAvail().x;
                     auto fits = [&](const std::string& text) { return ImGui::CalcTextSize(text.c_str()).x <= room; };
-                    std::string line = axes_line + std::string(stretch) + tr("; hover: value, wheel: zoom, drag: pan");
+                    std::string line = axes_line + std::string(stretch) + _("; hover: value, wheel: zoom, drag: pan");
                     if (!fits(line)) line = axes_line + std::string(stretch);
                     if (!fits(line)) line = axes_line + std::string(stretch_short);
                     if (!fits(line)) line = axes_line;
                     ImGui::TextDisabled("%s", line.c_str());
                     if (ImGui::IsItemHovered())
-                        ImGui::SetTooltip(tr("%s; slice min %s, max %s\nhover: value, wheel: zoom, drag: pan"),
+                        ImGui::SetTooltip(_("%s; slice min %s, max %s\nhover: value, wheel: zoom, drag: pan"),
                                           ui::colormap_name(range.colormap), ui::format_value(slice.min).c_str(),
                                           ui::format_value(slice.max).c_str());
                 }
@@ -339,12 +339,12 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 if (ui.follow.pinned) FollowedLine(ui);
                 if (any_marked)
                     ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(),
-                                       tr("flagged rows: |row sum - 1| > %.0e%s"), rs->tolerance,
-                                       rs->deviation_expected ? tr(" (expected: training-mode dropout)") : "");
+                                       _("flagged rows: |row sum - 1| > %.0e%s"), rs->tolerance,
+                                       rs->deviation_expected ? _(" (expected: training-mode dropout)") : "");
             }
         } else {
             if (!small) {
-                ImGui::TextDisabled(tr("showing the top-left 32 x 32 of this %zu x %zu slice"), slice.rows, slice.cols);
+                ImGui::TextDisabled(_("showing the top-left 32 x 32 of this %zu x %zu slice"), slice.rows, slice.cols);
             }
             const std::size_t R = std::min<std::size_t>(slice.rows, 32), C = std::min<std::size_t>(slice.cols, 32);
             ImGui::PushFont(fonts().mono);

@@ -14,17 +14,17 @@ namespace attnscope {
 
 void DrawMenuBar(const Trace& trace, UiState& ui) {
     if (!ImGui::BeginMainMenuBar()) return;
-    if (BeginMarkedMenu(ui, tr("File"), "File")) {
-        if (ImGui::MenuItem(tr("Export heatmap as PNG"), nullptr, false, SelectedStep(trace, ui) != nullptr))
+    if (BeginMarkedMenu(ui, _("File"), "File")) {
+        if (ImGui::MenuItem(_("Export heatmap as PNG"), nullptr, false, SelectedStep(trace, ui) != nullptr))
             OpenExportDialog(ui);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("Writes the inspector's current slice as a PNG: choose the folder and name (asks before replacing a file)"));
-        if (ImGui::MenuItem(tr("Open ..."), "Ctrl+O")) OpenFileBrowser(ui);
+            ImGui::SetTooltip(_("Writes the inspector's current slice as a PNG: choose the folder and name (asks before replacing a file)"));
+        if (ImGui::MenuItem(_("Open ..."), "Ctrl+O")) OpenFileBrowser(ui);
         MarkItem(ui, "file:open");
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("Your saved activations (torch.save .pt/.pth, .npz, .safetensors, a folder of .npy), a dump or a checkpoint; "
+            ImGui::SetTooltip(_("Your saved activations (torch.save .pt/.pth, .npz, .safetensors, a folder of .npy), a dump or a checkpoint; "
                               "you can also drop a file on the window"));
-        if (ImGui::BeginMenu(tr("Open recent"), !ui.recent_files.empty())) {
+        if (ImGui::BeginMenu(_("Open recent"), !ui.recent_files.empty())) {
             for (const std::string& path : ui.recent_files)
                 if (ImGui::MenuItem(path.c_str())) {
                     ui.ask(command::Open{path});
@@ -32,15 +32,15 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
                     ui.open_heads.reset();
                 }
             ImGui::Separator();
-            if (ImGui::MenuItem(tr("Clear the list"))) ui.recent_files.clear();
+            if (ImGui::MenuItem(_("Clear the list"))) ui.recent_files.clear();
             ImGui::EndMenu();
         }
-        if (ImGui::BeginMenu(tr("Demo ViT"))) {
+        if (ImGui::BeginMenu(_("Demo ViT"))) {
             // The two models trained by tools/: the kind of the red shape, and its quadrant (the
             // one the position experiment needs). They run on the picture on screen, else a sample.
             const struct { const char* label; std::string path; bool installed; } demos[] = {
-                {tr("What is the red shape? (demo_vit)"), demo_model_path(), demo_model_installed()},
-                {tr("Where is the red shape? (where_vit, needs position embeddings)"), where_model_path(),
+                {_("What is the red shape? (demo_vit)"), demo_model_path(), demo_model_installed()},
+                {_("Where is the red shape? (where_vit, needs position embeddings)"), where_model_path(),
                  where_model_installed()}};
             for (const auto& demo : demos)
                 if (ImGui::MenuItem(demo.label, nullptr, false, demo.installed)) {
@@ -51,47 +51,47 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
                 }
             ImGui::EndMenu();
         }
-        if (ImGui::MenuItem(tr("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit.on_screen))
+        if (ImGui::MenuItem(_("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit.on_screen))
             ui.ask(command::BackToConfig{});
         MarkItem(ui, "file:back");
         ImGui::Separator();
-        if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) ui.ask(command::Quit{});
+        if (ImGui::MenuItem(_("Quit"), "Ctrl+Q")) ui.ask(command::Quit{});
         ImGui::EndMenu();
     }
-    if (BeginMarkedMenu(ui, tr("View"), "View")) {
-        ImGui::MenuItem(tr("Pipeline"), nullptr, &ui.panels.pipeline);
-        ImGui::MenuItem(tr("Shape view"), nullptr, &ui.panels.shape);
-        ImGui::MenuItem(tr("Tensor inspector"), nullptr, &ui.panels.inspector);
-        ImGui::MenuItem(tr("Heads"), nullptr, &ui.panels.heads);
-        ImGui::MenuItem(tr("Row sums"), nullptr, &ui.panels.row_sums);
-        ImGui::MenuItem(tr("Gradients"), nullptr, &ui.show_gradients);
-        ImGui::MenuItem(tr("Beyond the textbook"), nullptr, trace.beyond ? &ui.beyond.visible : &ui.beyond.mask_visible,
+    if (BeginMarkedMenu(ui, _("View"), "View")) {
+        ImGui::MenuItem(_("Pipeline"), nullptr, &ui.panels.pipeline);
+        ImGui::MenuItem(_("Shape view"), nullptr, &ui.panels.shape);
+        ImGui::MenuItem(_("Tensor inspector"), nullptr, &ui.panels.inspector);
+        ImGui::MenuItem(_("Heads"), nullptr, &ui.panels.heads);
+        ImGui::MenuItem(_("Row sums"), nullptr, &ui.panels.row_sums);
+        ImGui::MenuItem(_("Gradients"), nullptr, &ui.show_gradients);
+        ImGui::MenuItem(_("Beyond the textbook"), nullptr, trace.beyond ? &ui.beyond.visible : &ui.beyond.mask_visible,
                         trace.beyond != nullptr || trace.find("masked") != nullptr);
-        ImGui::MenuItem(tr("Attention map (flash)"), nullptr, &ui.flash_map.visible,
+        ImGui::MenuItem(_("Attention map (flash)"), nullptr, &ui.flash_map.visible,
                         trace.beyond != nullptr && trace.beyond->flash != nullptr);
-        ImGui::MenuItem(tr("Config"), nullptr, &ui.panels.config, !ui.vit.on_screen);
-        ImGui::MenuItem(tr("Follow an element"), nullptr, &ui.show_follow);
-        ImGui::MenuItem(tr("Cost"), nullptr, &ui.show_cost);
-        if (ui.vit.on_screen) ImGui::MenuItem(tr("Image (ViT)"), nullptr, &ui.show_image);
+        ImGui::MenuItem(_("Config"), nullptr, &ui.panels.config, !ui.vit.on_screen);
+        ImGui::MenuItem(_("Follow an element"), nullptr, &ui.show_follow);
+        ImGui::MenuItem(_("Cost"), nullptr, &ui.show_cost);
+        if (ui.vit.on_screen) ImGui::MenuItem(_("Image (ViT)"), nullptr, &ui.show_image);
         ImGui::Separator();
-        if (ImGui::MenuItem(tr("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
-        if (ImGui::MenuItem(tr("Zoom out"), "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
-        if (ImGui::MenuItem(tr("Reset zoom"), "Ctrl+0")) ui.ui_scale = 1.0f;
-        if (ImGui::MenuItem(tr("Reset layout"), "Ctrl+L")) ResetLayout(ui);
+        if (ImGui::MenuItem(_("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
+        if (ImGui::MenuItem(_("Zoom out"), "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
+        if (ImGui::MenuItem(_("Reset zoom"), "Ctrl+0")) ui.ui_scale = 1.0f;
+        if (ImGui::MenuItem(_("Reset layout"), "Ctrl+L")) ResetLayout(ui);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("Every panel back to its place and size for this window and zoom"));
+            ImGui::SetTooltip(_("Every panel back to its place and size for this window and zoom"));
         ImGui::Separator();
-        ImGui::MenuItem(tr("Presentation mode"), "F5", &ui.classroom.presentation);
+        ImGui::MenuItem(_("Presentation mode"), "F5", &ui.classroom.presentation);
         MarkItem(ui, "view:presentation");
-        ImGui::MenuItem(tr("Quiz: predict the next shape"), nullptr, &ui.classroom.quiz);
+        ImGui::MenuItem(_("Quiz: predict the next shape"), nullptr, &ui.classroom.quiz);
         MarkItem(ui, "view:quiz");
         DrawLanguageMenu(ui);
         ImGui::EndMenu();
     }
     DrawBugZooMenu(trace, ui);
-    if (ImGui::BeginMenu(tr("Help"))) {
-        ImGui::MenuItem(tr("Keys"), "F1", &ui.show_help);
-        ImGui::MenuItem(tr("About attnscope"), nullptr, &ui.show_about);
+    if (ImGui::BeginMenu(_("Help"))) {
+        ImGui::MenuItem(_("Keys"), "F1", &ui.show_help);
+        ImGui::MenuItem(_("About attnscope"), nullptr, &ui.show_about);
         ImGui::EndMenu();
     }
     // The open file and its block (a selector when the file holds several blocks).
@@ -102,19 +102,19 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         if (ui.file_blocks.size() > 1 && ui.file_block) {
             ImGui::SameLine();
             ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
-            const std::string current = tr("block ") + std::to_string(*ui.file_block);
+            const std::string current = _("block ") + std::to_string(*ui.file_block);
             if (ImGui::BeginCombo("##block", current.c_str())) {
                 for (std::size_t b : ui.file_blocks)
-                    if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == *ui.file_block) && b != *ui.file_block) {
+                    if (ImGui::Selectable((_("block ") + std::to_string(b)).c_str(), b == *ui.file_block) && b != *ui.file_block) {
                         ui.ask(command::Open{ui.file_path});
                         ui.open_block = b;
                     }
                 ImGui::EndCombo();
             }
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("the file holds %zu blocks; pick the one to show"), ui.file_blocks.size());
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("the file holds %zu blocks; pick the one to show"), ui.file_blocks.size());
         } else if (ui.file_block) {
             ImGui::SameLine();
-            ImGui::TextDisabled(tr("block %zu"), *ui.file_block);
+            ImGui::TextDisabled(_("block %zu"), *ui.file_block);
         }
     }
     // The ViT's block: the other panels show this block's attention.
@@ -123,29 +123,29 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::TextColored(WarnColor(), "ViT");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
-        const std::string current = tr("block ") + std::to_string(ui.vit.block);
+        const std::string current = _("block ") + std::to_string(ui.vit.block);
         if (ImGui::BeginCombo("##vitblock", current.c_str())) {
             for (std::size_t b = 0; b < ui.vit.blocks; ++b)
-                if (ImGui::Selectable((tr("block ") + std::to_string(b)).c_str(), b == ui.vit.block)) ui.ask(command::ShowVitBlock{b});
+                if (ImGui::Selectable((_("block ") + std::to_string(b)).c_str(), b == ui.vit.block)) ui.ask(command::ShowVitBlock{b});
             ImGui::EndCombo();
         }
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(tr("the model has %zu blocks; the pipeline, shapes, inspector, heads and row sums show this "
+            ImGui::SetTooltip(_("the model has %zu blocks; the pipeline, shapes, inspector, heads and row sums show this "
                               "block's attention"),
                               ui.vit.blocks);
     }
     if (ui.vit.loading) {
         ImGui::SameLine();
-        ImGui::TextColored(WarnColor(), tr("running the ViT ..."));
+        ImGui::TextColored(WarnColor(), _("running the ViT ..."));
     }
     if (!ui.loading_path.empty()) {
         ImGui::SameLine();
-        ImGui::TextColored(WarnColor(), tr("reading %s ..."), ui::display_name(ui.loading_path).c_str());
+        ImGui::TextColored(WarnColor(), _("reading %s ..."), ui::display_name(ui.loading_path).c_str());
     }
     // Where we are, and any status message, on the right.
     if (const Step* s = SelectedStep(trace, ui)) {
         ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-        ImGui::TextDisabled(tr("step %d / %zu:"), ui.stepper.selected + 1, trace.steps.size());
+        ImGui::TextDisabled(_("step %d / %zu:"), ui.stepper.selected + 1, trace.steps.size());
         ImGui::SameLine();
         ImGui::TextUnformatted(s->name.c_str());
         ImGui::SameLine();
@@ -163,20 +163,20 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
     if (ui.show_help) {
         ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
                                 ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin(ui::window_title(tr("Keys"), "Keys").c_str(), &ui.show_help, ImGuiWindowFlags_AlwaysAutoResize)) {
+        if (ImGui::Begin(ui::window_title(_("Keys"), "Keys").c_str(), &ui.show_help, ImGuiWindowFlags_AlwaysAutoResize)) {
             const char* const keys[][2] = {
-                {"\u2190 / \u2192", tr("previous / next step")},
-                {"Home / End", tr("first / last step")},
-                {"Space", tr("play / pause through the steps (pace: slider in the pipeline panel)")},
-                {"Ctrl+= / Ctrl+-", tr("zoom the whole UI (Ctrl+0 resets)")},
-                {"Ctrl+L", tr("every panel back to its place (View > Reset layout)")},
-                {tr("mouse wheel"), tr("zoom the heatmap around the cursor (double-click: fit)")},
-                {tr("drag"), tr("pan a zoomed heatmap")},
-                {tr("click a head"), tr("open that head large in the inspector")},
-                {"F1", tr("this window")},
-                {"F5", tr("presentation mode (Esc leaves)")},
-                {"Ctrl+O", tr("open a file (or drop it on the window)")},
-                {"Ctrl+Q", tr("quit")},
+                {"\u2190 / \u2192", _("previous / next step")},
+                {"Home / End", _("first / last step")},
+                {"Space", _("play / pause through the steps (pace: slider in the pipeline panel)")},
+                {"Ctrl+= / Ctrl+-", _("zoom the whole UI (Ctrl+0 resets)")},
+                {"Ctrl+L", _("every panel back to its place (View > Reset layout)")},
+                {_("mouse wheel"), _("zoom the heatmap around the cursor (double-click: fit)")},
+                {_("drag"), _("pan a zoomed heatmap")},
+                {_("click a head"), _("open that head large in the inspector")},
+                {"F1", _("this window")},
+                {"F5", _("presentation mode (Esc leaves)")},
+                {"Ctrl+O", _("open a file (or drop it on the window)")},
+                {"Ctrl+Q", _("quit")},
             };
             if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
                 for (const auto& k : keys) {
@@ -194,21 +194,21 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
     if (ui.show_about) {
         ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
                                 ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin(ui::window_title(tr("About attnscope"), "About").c_str(), &ui.show_about, ImGuiWindowFlags_AlwaysAutoResize)) {
-            ImGui::Text(tr("attnscope: step through multi-head attention"));
-            ImGui::TextDisabled(tr("Every panel reads the recorded trace of ViTAttention.forward;"));
-            ImGui::TextDisabled(tr("nothing on screen is recomputed by the UI."));
+        if (ImGui::Begin(ui::window_title(_("About attnscope"), "About").c_str(), &ui.show_about, ImGuiWindowFlags_AlwaysAutoResize)) {
+            ImGui::Text(_("attnscope: step through multi-head attention"));
+            ImGui::TextDisabled(_("Every panel reads the recorded trace of ViTAttention.forward;"));
+            ImGui::TextDisabled(_("nothing on screen is recomputed by the UI."));
             ImGui::Separator();
             static const BuildInfo build = build_info();  // about.hpp: what attnscope --version prints
-            ImGui::Text(tr("Version %s"), build.version.c_str());
-            ImGui::Text(tr("OpenBLAS: %s"), build.openblas_config.c_str());
-            ImGui::Text(tr("OpenBLAS kernels: %s"), build.openblas_kernels.c_str());
-            ImGui::Text(tr("AVX-512 kernels: %s"),
-                        build.avx512 ? tr("used") : tr("not used (no AVX-512F on this CPU, or ATTNSCOPE_NO_AVX512 set)"));
-            ImGui::Text(tr("OpenGL: %s"), ui.gl_info.c_str());
-            ImGui::Text(tr("Dear ImGui %s"), IMGUI_VERSION);
-            if (!ui.settings_path.empty()) ImGui::Text(tr("settings: %s"), ui.settings_path.c_str());
-            ImGui::Text(tr("demo model and pictures: %s"), data_dir().c_str());
+            ImGui::Text(_("Version %s"), build.version.c_str());
+            ImGui::Text(_("OpenBLAS: %s"), build.openblas_config.c_str());
+            ImGui::Text(_("OpenBLAS kernels: %s"), build.openblas_kernels.c_str());
+            ImGui::Text(_("AVX-512 kernels: %s"),
+                        build.avx512 ? _("used") : _("not used (no AVX-512F on this CPU, or ATTNSCOPE_NO_AVX512 set)"));
+            ImGui::Text(_("OpenGL: %s"), ui.gl_info.c_str());
+            ImGui::Text(_("Dear ImGui %s"), IMGUI_VERSION);
+            if (!ui.settings_path.empty()) ImGui::Text(_("settings: %s"), ui.settings_path.c_str());
+            ImGui::Text(_("demo model and pictures: %s"), data_dir().c_str());
         }
         ImGui::End();
     }

@@ -15,7 +15,7 @@
 
 namespace attnscope {
 
-using ui::tr;  // every user-visible label: tr("English text")
+using ui::_;  // every user-visible label: _("English text")
 
 struct VitSnapshot;
 

@@ -35,25 +35,25 @@ Status StatusOf(const Trace& trace, const Step& step) {
     const StepDifference* diff = trace.difference(step.name);
     if (diff && !diff->ok)  // the user's tensor differs from the reference: what the bug is
         return {BadColor(), std::string("\u2717 ") + ui::tr_core(diff->finding),
-                std::string(ui::tr_core(diff->diagnosis)) + tr("\nmax |yours - reference| = ") +
-                    ui::format_value(diff->max_error) + tr(" (tolerance ") + ui::format_value(diff->tolerance) + ")"};
+                std::string(ui::tr_core(diff->diagnosis)) + _("\nmax |yours - reference| = ") +
+                    ui::format_value(diff->max_error) + _(" (tolerance ") + ui::format_value(diff->tolerance) + ")"};
     if (sc && !sc->ok)
-        return {BadColor(), tr("\u2717 shape"),
-                tr("expected ") + sc->formula + " = " + format_shape(sc->expected) + tr(", got ") + format_shape(sc->actual)};
-    if (nonfinite_here) return {BadColor(), tr("\u2717 NaN/Inf"), ui::tr_core(trace.checks.nonfinite.message)};
+        return {BadColor(), _("\u2717 shape"),
+                _("expected ") + sc->formula + " = " + format_shape(sc->expected) + _(", got ") + format_shape(sc->actual)};
+    if (nonfinite_here) return {BadColor(), _("\u2717 NaN/Inf"), ui::tr_core(trace.checks.nonfinite.message)};
     if (rs && rs->failing_rows > 0 && !rs->deviation_expected)
-        return {BadColor(), tr("\u2717 rows"), std::to_string(rs->failing_rows) + tr(" rows do not sum to 1")};
-    if (rs && rs->failing_rows > 0) return {WarnColor(), tr("\u26A0 rows"), ui::tr_core(rs->explanation)};
-    const std::string sums = rs ? tr("\nevery softmax row sums to 1") : "";
+        return {BadColor(), _("\u2717 rows"), std::to_string(rs->failing_rows) + _(" rows do not sum to 1")};
+    if (rs && rs->failing_rows > 0) return {WarnColor(), _("\u26A0 rows"), ui::tr_core(rs->explanation)};
+    const std::string sums = rs ? _("\nevery softmax row sums to 1") : "";
     if (diff)
-        return {OkColor(), tr("\u2713 ref"),
-                tr("equals the reference's ") + step.name + tr(" (max |yours - reference| = ") +
+        return {OkColor(), _("\u2713 ref"),
+                _("equals the reference's ") + step.name + _(" (max |yours - reference| = ") +
                     ui::format_value(diff->max_error) + " <= " + ui::format_value(diff->tolerance) + ")" + sums};
-    const std::string tip = sc ? tr("shape ") + format_shape(sc->actual) + " = " + sc->formula
-                            : step.origin == StepOrigin::Loaded ? tr("loaded, not compared: the file has no input and "
+    const std::string tip = sc ? _("shape ") + format_shape(sc->actual) + " = " + sc->formula
+                            : step.origin == StepOrigin::Loaded ? _("loaded, not compared: the file has no input and "
                                                                      "weights to run the reference on")
-                                                                : tr("no check for this step");
-    return {OkColor(), rs ? tr("\u2713 rows") : "\u2713", tip + sums};
+                                                                : _("no check for this step");
+    return {OkColor(), rs ? _("\u2713 rows") : "\u2713", tip + sums};
 }
 
 // The check's symbol alone ("✗" of "✗ scale after softmax"): the column when the panel is narrow.
@@ -64,15 +64,15 @@ std::string Symbol(const std::string& label) { return label.substr(0, label.find
 void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.pipeline) return;
     PlaceWindow(ui, ui::Panel::Pipeline);
-    if (!ImGui::Begin(ui::window_title(tr("Pipeline"), "Pipeline").c_str(), &ui.panels.pipeline)) {
+    if (!ImGui::Begin(ui::window_title(_("Pipeline"), "Pipeline").c_str(), &ui.panels.pipeline)) {
         ImGui::End();
         return;
     }
     if (trace.steps.empty()) {
         const char* why = !ui.run_error.empty() ? ui::tr_core(ui.run_error)
-                          : ui.engine_busy      ? tr("The engine is running; its trace appears here when it is done.")
-                                                : tr("The engine has not produced a trace. Check the config panel.");
-        EmptyState(tr("No trace yet"), why);
+                          : ui.engine_busy      ? _("The engine is running; its trace appears here when it is done.")
+                                                : _("The engine has not produced a trace. Check the config panel.");
+        EmptyState(_("No trace yet"), why);
         ImGui::End();
         return;
     }
@@ -80,25 +80,25 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     if (!ui.config_errors.empty() && trace.source_path.empty() && !ui.vit.on_screen) {
         ImGui::BeginGroup();
         char why[512];
-        std::snprintf(why, sizeof why, tr("\u2717 not run: %s; the steps below are the last good trace"),
+        std::snprintf(why, sizeof why, _("\u2717 not run: %s; the steps below are the last good trace"),
                       ui::tr_core(ui.config_errors.front()));
         WrappedText(BadColor(), why);
         ImGui::EndGroup();
         MarkItem(ui, "pipeline:config_error");
     }
     // Playback controls.
-    const char* keys = tr("\u2190/\u2192 Home End Space");
+    const char* keys = _("\u2190/\u2192 Home End Space");
     if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) ui.stepper.key(ui::StepKey::Prev);
     ImGui::SameLine();
-    if (ImGui::Button(ui.stepper.playing ? tr("Pause") : tr("Play"), ImVec2(ImGui::GetFontSize() * 4, 0)))
+    if (ImGui::Button(ui.stepper.playing ? _("Pause") : _("Play"), ImVec2(ImGui::GetFontSize() * 4, 0)))
         TogglePlay(ui);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("keys: %s"), keys);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("keys: %s"), keys);
     ImGui::SameLine();
     if (ImGui::ArrowButton("##next", ImGuiDir_Right)) ui.stepper.key(ui::StepKey::Next);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
     float pace = static_cast<float>(ui.stepper.interval);
-    if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, tr("%.1f s / step"))) ui.stepper.interval = pace;
+    if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, _("%.1f s / step"))) ui.stepper.interval = pace;
     // The keys beside the controls when they fit; always in the Play button's tooltip.
     if (FitsOnThisLine(ImGui::CalcTextSize(keys).x)) {
         ImGui::SameLine();
@@ -114,15 +114,15 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     if (from_file) {
         if (first) {
             char text[1024];
-            std::snprintf(text, sizeof text, tr("first divergence: %s \u2014 %s"), first->step.c_str(), ui::tr_core(first->finding));
+            std::snprintf(text, sizeof text, _("first divergence: %s \u2014 %s"), first->step.c_str(), ui::tr_core(first->finding));
             ImGui::BeginGroup();
             WrappedText(BadColor(), text);
             ImGui::EndGroup();
             if (ImGui::IsItemHovered()) WrappedTooltip(ui::tr_core(first->diagnosis));
         } else if (!trace.differences.empty()) {
-            WrappedText(OkColor(), tr("\u2713 every step of the file equals the reference"));
+            WrappedText(OkColor(), _("\u2713 every step of the file equals the reference"));
         } else {
-            WrappedText(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], tr("the file's steps are not compared (see the Config panel for why)"));
+            WrappedText(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], _("the file's steps are not compared (see the Config panel for why)"));
         }
     }
     // The check column names the check ("✗ scale after softmax") when the columns fit the panel with
@@ -138,7 +138,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     // A bug whose code stops with a shape error: a last row for the step that failed.
     const bool stopped = ui.zoo && ui.zoo->bug == ui.bug && !ui.zoo->failure.empty() && !ui.zoo->first_step.empty() &&
                          !trace.find(ui.zoo->first_step);
-    const std::string stops = tr("\u2717 shape error: the run stops here");
+    const std::string stops = _("\u2717 shape error: the run stops here");
     if (stopped) check_w = std::max(check_w, ImGui::CalcTextSize(stops.c_str()).x);
     const float cell = 2.0f * ImGui::GetStyle().CellPadding.x + 1.0f;
     const bool named_checks = ImGui::CalcTextSize("00").x + step_w + shape_w + ImGui::GetFontSize() + check_w +
@@ -151,9 +151,9 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     if (table) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
-        ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthFixed);
-        ImGui::TableSetupColumn(tr("shape before \u2192 after"), ImGuiTableColumnFlags_WidthStretch);
-        ImGui::TableSetupColumn(tr("check"), ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn(_("step"), ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn(_("shape before \u2192 after"), ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn(_("check"), ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableHeadersRow();
         const Step* selected = SelectedStep(trace, ui);
         for (std::size_t i = 0; i < trace.steps.size(); ++i) {
@@ -184,9 +184,9 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
                 ImGui::Text("%s: %s", op_name(step.op), ui::tr_code(step.code).c_str());
                 ImGui::TextDisabled("%s", ui::tr_formula(step.formula).c_str());
                 if (loaded)
-                    ImGui::TextColored(LoadedColor(), "%s", (tr("your tensor: ") + std::string(ui::tr_core(step.origin_detail))).c_str());
+                    ImGui::TextColored(LoadedColor(), "%s", (_("your tensor: ") + std::string(ui::tr_core(step.origin_detail))).c_str());
                 else if (from_file)
-                    ImGui::TextDisabled("%s", tr("not in the file: computed by the reference from the file's "
+                    ImGui::TextDisabled("%s", _("not in the file: computed by the reference from the file's "
                                                  "input and weights"));
                 ImGui::EndTooltip();
             }

@@ -64,13 +64,13 @@ void PlotRowSums(const std::vector<float>& sums, double tolerance, ImVec2 size) 
     }
     // x axis: row (query token) index.
     char buf[48];
-    std::snprintf(buf, sizeof buf, tr("row n = 0 .. %zu"), n - 1);
+    std::snprintf(buf, sizeof buf, _("row n = 0 .. %zu"), n - 1);
     dl->AddText(ImVec2(a.x, b.y + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
     const ImGuiIO& io = ImGui::GetIO();
     if (ImGui::IsItemHovered() && io.MousePos.x >= a.x && io.MousePos.x <= b.x) {
         const float f = (io.MousePos.x - a.x - 4) / std::max(b.x - a.x - 8, 1.0f) * (n - 1);
         const std::size_t i = static_cast<std::size_t>(std::clamp(std::lround(f), 0L, static_cast<long>(n - 1)));
-        ImGui::SetTooltip(tr("row %zu: sum = %.9g\n|sum - 1| = %.3g"), i, static_cast<double>(sums[i]),
+        ImGui::SetTooltip(_("row %zu: sum = %.9g\n|sum - 1| = %.3g"), i, static_cast<double>(sums[i]),
                           std::fabs(static_cast<double>(sums[i]) - 1.0));
     }
 }
@@ -80,20 +80,20 @@ void PlotRowSums(const std::vector<float>& sums, double tolerance, ImVec2 size) 
 void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.row_sums) return;
     PlaceWindow(ui, ui::Panel::RowSums);
-    if (!ImGui::Begin(ui::window_title(tr("Row sums"), "Row sums").c_str(), &ui.panels.row_sums)) {
+    if (!ImGui::Begin(ui::window_title(_("Row sums"), "Row sums").c_str(), &ui.panels.row_sums)) {
         ImGui::End();
         return;
     }
     const Step* step = SelectedStep(trace, ui);
     const RowSumCheck* check = step ? trace.checks.row_sum(step->name) : nullptr;
     if (!check) {
-        const std::string title = step ? tr("No row-sum check for ") + step->name : std::string(tr("No trace"));
+        const std::string title = step ? _("No row-sum check for ") + step->name : std::string(_("No trace"));
         EmptyState(title.c_str(),
-                   tr("Softmax makes every row of attn a probability distribution: its N' weights sum to 1. "
+                   _("Softmax makes every row of attn a probability distribution: its N' weights sum to 1. "
                       "The check runs on attn and on attn_drop. Select one of them to see the sums per head."));
         if (step && trace.find("attn")) {
             ImGui::SetCursorPos(ImVec2(ImGui::GetStyle().WindowPadding.x + 8, ImGui::GetCursorPosY() - ImGui::GetFrameHeight() * 2.5f));
-            if (ImGui::Button(tr("show attn"))) SelectStep(trace, ui, "attn");
+            if (ImGui::Button(_("show attn"))) SelectStep(trace, ui, "attn");
         }
         ImGui::End();
         return;
@@ -108,7 +108,7 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     else if (check->failing_rows > 0)
         WrappedText(ui::tr_core(check->cause));
     else if (trace.config.training && check->step == "attn")
-        WrappedText(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], tr("Training mode: attn itself still sums to 1; dropout acts on attn_drop."));
+        WrappedText(ImGui::GetStyle().Colors[ImGuiCol_TextDisabled], _("Training mode: attn itself still sums to 1; dropout acts on attn_drop."));
 
     // The (batch, head) the inspector shows.
     InspectorView& view = ViewFor(ui, *step);
@@ -128,9 +128,9 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
                               ImGuiTableFlags_SizingFixedFit,
                           ImVec2(table_w, table_h))) {
         ImGui::TableSetupScrollFreeze(0, 1);
-        ImGui::TableSetupColumn(tr("head"));
-        ImGui::TableSetupColumn(tr("max |sum-1|"));
-        ImGui::TableSetupColumn(tr("fail"));
+        ImGui::TableSetupColumn(_("head"));
+        ImGui::TableSetupColumn(_("max |sum-1|"));
+        ImGui::TableSetupColumn(_("fail"));
         ImGui::TableHeadersRow();
         ImGui::PushFont(fonts().mono);
         for (const auto& h : sum.per_head) {
@@ -158,12 +158,12 @@ void DrawRowSumPanel(const Trace& trace, UiState& ui) {
     if (side_by_side) ImGui::SameLine();
     ImGui::BeginGroup();
     char title[96];
-    std::snprintf(title, sizeof title, tr("row sums of batch %zu, head %zu"), b, hd);
+    std::snprintf(title, sizeof title, _("row sums of batch %zu, head %zu"), b, hd);
     ImGui::BeginGroup();
     WrappedText(title);
     ImGui::EndGroup();
     SameLineIfFits(ImGui::CalcTextSize("(?)").x);
-    HelpMarker(tr("Each dot is one row of attn[b, head]: the sum of its N' weights. The green band is 1 \u00B1 "
+    HelpMarker(_("Each dot is one row of attn[b, head]: the sum of its N' weights. The green band is 1 \u00B1 "
                   "tolerance. Red dots are rows outside it; the inspector outlines them in the heatmap."));
     const std::vector<float> sums = ui::head_row_sums(*check, b, hd);
     PlotRowSums(sums, check->tolerance, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y));

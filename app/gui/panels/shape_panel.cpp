@@ -100,7 +100,7 @@ void DrawMemoryReshape(ImDrawList* dl, const Row& in, const Row& out, std::size_
     auto in_axis = std::find(in.axes.begin(), in.axes.end(), label);
     if (in_axis == in.axes.end()) return;
     char caption[160];
-    std::snprintf(caption, sizeof caption, tr("memory order \u2192, by the %s index: above before, below after"),
+    std::snprintf(caption, sizeof caption, _("memory order \u2192, by the %s index: above before, below after"),
                   label.c_str());
     const float strip_h = fs * 0.9f;
     const float y0 = top + fs * 1.65f, y1 = y0 + strip_h, y2 = y1 + strip_h;
@@ -287,10 +287,10 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
 void DrawForwardListing(const Trace& trace, const Step& step) {
     const Reference reference = trace.config.reference;
     const int current = LineOf(step.name, reference);
-    const char* heading = tr("ViTAttention.forward(self, x), the reference:");
-    if (reference == Reference::mha) heading = tr("MultiHeadAttention.forward(self, x), the reference:");
+    const char* heading = _("ViTAttention.forward(self, x), the reference:");
+    if (reference == Reference::mha) heading = _("MultiHeadAttention.forward(self, x), the reference:");
     if (reference == Reference::hf)
-        heading = tr("Hugging Face's ViTSelfAttention, then ViTSelfOutput:");
+        heading = _("Hugging Face's ViTSelfAttention, then ViTSelfOutput:");
     ImGui::TextDisabled("%s", heading);
     // The code in a region that scrolls sideways: on a narrow panel the current step's expression is
     // scrolled into view when the step changes, and a scrollbar reaches the rest of the long lines.
@@ -398,13 +398,13 @@ void DrawForwardListing(const Trace& trace, const Step& step) {
 void DrawShapePanel(const Trace& trace, UiState& ui) {
     if (!ui.panels.shape) return;
     PlaceWindow(ui, ui::Panel::Shape);
-    if (!ImGui::Begin(ui::window_title(tr("Shape view"), "Shape view").c_str(), &ui.panels.shape)) {
+    if (!ImGui::Begin(ui::window_title(_("Shape view"), "Shape view").c_str(), &ui.panels.shape)) {
         ImGui::End();
         return;
     }
     const Step* step = SelectedStep(trace, ui);
     if (!step) {
-        EmptyState(tr("No step selected"), tr("Run the engine from the config panel to record a trace."));
+        EmptyState(_("No step selected"), _("Run the engine from the config panel to record a trace."));
         ImGui::End();
         return;
     }
@@ -412,10 +412,10 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     ImGui::Text("%s", step->name.c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("= %s", op_name(step->op));
-    const char* copy = step->is_view ? tr("  view (no copy)") : tr("  new tensor");
+    const char* copy = step->is_view ? _("  view (no copy)") : _("  new tensor");
     SameLineIfFits(ImGui::CalcTextSize(copy).x);
     ImGui::TextColored(step->is_view ? OkColor() : WarnColor(), "%s", copy);
-    const char* layout = step->contiguous ? tr("  contiguous") : tr("  not contiguous");
+    const char* layout = step->contiguous ? _("  contiguous") : _("  not contiguous");
     SameLineIfFits(ImGui::CalcTextSize(layout).x);
     ImGui::TextColored(step->contiguous ? OkColor() : WarnColor(), "%s", layout);
 
@@ -425,7 +425,7 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     const bool buggy_line = step->code.find("# BUG") != std::string::npos;
     if (!story.text.empty() && !buggy_line) WrappedText(ui::narrative_lead(story.text).c_str());
     if (ui.start_hint)
-        WrappedText(OkColor(), tr("Start here: press Play (in the pipeline list) or \u2192 to go through the layer one step at a time."));
+        WrappedText(OkColor(), _("Start here: press Play (in the pipeline list) or \u2192 to go through the layer one step at a time."));
 
     DrawAxisRows(trace, *step, ui);
 
@@ -444,15 +444,15 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
         ImGui::TextUnformatted(remark.c_str());
     }
     ImGui::PopFont();
-    ImGui::TextDisabled(tr("strides"));
+    ImGui::TextDisabled(_("strides"));
     ImGui::SameLine();
     ImGui::PushFont(fonts().mono);
     ImGui::Text("%s", format_strides(step->torch_strides).c_str());
     ImGui::PopFont();
     SameLineIfFits(ImGui::CalcTextSize("(?)").x);
-    HelpMarker(tr("The strides PyTorch's tensor has at this point (elements to skip per index step on each axis). "
+    HelpMarker(_("The strides PyTorch's tensor has at this point (elements to skip per index step on each axis). "
                   "A view only changes shape and strides; the numbers stay where they are in memory."));
-    WrappedText((std::string(tr("note: ")) + ui::tr_core(step->note)).c_str());
+    WrappedText((std::string(_("note: ")) + ui::tr_core(step->note)).c_str());
     ImGui::Separator();
     DrawForwardListing(trace, *step);
     ImGui::End();
