@@ -30,6 +30,7 @@
 #include "softgl/backdrop.hpp"
 #include "bench_gui.hpp"
 #include "embedded_icon.hpp"
+#include "logic/core_text.hpp"
 #include "logic/engine_runner.hpp"
 #include "fonts.hpp"
 #include "layout_report.hpp"
@@ -281,6 +282,7 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     DrawFlashMapPanel(trace, ui);
     DrawHelpWindows(trace, ui);
     DrawFileBrowser(ui);
+    ui.modal_on_screen.clear();
     DrawFileErrorModal(ui);
     DrawHeadsQuestion(ui);
     DrawQuizWindow(trace, ui);
@@ -443,7 +445,7 @@ bool CheckOptions(const Gui& g) {
 bool WaitForRun(Gui& g, const char* cancelled) {
     const std::optional<EngineResult> r = g.runner.wait();
     if (r && AcceptResult(*r, g.trace, g.vit, g.ui)) return true;
-    std::fprintf(stderr, "attnscope: %s\n", r ? r->error.c_str() : cancelled);
+    std::fprintf(stderr, "attnscope: %s\n", r ? english(r->error).c_str() : cancelled);
     return false;
 }
 
@@ -481,7 +483,7 @@ bool StartFirstRun(Gui& g) {
         } else {
             EngineResult r = EngineRunner::run_now(g.config);
             if (!r.trace) {
-                std::fprintf(stderr, "attnscope: the engine failed: %s\n", r.error.c_str());
+                std::fprintf(stderr, "attnscope: the engine failed: %s\n", english(r.error).c_str());
                 return false;
             }
             g.trace = r.trace;
@@ -823,10 +825,10 @@ void OpenFile(Gui& g, const std::string& path) {
         } else if (!model.empty()) {
             StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.vit_picture, VitHeads(g)));
         } else {
-            ui.file_error = path +
+            ui.file_error = plain_text(path +
                             ": a picture needs a ViT model: open a ViT checkpoint (File > "
                             "Open) and it runs on this picture, or start attnscope with "
-                            "--model FILE --image PICTURE (make run opens the demo model)";
+                            "--model FILE --image PICTURE (make run opens the demo model)");
             ui.file_error_shown = false;
         }
     }
@@ -1098,7 +1100,9 @@ std::string StateReport(const Gui& g) {
     j["busy"] = ui.engine_busy;
     j["vit"] = ui.vit.on_screen;
     j["vit_query"] = ui.vit.query;  // the token whose attention the Image panel shows (0: the class token)
-    j["message"] = ui.file_error;  // the "Cannot open the file" dialog, while it is open
+    j["message"] = english(ui.file_error);  // the "Cannot open the file" dialog, while it is open
+    j["message_shown"] = ui::tr_message(ui.file_error);  // the same as the dialog words it, in the UI's language
+    j["modal"] = ui.modal_on_screen;  // the modal drawn this frame: "cannot_open", "heads_question" or ""
     j["heads"] = g.trace ? g.trace->config.heads : 0;
     j["file_notes"] = ui.file_notes;  // where input, weights and heads came from
     j["heads_question"] = ui.heads_question_path.empty()
@@ -1107,7 +1111,7 @@ std::string StateReport(const Gui& g) {
                                                {"picture", ui.heads_question_picture},
                                                {"dim", ui.heads_question_dim},
                                                {"choice", ui.heads_question_choice}};
-    j["run_error"] = ui.run_error;
+    j["run_error"] = english(ui.run_error);
     j["config_errors"] = ui.config_errors;  // the Config panel's draft the engine refused
     j["status"] = ui.status;
     j["back_to_demo_enabled"] = !ui.file_path.empty() || ui.vit.on_screen;  // File > Back to the demo / config

@@ -186,7 +186,7 @@ struct UiState {
     AttentionConfig config_draft;       // what the config panel edits
     AttentionConfig config_shown;       // the config of the trace on screen
     std::vector<std::string> config_errors;  // from validate(), shown inline
-    std::string run_error;              // the engine threw (ShapeError ...)
+    Message run_error;                  // the engine threw (ShapeError ...)
     bool engine_busy = false;           // a worker is running
     float engine_progress = 0.0f;       // 0..1
     double engine_seconds = 0.0;        // how long the last run took
@@ -201,7 +201,7 @@ struct UiState {
     std::string loading_path;                // a file job is running for this path
     std::optional<std::size_t> open_block;   // the block to open (block selector)
     std::optional<std::size_t> open_heads;   // h chosen in the config panel for a file
-    std::string file_error;                  // the last file that could not be opened (modal)
+    Message file_error;                      // the last file that could not be opened (modal)
     // A file that does not say how many heads its attention has: the app asks before it shows a map.
     std::string heads_question_path;         // empty: no question
     std::string heads_question_picture;      // the picture a whole ViT runs on once h is given
@@ -210,6 +210,7 @@ struct UiState {
     std::size_t heads_question_choice = 0;   // prefilled: the count of heads of 64 channels nearest to dim / 64
     bool heads_question_shown = false;       // the modal has been opened
     bool file_error_shown = false;           // the modal has been opened for file_error
+    std::string modal_on_screen;             // the id of the modal this frame shows ("cannot_open"), or ""
     std::vector<std::string> recent_files;   // most recent first (settings.json)
 
     // ---- the ViT on a picture (--model, --image): the Image panel; the other panels show one block

@@ -35,8 +35,8 @@ namespace attnscope {
 // ============================================================================================
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-    throw FileError(path + ": " + what);
+[[noreturn]] void fail(Msg code, std::initializer_list<std::pair<const char*, std::string>> args) {
+    throw FileError(Message(code, args));
 }
 
 std::string errno_text(int err) { return std::strerror(err); }
@@ -144,34 +144,34 @@ void decode_floats(const std::string& dtype, const std::uint8_t* src, std::size_
 MappedFile MappedFile::open(const std::string& path) {
     // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below anyway).
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) fail(path, errno_text(errno));
+    if (fd < 0) fail(Msg::file_os_error, {{"file", path}, {"reason", errno_text(errno)}});
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
         ::close(fd);
-        fail(path, errno_text(err));
+        fail(Msg::file_os_error, {{"file", path}, {"reason", errno_text(err)}});
     }
     if (S_ISDIR(st.st_mode)) {
         ::close(fd);
-        fail(path, "is a directory, not a file");
+        fail(Msg::file_is_directory, {{"file", path}});
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
-        fail(path, "is not a regular file");
+        fail(Msg::file_not_regular, {{"file", path}});
     }
     MappedFile file;
     file.path_ = path;
     if (st.st_size > 0) {
         if (static_cast<std::uint64_t>(st.st_size) > std::numeric_limits<std::size_t>::max()) {
             ::close(fd);
-            fail(path, "file is too large to map");
+            fail(Msg::file_too_large_to_map, {{"file", path}});
         }
         const std::size_t size = static_cast<std::size_t>(st.st_size);
         void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             const int err = errno;
             ::close(fd);
-            fail(path, "cannot map file: " + errno_text(err));
+            fail(Msg::file_cannot_map, {{"file", path}, {"reason", errno_text(err)}});
         }
         file.data_ = static_cast<const std::uint8_t*>(p);
         file.size_ = size;
@@ -221,12 +221,12 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
         fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
-    if (fd < 0) fail(path, "cannot create a temporary file to write: " + errno_text(errno));
+    if (fd < 0) fail(Msg::file_cannot_create_temporary, {{"file", path}, {"reason", errno_text(errno)}});
 
     auto abandon = [&](const std::string& step, int err) {
         if (fd >= 0) ::close(fd);
         ::unlink(tmp.c_str());
-        fail(path, step + ": " + errno_text(err));
+        fail(Msg::file_cannot_write, {{"file", path}, {"step", step}, {"reason", errno_text(err)}});
     };
     std::size_t done = 0;
     while (done < bytes.size()) {
@@ -262,8 +262,6 @@ namespace {
 constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr std::size_t kNpyMagicLen = 6;
 constexpr std::size_t kNpyMaxHeader = 1 << 20;  // real headers are about 100 bytes
-constexpr const char* kNpyAccepts =
-    "attnscope reads little-endian float16/float32/float64 (<f2, <f4, <f8)";
 
 // A parsed Python literal: only what .npy headers contain.
 struct PyValue {
@@ -294,14 +292,15 @@ public:
     PyValue parse_document() {
         PyValue v = value(0);
         skip_space();
-        if (pos_ != s_.size()) error("unexpected text after the dict");
+        if (pos_ != s_.size()) error(Message(Msg::npy_parse_text_after_dict));
         return v;
     }
 
 private:
-    [[noreturn]] void error(const std::string& what) const {
-        fail(path_, "malformed header: " + what + " at column " + std::to_string(pos_ + 1) +
-                        " in \"" + excerpt(s_) + "\"");
+    [[noreturn]] void error(Message problem) const {
+        throw FileError(Message(Msg::npy_malformed_header,
+                                {{"file", path_}, {"column", std::to_string(pos_ + 1)}, {"header", excerpt(s_)}})
+                            .with("problem", std::move(problem)));
     }
     void skip_space() {
         while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' ||
@@ -313,14 +312,14 @@ private:
         return pos_ < s_.size() && s_[pos_] == c;
     }
     void expect(char c) {
-        if (!peek(c)) error(std::string("expected '") + c + "'");
+        if (!peek(c)) error(Message(Msg::npy_parse_expected_char, {{"char", std::string(1, c)}}));
         ++pos_;
     }
 
     PyValue value(int depth) {
-        if (depth > 32) error("nesting too deep");
+        if (depth > 32) error(Message(Msg::npy_parse_too_deep));
         skip_space();
-        if (pos_ >= s_.size()) error("unexpected end");
+        if (pos_ >= s_.size()) error(Message(Msg::npy_parse_unexpected_end));
         const char c = s_[pos_];
         if (c == '{') return sequence(depth, '}', PyValue::Dict);
         if (c == '(') return sequence(depth, ')', PyValue::Tuple);
@@ -341,11 +340,11 @@ private:
                 v.kind = PyValue::None;
             } else {
                 pos_ = start;
-                error("unexpected name '" + excerpt(v.text, 20) + "'");
+                error(Message(Msg::npy_parse_unexpected_name, {{"name", excerpt(v.text, 20)}}));
             }
             return v;
         }
-        error(std::string("unexpected character '") + excerpt(std::string(1, c)) + "'");
+        error(Message(Msg::npy_parse_unexpected_char, {{"char", excerpt(std::string(1, c))}}));
     }
 
     PyValue sequence(int depth, char close, PyValue::Kind kind) {
@@ -366,7 +365,7 @@ private:
                 ++pos_;
                 saw_comma = true;
             } else if (!peek(close)) {
-                error(std::string("expected ',' or '") + close + "'");
+                error(Message(Msg::npy_parse_expected_comma, {{"close", std::string(1, close)}}));
             }
         }
         ++pos_;  // the closing bracket
@@ -382,11 +381,11 @@ private:
         PyValue v;
         v.kind = PyValue::Str;
         while (true) {
-            if (pos_ >= s_.size()) error("unterminated string");
+            if (pos_ >= s_.size()) error(Message(Msg::npy_parse_unterminated_string));
             const char c = s_[pos_++];
             if (c == quote) break;
             if (c == '\\') {
-                if (pos_ >= s_.size()) error("unterminated string");
+                if (pos_ >= s_.size()) error(Message(Msg::npy_parse_unterminated_string));
                 v.text += s_[pos_++];  // enough for names; .npy dtype strings have no escapes
             } else {
                 v.text += c;
@@ -404,10 +403,10 @@ private:
         }
         const std::size_t digits = pos_;
         while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') v.text += s_[pos_++];
-        if (pos_ == digits) error("expected digits");
+        if (pos_ == digits) error(Message(Msg::npy_parse_expected_digits));
         if (pos_ < s_.size() && (s_[pos_] == 'L' || s_[pos_] == 'l')) ++pos_;  // Python 2 long
         if (pos_ < s_.size() && (s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E'))
-            error("expected an integer, found a number with a fraction or exponent");
+            error(Message(Msg::npy_parse_fraction));
         return v;
     }
 
@@ -473,7 +472,7 @@ std::pair<std::size_t, FloatKind> npy_dtype(const std::string& descr, const std:
         const std::string size = descr.substr(2);
         if (size == "2" || size == "4" || size == "8") {
             if (descr[0] == '>')
-                fail(path, "dtype '" + descr + "' is big-endian; " + kNpyAccepts);
+                fail(Msg::npy_big_endian, {{"file", path}, {"descr", descr}});
             if (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') {
                 if (size == "2") return {2, FloatKind::F16};
                 if (size == "4") return {4, FloatKind::F32};
@@ -481,26 +480,24 @@ std::pair<std::size_t, FloatKind> npy_dtype(const std::string& descr, const std:
             }
         }
     }
-    fail(path, "dtype '" + excerpt(descr, 40) + "'" + dtype_kind_text(descr) + " is not supported; " +
-                   kNpyAccepts);
+    fail(Msg::npy_dtype_unsupported, {{"file", path}, {"descr", excerpt(descr, 40)}, {"kind", dtype_kind_text(descr)}});
 }
 
 // Parses a dimension: a non-negative integer that fits in size_t.
 std::size_t npy_dim(const PyValue& v, const PyValue& shape, const std::string& path) {
     if (v.kind != PyValue::Int)
-        fail(path, "'shape' must be a tuple of non-negative integers, found " + py_repr(shape));
+        fail(Msg::npy_shape_not_tuple, {{"file", path}, {"found", py_repr(shape)}});
     if (!v.text.empty() && v.text[0] == '-') {
         bool all_zero = v.text.find_first_not_of('0', 1) == std::string::npos;
         if (!all_zero)
-            fail(path, "'shape' " + py_repr(shape) + " has a negative dimension " + v.text);
+            fail(Msg::npy_shape_negative, {{"file", path}, {"shape", py_repr(shape)}, {"dim", v.text}});
     }
     std::size_t n = 0;
     for (char c : v.text) {
         if (c == '-') continue;
         const std::size_t digit = static_cast<std::size_t>(c - '0');
         if (n > (std::numeric_limits<std::size_t>::max() - digit) / 10)
-            fail(path, "'shape' " + py_repr(shape) + " has a dimension too large to handle: " +
-                           excerpt(v.text, 40));
+            fail(Msg::npy_shape_too_large, {{"file", path}, {"shape", py_repr(shape)}, {"dim", excerpt(v.text, 40)}});
         n = n * 10 + digit;
     }
     return n;
@@ -510,8 +507,8 @@ std::size_t npy_dim(const PyValue& v, const PyValue& shape, const std::string& p
 
 std::size_t npy_header_size(const std::uint8_t* data, std::size_t size, const std::string& path) {
     if (size < kNpyMagicLen || std::memcmp(data, kNpyMagic, kNpyMagicLen) != 0)
-        fail(path, "not a .npy file (it does not start with the magic string \\x93NUMPY)");
-    if (size < kNpyMagicLen + 2) fail(path, "truncated header: the file ends after the magic string");
+        fail(Msg::npy_magic, {{"file", path}});
+    if (size < kNpyMagicLen + 2) fail(Msg::npy_truncated_after_magic, {{"file", path}});
     const int major = data[6];
     const int minor = data[7];
     std::size_t len_bytes = 0;
@@ -520,17 +517,14 @@ std::size_t npy_header_size(const std::uint8_t* data, std::size_t size, const st
     else if ((major == 2 || major == 3) && minor == 0)
         len_bytes = 4;
     else
-        fail(path, "unsupported .npy format version " + std::to_string(major) + "." +
-                       std::to_string(minor) + "; attnscope reads versions 1.0, 2.0 and 3.0");
+        fail(Msg::npy_version, {{"file", path}, {"version", std::to_string(major) + "." + std::to_string(minor)}});
     const std::size_t prefix = kNpyMagicLen + 2 + len_bytes;
     if (size < prefix)
-        fail(path, "truncated header: the file ends (" + std::to_string(size) +
-                       " bytes) inside the header length field");
+        fail(Msg::npy_truncated_length, {{"file", path}, {"size", std::to_string(size)}});
     const std::size_t header_len = len_bytes == 2 ? load_u16(data + 8) : load_u32(data + 8);
     if (header_len > kNpyMaxHeader)
-        fail(path, "header length " + std::to_string(header_len) +
-                       " bytes is absurd (attnscope's limit is " + std::to_string(kNpyMaxHeader) +
-                       " bytes)");
+        fail(Msg::npy_header_absurd,
+             {{"file", path}, {"length", std::to_string(header_len)}, {"limit", std::to_string(kNpyMaxHeader)}});
     return prefix + header_len;
 }
 
@@ -538,41 +532,40 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
     const std::size_t header_end = npy_header_size(data, size, path);
     const std::size_t prefix = data[6] == 1 ? kNpyMagicLen + 4 : kNpyMagicLen + 6;
     if (header_end > size)
-        fail(path, "header length " + std::to_string(header_end - prefix) + " bytes runs past the end of the file (" +
-                       std::to_string(size) + " bytes)");
+        fail(Msg::header_past_end,
+             {{"file", path}, {"length", std::to_string(header_end - prefix)}, {"size", std::to_string(size)}});
     const std::string header(reinterpret_cast<const char*>(data + prefix), header_end - prefix);
     const PyValue dict = PyLiteralParser(header, path).parse_document();
     if (dict.kind != PyValue::Dict)
-        fail(path, "malformed header: expected a dict, found " + std::string(kind_name(dict.kind)) +
-                       " in \"" + excerpt(header) + "\"");
+        fail(Msg::npy_header_not_dict, {{"file", path}, {"kind", kind_name(dict.kind)}, {"header", excerpt(header)}});
     const PyValue* descr = nullptr;
     const PyValue* fortran = nullptr;
     const PyValue* shape_value = nullptr;
     for (const auto& [key, value] : dict.entries) {
         if (key.kind != PyValue::Str)
-            fail(path, "malformed header: a key is " + std::string(kind_name(key.kind)) +
-                           ", not a string, in \"" + excerpt(header) + "\"");
+            fail(Msg::npy_header_key_not_string,
+                 {{"file", path}, {"kind", kind_name(key.kind)}, {"header", excerpt(header)}});
         const PyValue** slot = key.text == "descr"           ? &descr
                                : key.text == "fortran_order" ? &fortran
                                : key.text == "shape"         ? &shape_value
                                                              : nullptr;
-        if (!slot) fail(path, "header has an unexpected key '" + excerpt(key.text, 40) + "'");
-        if (*slot) fail(path, "header has the key '" + key.text + "' twice");
+        if (!slot) fail(Msg::npy_header_unexpected_key, {{"file", path}, {"key", excerpt(key.text, 40)}});
+        if (*slot) fail(Msg::npy_header_key_twice, {{"file", path}, {"key", key.text}});
         *slot = &value;
     }
-    if (!descr) fail(path, "header has no 'descr' key (the dtype) in \"" + excerpt(header) + "\"");
-    if (!fortran) fail(path, "header has no 'fortran_order' key in \"" + excerpt(header) + "\"");
-    if (!shape_value) fail(path, "header has no 'shape' key in \"" + excerpt(header) + "\"");
+    if (!descr) fail(Msg::npy_header_no_descr, {{"file", path}, {"header", excerpt(header)}});
+    if (!fortran) fail(Msg::npy_header_no_fortran_order, {{"file", path}, {"header", excerpt(header)}});
+    if (!shape_value) fail(Msg::npy_header_no_shape, {{"file", path}, {"header", excerpt(header)}});
 
     if (descr->kind == PyValue::List)
-        fail(path, "dtype is structured (a list of fields); " + std::string(kNpyAccepts));
+        fail(Msg::npy_structured_dtype, {{"file", path}});
     if (descr->kind != PyValue::Str)
-        fail(path, "'descr' must be a dtype string, found " + py_repr(*descr));
+        fail(Msg::npy_descr_not_string, {{"file", path}, {"found", py_repr(*descr)}});
     const std::size_t itemsize = npy_dtype(descr->text, path).first;
     if (fortran->kind != PyValue::Bool)
-        fail(path, "'fortran_order' must be True or False, found " + py_repr(*fortran));
+        fail(Msg::npy_fortran_order_not_bool, {{"file", path}, {"found", py_repr(*fortran)}});
     if (shape_value->kind != PyValue::Tuple)
-        fail(path, "'shape' must be a tuple of non-negative integers, found " + py_repr(*shape_value));
+        fail(Msg::npy_shape_not_tuple, {{"file", path}, {"found", py_repr(*shape_value)}});
 
     Shape shape;
     for (const PyValue& d : shape_value->items) shape.push_back(npy_dim(d, *shape_value, path));
@@ -582,8 +575,7 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
         count = element_count(shape);
         nbytes = checked_mul(count, itemsize);
     } catch (const std::overflow_error&) {
-        fail(path, "shape " + npy_shape_text(shape) + " of " + descr->text +
-                       " has too many elements (the size overflows)");
+        fail(Msg::npy_size_overflows, {{"file", path}, {"shape", npy_shape_text(shape)}, {"descr", descr->text}});
     }
     return {descr->text, fortran->flag, std::move(shape), header_end, nbytes};
 }
@@ -596,11 +588,16 @@ Array parse_npy(const std::uint8_t* data, std::size_t size, const std::string& p
     const std::string shape_text = npy_shape_text(shape) + " of " + header.descr;
     const std::size_t available = size - header.data_offset;
     if (available < nbytes)
-        fail(path, "truncated data: shape " + shape_text + " needs " + std::to_string(nbytes) +
-                       " bytes, the file has " + std::to_string(available));
+        fail(Msg::npy_truncated_data, {{"file", path},
+                                       {"shape", shape_text},
+                                       {"needs", std::to_string(nbytes)},
+                                       {"has", std::to_string(available)}});
     if (available > nbytes)
-        fail(path, std::to_string(available - nbytes) + " unexpected bytes after the data: shape " + shape_text +
-                       " needs " + std::to_string(nbytes) + " bytes, the file has " + std::to_string(available));
+        fail(Msg::npy_extra_bytes, {{"file", path},
+                                    {"extra", std::to_string(available - nbytes)},
+                                    {"shape", shape_text},
+                                    {"needs", std::to_string(nbytes)},
+                                    {"has", std::to_string(available)}});
 
     Array out = make_array(shape);
     const std::size_t count = out.size();
@@ -674,8 +671,6 @@ void write_npy(const std::string& path, const Array& values) {
 namespace {
 
 constexpr std::uint64_t kSafetensorsMaxHeader = 100'000'000;  // as in the reference library
-constexpr const char* kSafetensorsAccepts = "attnscope reads F16, BF16, F32, F64";
-
 struct DtypeSize {
     const char* name;
     std::size_t size;
@@ -729,15 +724,12 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     const std::uint8_t* bytes = st.file_.data();
     const std::size_t size = st.file_.size();
     if (size < 8)
-        fail(path, "file is " + std::to_string(size) +
-                       " bytes; a safetensors file starts with an 8-byte header length");
+        fail(Msg::st_too_short, {{"file", path}, {"size", std::to_string(size)}});
     const std::uint64_t n = load_u64(bytes);
     if (n > kSafetensorsMaxHeader)
-        fail(path, "header length " + std::to_string(n) +
-                       " bytes is larger than the 100 MB limit; refusing to read it");
+        fail(Msg::st_header_too_large, {{"file", path}, {"length", std::to_string(n)}});
     if (n > size - 8)
-        fail(path, "header length " + std::to_string(n) + " bytes runs past the end of the file (" +
-                       std::to_string(size) + " bytes)");
+        fail(Msg::header_past_end, {{"file", path}, {"length", std::to_string(n)}, {"size", std::to_string(size)}});
     st.data_start_ = 8 + static_cast<std::size_t>(n);
     const std::uint64_t data_size = size - st.data_start_;
 
@@ -758,76 +750,85 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
                 return true;
             });
     } catch (const json::exception& e) {
-        fail(path, "header is not valid JSON: " + one_line(e.what()));
+        fail(Msg::st_header_not_json, {{"file", path}, {"reason", one_line(e.what())}});
     }
     if (!header.is_object())
-        fail(path, "header is not a JSON object (found " + json_type(header) + ")");
-    if (!duplicate.empty()) fail(path, "header names '" + excerpt(duplicate, 80) + "' twice");
+        fail(Msg::st_header_not_object, {{"file", path}, {"found", json_type(header)}});
+    if (!duplicate.empty()) fail(Msg::st_header_name_twice, {{"file", path}, {"name", excerpt(duplicate, 80)}});
 
     for (const auto& [name, info] : header.items()) {
-        const std::string tensor = "tensor '" + excerpt(name, 80) + "'";
+        const std::string tensor = excerpt(name, 80);
         if (name == "__metadata__") {
             if (!info.is_object())
-                fail(path, "__metadata__ must be an object of strings, found " + json_type(info));
+                fail(Msg::st_metadata_not_object, {{"file", path}, {"found", json_type(info)}});
             for (const auto& [key, value] : info.items()) {
                 if (!value.is_string())
-                    fail(path, "__metadata__ value for key '" + excerpt(key, 80) + "' is not a string (found " +
-                                   json_type(value) + ")");
+                    fail(Msg::st_metadata_value_not_string,
+                         {{"file", path}, {"key", excerpt(key, 80)}, {"found", json_type(value)}});
                 st.metadata_[key] = value.get<std::string>();
             }
             continue;
         }
-        if (!info.is_object()) fail(path, tensor + ": entry is not a JSON object (found " + json_type(info) + ")");
+        if (!info.is_object()) fail(Msg::st_entry_not_object, {{"file", path}, {"name", tensor}, {"found", json_type(info)}});
         SafetensorsEntry entry;
         entry.name = name;
 
         const auto dtype = info.find("dtype");
-        if (dtype == info.end() || !dtype->is_string()) fail(path, tensor + " has no 'dtype' string");
+        if (dtype == info.end() || !dtype->is_string()) fail(Msg::st_entry_no_dtype, {{"file", path}, {"name", tensor}});
         entry.dtype = dtype->get<std::string>();
         const std::size_t item_size = safetensors_dtype_size(entry.dtype);
         if (item_size == 0)
-            fail(path, tensor + " has unknown dtype '" + excerpt(entry.dtype, 40) +
-                           "'; known dtypes: " + known_dtypes_text());
+            fail(Msg::st_entry_unknown_dtype,
+                 {{"file", path}, {"name", tensor}, {"dtype", excerpt(entry.dtype, 40)}, {"known", known_dtypes_text()}});
 
         const auto shape = info.find("shape");
         if (shape == info.end() || !shape->is_array())
-            fail(path, tensor + " has no 'shape' array");
+            fail(Msg::st_entry_no_shape, {{"file", path}, {"name", tensor}});
         for (const json& d : *shape) {
             if (!d.is_number_unsigned())
-                fail(path, tensor + " has shape " + json_excerpt(*shape) +
-                               "; every dimension must be a non-negative integer, found " + json_type(d));
+                fail(Msg::st_entry_bad_dimension,
+                     {{"file", path}, {"name", tensor}, {"shape", json_excerpt(*shape)}, {"found", json_type(d)}});
             const std::uint64_t dim = d.get<std::uint64_t>();
             if (dim > std::numeric_limits<std::size_t>::max())
-                fail(path, tensor + " has a dimension too large: " + std::to_string(dim));
+                fail(Msg::st_entry_dimension_too_large, {{"file", path}, {"name", tensor}, {"dim", std::to_string(dim)}});
             entry.shape.push_back(static_cast<std::size_t>(dim));
         }
 
         const auto offsets = info.find("data_offsets");
         if (offsets == info.end() || !offsets->is_array() || offsets->size() != 2 ||
             !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned())
-            fail(path, tensor + " has no 'data_offsets' pair of non-negative integers [begin, end]" +
-                           (offsets == info.end() ? std::string() : ", found " + json_excerpt(*offsets)));
+        {
+            if (offsets == info.end()) fail(Msg::st_entry_no_offsets, {{"file", path}, {"name", tensor}});
+            fail(Msg::st_entry_bad_offsets, {{"file", path}, {"name", tensor}, {"found", json_excerpt(*offsets)}});
+        }
         entry.begin = (*offsets)[0].get<std::uint64_t>();
         entry.end = (*offsets)[1].get<std::uint64_t>();
         if (entry.end < entry.begin)
-            fail(path, tensor + " has data_offsets [" + std::to_string(entry.begin) + ", " +
-                           std::to_string(entry.end) + "] with end before begin");
+            fail(Msg::st_entry_offsets_reversed, {{"file", path},
+                                                  {"name", tensor},
+                                                  {"begin", std::to_string(entry.begin)},
+                                                  {"end", std::to_string(entry.end)}});
         if (entry.end > data_size)
-            fail(path, tensor + " has data_offsets [" + std::to_string(entry.begin) + ", " +
-                           std::to_string(entry.end) + "] past the end of the data section (" +
-                           std::to_string(data_size) + " bytes)");
+            fail(Msg::st_entry_offsets_past_end, {{"file", path},
+                                                  {"name", tensor},
+                                                  {"begin", std::to_string(entry.begin)},
+                                                  {"end", std::to_string(entry.end)},
+                                                  {"size", std::to_string(data_size)}});
         std::size_t nbytes = 0;
         try {
             nbytes = checked_mul(element_count(entry.shape), item_size);
         } catch (const std::overflow_error&) {
-            fail(path, tensor + " has shape " + format_shape(entry.shape) +
-                           " with too many elements (the size overflows)");
+            fail(Msg::st_entry_size_overflows, {{"file", path}, {"name", tensor}, {"shape", format_shape(entry.shape)}});
         }
         if (nbytes != entry.end - entry.begin)
-            fail(path, tensor + " has a size mismatch: shape " + format_shape(entry.shape) + " of " +
-                           entry.dtype + " needs " + std::to_string(nbytes) + " bytes, data_offsets [" +
-                           std::to_string(entry.begin) + ", " + std::to_string(entry.end) + "] hold " +
-                           std::to_string(entry.end - entry.begin));
+            fail(Msg::st_entry_size_mismatch, {{"file", path},
+                                               {"name", tensor},
+                                               {"shape", format_shape(entry.shape)},
+                                               {"dtype", entry.dtype},
+                                               {"needs", std::to_string(nbytes)},
+                                               {"begin", std::to_string(entry.begin)},
+                                               {"end", std::to_string(entry.end)},
+                                               {"holds", std::to_string(entry.end - entry.begin)}});
         st.entries_.push_back(std::move(entry));
     }
 
@@ -842,9 +843,13 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     const SafetensorsEntry* furthest = nullptr;
     for (const SafetensorsEntry* e : ranges) {
         if (furthest && e->begin < furthest->end)
-            fail(path, "tensors '" + excerpt(furthest->name, 80) + "' [" + std::to_string(furthest->begin) +
-                           ", " + std::to_string(furthest->end) + ") and '" + excerpt(e->name, 80) + "' [" +
-                           std::to_string(e->begin) + ", " + std::to_string(e->end) + ") overlap");
+            fail(Msg::st_tensors_overlap, {{"file", path},
+                                           {"first", excerpt(furthest->name, 80)},
+                                           {"first_begin", std::to_string(furthest->begin)},
+                                           {"first_end", std::to_string(furthest->end)},
+                                           {"second", excerpt(e->name, 80)},
+                                           {"second_begin", std::to_string(e->begin)},
+                                           {"second_end", std::to_string(e->end)}});
         if (!furthest || e->end > furthest->end) furthest = e;
     }
     return st;
@@ -863,12 +868,13 @@ Array SafetensorsFile::load(const std::string& name) const {
         const std::size_t shown = std::min<std::size_t>(entries_.size(), 5);
         for (std::size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + excerpt(entries_[i].name, 80);
         if (entries_.size() > shown) names += ", ...";
-        fail(path(), "no tensor named '" + excerpt(name, 80) + "'; the file has " +
-                         std::to_string(entries_.size()) + " tensor" + (entries_.size() == 1 ? "" : "s") +
-                         (entries_.empty() ? "" : ": " + names));
+        const Msg code = entries_.empty()       ? Msg::st_no_such_tensor_empty
+                         : entries_.size() == 1 ? Msg::st_no_such_tensor_one
+                                                : Msg::st_no_such_tensor;
+        fail(code, {{"file", path()}, {"name", excerpt(name, 80)}, {"count", std::to_string(entries_.size())}, {"names", names}});
     }
     if (!is_float_dtype(e->dtype))
-        fail(path(), "tensor '" + excerpt(name, 80) + "' has dtype " + e->dtype + "; " + kSafetensorsAccepts);
+        fail(Msg::st_tensor_not_float, {{"file", path()}, {"name", excerpt(name, 80)}, {"dtype", e->dtype}});
     Array out = make_array(e->shape);
     prefault_for_writing(out.data(), out.size() * sizeof(float));
     if (out.size() > 0) decode_floats(e->dtype, file_.data() + data_start_ + e->begin, out.size(), out.data());
@@ -886,8 +892,8 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
     }
     std::uint64_t offset = 0;
     for (const auto& [name, values] : tensors) {
-        if (name == "__metadata__") fail(path, "'__metadata__' cannot be a tensor name");
-        if (header.contains(name)) fail(path, "tensor name '" + excerpt(name, 80) + "' is given twice");
+        if (name == "__metadata__") fail(Msg::st_write_metadata_name, {{"file", path}});
+        if (header.contains(name)) fail(Msg::st_write_name_twice, {{"file", path}, {"name", excerpt(name, 80)}});
         const std::uint64_t nbytes = static_cast<std::uint64_t>(values.size()) * 4;
         json entry = json::object();
         entry["dtype"] = "F32";
@@ -900,7 +906,7 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
     try {
         text = header.dump();
     } catch (const json::exception& e) {  // e.g. a name that is not valid UTF-8
-        fail(path, "cannot encode the header: " + one_line(e.what()));
+        fail(Msg::st_write_cannot_encode, {{"file", path}, {"reason", one_line(e.what())}});
     }
     text.append((8 - text.size() % 8) % 8, ' ');
     std::string out;

@@ -1,7 +1,8 @@
 // File formats: .npy and .safetensors, read into float32 and written from it.
 //
 // Every error is a FileError whose message starts with the path and says what is wrong, e.g.
-// "x.npy: dtype '>f4' is big-endian; attnscope reads little-endian f2, f4, f8".
+// "x.npy: dtype '>f4' is big-endian; attnscope reads little-endian f2, f4, f8": a coded Message
+// (message.hpp: Msg::npy_big_endian with file and descr) where its site has one.
 #pragma once
 
 #include <cstddef>
@@ -13,12 +14,13 @@
 #include <utility>
 #include <vector>
 
+#include "message.hpp"
 #include "tensor.hpp"
 
 namespace attnscope {
 
-struct FileError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct FileError : CoreError {
+    using CoreError::CoreError;
 };
 
 // A read-only memory map of a whole file (empty files map to size 0). Move-only.

@@ -14,6 +14,8 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "message.hpp"
+
 namespace attnscope {
 
 using Shape = std::vector<std::size_t>;
@@ -40,8 +42,8 @@ struct TensorView {
 };
 
 // Thrown by ops whose operands disagree; the message names the op, both shapes and the axis.
-struct ShapeError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct ShapeError : CoreError {
+    using CoreError::CoreError;
 };
 
 Shape shape_of(const Array& a);

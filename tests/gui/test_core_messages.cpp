@@ -331,7 +331,7 @@ TEST_CASE("core messages: every message literal in core's sources has its Englis
     // The scan sees core's messages (a broken scan finds none and passes nothing).
     CHECK(fragments.size() > 400);
     for (const std::string known : {": cannot decode it as an image", ": two attention layers",
-                              "' is not a positive whole number", "pickle protocol ", "unexpected end",
+                              "' is not a positive whole number", "pickle protocol ",
                               "a timm ViT checkpoint holds patch_embed.proj, cls_token, pos_embed, blocks.<i>.{norm1, "
                               "attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2}, norm and head",
                               "the model has no blocks: nothing to show"}) {
@@ -465,31 +465,73 @@ Checkpoint demo_checkpoint() {
 Array zeros(std::vector<std::size_t> shape) { return Array(shape, 0.0f); }
 
 // What `run` throws ("" when it does not).
-std::string error_of(const std::function<void()>& run) {
+// What run() throws, as the app receives it: the exception's message (coded, or its text).
+Message error_of(const std::function<void()>& run) {
     try {
         run();
     } catch (const std::exception& e) {
-        return e.what();
+        return message_of(e);
     }
-    return "";
+    return {};
 }
 
 // The error of opening `path` as the GUI's File > Open does (the worker's job).
-std::string open_error(const std::string& path, std::optional<std::size_t> block = std::nullopt) {
+Message open_error(const std::string& path, std::optional<std::size_t> block = std::nullopt) {
     return error_of([&] { EngineRunner::file_job(path, block, std::nullopt, "")(RunHooks{}); });
 }
 
 }  // namespace
 
+TEST_CASE("core messages: every coded message has a Chinese that takes the same arguments") {
+    auto has_cjk = [](const std::string& text) {  // a lead byte of U+4E00..U+9FFF
+        return std::any_of(text.begin(), text.end(), [](char c) { return (unsigned char)c >= 0xE4 && (unsigned char)c <= 0xE9; });
+    };
+    std::vector<std::string> missing;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(Msg::count); ++i) {
+        const Msg code = static_cast<Msg>(i);
+        const std::string name = message_name(code), english_template = message_template(code);
+        CAPTURE(name);
+        CAPTURE(english_template);
+        if (!has_translation(english_template.c_str())) {
+            missing.push_back(name);
+            continue;
+        }
+        const std::string chinese = tr_in(Language::Chinese, english_template.c_str());
+        CAPTURE(chinese);
+        std::vector<std::string> en = template_names(english_template.c_str()), zh = template_names(chinese.c_str());
+        std::sort(en.begin(), en.end());
+        std::sort(zh.begin(), zh.end());
+        CHECK(en == zh);  // every argument shown, none invented
+        // Prose is Chinese; a template of names and punctuation only ("{file}: {reason}") may stay.
+        const std::string prose = fill_template(english_template.c_str(), [](const std::string&, std::string&) { return true; });
+        const bool words = std::any_of(prose.begin(), prose.end(), [](char c) { return std::isalpha((unsigned char)c); });
+        CHECK((has_cjk(chinese) || !words));
+    }
+    std::string list;
+    for (const std::string& m : missing) list += "\n  " + m;
+    INFO("core/tensor/messages.inc has these codes without a Chinese in po/zh_CN.po (make update-po):" << list);
+    CHECK(missing.empty());
+    // A file error in Chinese: the path and the numbers as they are, in the Chinese sentence's order.
+    const Message m(Msg::header_past_end, {{"file", "/data/x.npy"}, {"length", "4096"}, {"size", "80"}});
+    CHECK(english(m) == "/data/x.npy: header length 4096 bytes runs past the end of the file (80 bytes)");
+    CHECK(tr_message_in(Language::Chinese, m) == "/data/x.npy：头部长度 4096 字节超出了文件末尾（文件共 80 字节）");
+    const Message nested = Message(Msg::npy_malformed_header, {{"file", "a.npy"}, {"column", "7"}, {"header", "{'descr'"}})
+                               .with("problem", Message(Msg::npy_parse_unexpected_end));
+    CHECK(english(nested) == "a.npy: malformed header: unexpected end at column 7 in \"{'descr'\"");
+    CHECK(tr_message_in(Language::Chinese, nested) == "a.npy：头部格式错误：意外结束（第 7 列，位于 \"{'descr'\"）");
+}
+
 TEST_CASE("core messages: core's errors on crafted bad inputs all have a Chinese") {
     const TempDir dir;
     struct Case {
-        std::string name, error, expected;
+        std::string name;
+        Message message;
+        std::string expected;
         std::string library;  // where a library's own English starts (kept as it is), or ""
     };
     std::vector<Case> cases;
-    auto expect = [&](const std::string& name, const std::string& error, const std::string& expected,
-                      const std::string& library = "") { cases.push_back({name, error, expected, library}); };
+    auto expect = [&](const std::string& name, const Message& message, const std::string& expected,
+                      const std::string& library = "") { cases.push_back({name, message, expected, library}); };
     const std::uint64_t budget = std::uint64_t{256} << 20;
 
     // Pictures (--image, the Image panel's Open).
@@ -697,25 +739,38 @@ TEST_CASE("core messages: core's errors on crafted bad inputs all have a Chinese
     // Settings and views.
     std::string budget_error;
     parse_byte_size("3X", &budget_error);
-    expect("memory budget unit", budget_error, "unknown unit 'X'");
+    expect("memory budget unit", plain_text(budget_error), "unknown unit 'X'");
     parse_byte_size("lots", &budget_error);
-    expect("memory budget words", budget_error, "expected a size like");
+    expect("memory budget words", plain_text(budget_error), "expected a size like");
     parse_byte_size("12K", &budget_error);
-    expect("memory budget small", budget_error, "must be at least 1M");
+    expect("memory budget small", plain_text(budget_error), "must be at least 1M");
     expect("head fusion", error_of([] { parse_head_fusion("median"); }), "head fusion 'median' is not one of");
 
     MESSAGE(cases.size() << " errors of crafted inputs checked");
     std::vector<std::string> missing;
+    std::size_t coded = 0;
     for (const Case& c : cases) {
+        const std::string error = english(c.message);
         CAPTURE(c.name);
-        CAPTURE(c.error);
-        CHECK_FALSE(c.error.empty());
-        CHECK(c.error.find(c.expected) != std::string::npos);
-        const std::size_t library = c.library.empty() ? std::string::npos : c.error.find(c.library);
+        CAPTURE(error);
+        CHECK_FALSE(c.message.empty());
+        CHECK(error.find(c.expected) != std::string::npos);
+        const std::size_t library = c.library.empty() ? std::string::npos : error.find(c.library);
         CHECK((c.library.empty() || library != std::string::npos));
-        const std::string core_text = library == std::string::npos ? c.error : c.error.substr(0, library) + "LIBRARY";
-        if (!has_core_translation(core_text)) missing.push_back(c.name + ": \"" + c.error + "\"");
+        if (c.message.code != Msg::text) {  // coded: translated from its code, every argument in place
+            ++coded;
+            const std::string chinese = tr_message_in(Language::Chinese, c.message);
+            CAPTURE(chinese);
+            for (const std::string& name : template_names(message_template(c.message.code)))
+                CHECK(chinese.find("{" + name + "}") == std::string::npos);  // every argument given
+            if (!has_message_translation(c.message)) missing.push_back(c.name + " (" + message_name(c.message.code) + ")");
+            continue;
+        }
+        const std::string core_text = library == std::string::npos ? error : error.substr(0, library) + "LIBRARY";
+        if (!has_core_translation(core_text)) missing.push_back(c.name + ": \"" + error + "\"");
     }
+    MESSAGE(coded << " of them coded messages");
+    CHECK(coded >= 15);  // the .npy and .safetensors readers' errors
     std::string list;
     for (const std::string& m : missing) list += "\n  " + m;
     INFO("add these to app/gui/logic/core_messages.inc as NC_(\"core\", \"English with {} for each argument\") and their Chinese to po/zh_CN.po:" << list);

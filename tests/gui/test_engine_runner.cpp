@@ -109,12 +109,12 @@ TEST_CASE("engine runner: errors come back as a message and the runner keeps wor
     std::optional<EngineResult> r = poll_until_idle(runner);
     REQUIRE(r);
     CHECK_FALSE(r->trace);
-    CHECK(r->error.find("/nonexistent/acts.npz") != std::string::npos);
+    CHECK(english(r->error).find("/nonexistent/acts.npz") != std::string::npos);
 
     runner.start([](const RunHooks&) -> EngineResult { throw std::runtime_error("boom"); });
     r = poll_until_idle(runner);
     REQUIRE(r);
-    CHECK(r->error == "boom");
+    CHECK(english(r->error) == "boom");
 
     runner.start(small_config(2));
     r = runner.wait();
@@ -130,7 +130,7 @@ TEST_CASE("engine runner: a whole ViT opened as a file runs on the picture, else
     runner.start(EngineRunner::file_job(model, std::nullopt, 4, picture));
     std::optional<EngineResult> r = runner.wait();
     REQUIRE(r);
-    INFO(r->error);
+    INFO(english(r->error));
     REQUIRE(r->vit);
     CHECK_FALSE(r->file);
     CHECK(r->vit->model_path == model);
@@ -148,7 +148,7 @@ TEST_CASE("engine runner: a whole ViT opened as a file runs on the picture, else
         runner.start(EngineRunner::file_job(model, open.block, 4, open.picture));
         r = runner.wait();
         REQUIRE(r);
-        INFO(r->error);
+        INFO(english(r->error));
         REQUIRE(r->file);
         CHECK_FALSE(r->vit);
         CHECK(r->vit_family == "torchvision");
@@ -164,7 +164,7 @@ TEST_CASE("engine runner: a whole ViT opened as a file runs on the picture, else
         CHECK(r->heads_unknown->dim == 48);
         CHECK(r->heads_unknown->path == model);
         CHECK(r->heads_unknown->picture == with_picture);
-        CHECK(r->error.find("pass --heads H with H one of 1, 2, 3, 4, 6, 8, 12, 16, 24, 48") != std::string::npos);
+        CHECK(english(r->error).find("pass --heads H with H one of 1, 2, 3, 4, 6, 8, 12, 16, 24, 48") != std::string::npos);
     }
 
     // One attention layer is not a whole ViT: a picture changes nothing.

@@ -67,13 +67,13 @@ TEST_CASE("run result: a failed run keeps the trace on screen and says why where
     bad.heads = 7;  // does not divide 16
     CHECK_FALSE(screen.accept(EngineRunner::config_job(bad)));
     CHECK(trace == before);
-    CHECK(ui.run_error.find("--heads 7") != std::string::npos);
+    CHECK(english(ui.run_error).find("--heads 7") != std::string::npos);
     CHECK(ui.file_error.empty());
 
     ui.loading_path = "/nonexistent/acts.npz";  // a file asked for: its error goes to the file's message
     CHECK_FALSE(screen.accept(EngineRunner::file_job(ui.loading_path, std::nullopt, std::nullopt)));
     CHECK(trace == before);
-    CHECK(ui.file_error.find("/nonexistent/acts.npz") != std::string::npos);
+    CHECK(english(ui.file_error).find("/nonexistent/acts.npz") != std::string::npos);
     CHECK_FALSE(ui.file_error_shown);
     CHECK(ui.loading_path.empty());
 }

@@ -221,6 +221,30 @@ std::string tr_formula(const std::string& formula) {
     return formula.substr(0, gap + 2) + tr_core(formula.substr(gap + 2));
 }
 
+std::string tr_message_in(Language language, const Message& message) {
+    if (language == Language::English || message.empty()) return english(message);
+    if (message.code == Msg::text) return message.args.empty() ? std::string() : tr_core_in(language, message.args[0].text);
+    const char* tmpl = message_template(message.code);
+    return fill_template(tr_in(language, tmpl), [&](const std::string& name, std::string& out) {
+        for (const MessageArg& a : message.args)
+            if (a.name == name) {
+                out += a.nested ? tr_message_in(language, *a.nested) : a.text;
+                return true;
+            }
+        return false;
+    });
+}
+
+std::string tr_message(const Message& message) { return tr_message_in(language(), message); }
+
+bool has_message_translation(const Message& message) {
+    if (message.code == Msg::text) return !message.args.empty() && has_core_translation(message.args[0].text);
+    if (!has_translation(message_template(message.code))) return false;
+    for (const MessageArg& a : message.args)
+        if (a.nested && !has_message_translation(*a.nested)) return false;
+    return true;
+}
+
 const std::vector<CoreMessage>& core_catalogue() { return messages(); }
 
 std::vector<const char*> core_templates() { return {std::begin(kTemplates), std::end(kTemplates)}; }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "logic/i18n.hpp"
+#include "message.hpp"
 
 namespace attnscope::ui {
 
@@ -29,6 +30,15 @@ namespace attnscope::ui {
 // pointer is english.c_str(); a translation is cached and stays valid for the life of the program.
 const char* tr_core(const std::string& english);
 std::string tr_core_in(Language language, const std::string& english);
+
+// A coded message of core (message.hpp) in a language: its template's Chinese (po/zh_CN.po, the
+// English template its msgid) with the {name}s filled by the arguments as they are and a nested
+// message translated in its place; a Msg::text through tr_core. English is core's english().
+std::string tr_message_in(Language language, const Message& message);
+std::string tr_message(const Message& message);  // in the current language
+// Whether the message's template, and each nested one's, has a Chinese (a Msg::text: whether
+// tr_core translates it completely).
+bool has_message_translation(const Message& message);
 
 // A line of code with a prose comment after "# " ("attn.softmax(dim=-2)   # BUG: over the queries"):
 // the code kept, the comment translated.

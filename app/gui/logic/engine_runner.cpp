@@ -22,11 +22,11 @@ EngineResult run(const EngineJob& job, const RunHooks& hooks, bool* cancelled) {
     } catch (const Cancelled&) {
         if (cancelled) *cancelled = true;
     } catch (const std::bad_alloc&) {
-        r.error = "out of memory";
+        r.error = plain_text("out of memory");
     } catch (const std::exception& e) {
-        r.error = e.what();
+        r.error = message_of(e);
     } catch (...) {
-        r.error = "unknown error";
+        r.error = plain_text("unknown error");
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
@@ -115,7 +115,7 @@ EngineResult run_vit_file(VitModel model, const std::string& model_path, const s
 // The result that asks for h: the file and picture to run again once it is chosen.
 EngineResult heads_question(const HeadsUnknown& e, const std::string& path, const std::string& picture) {
     EngineResult r;
-    r.error = e.what();
+    r.error = message_of(e);
     r.heads_unknown = HeadsQuestion{path, picture, e.dim};
     return r;
 }

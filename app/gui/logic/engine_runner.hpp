@@ -61,7 +61,7 @@ struct EngineResult {
     std::shared_ptr<const VitSnapshot> vit; // a ViT run; trace points at its last block's attention
     std::shared_ptr<const ZooRun> zoo;      // a bug-zoo run; trace points at its buggy trace
     std::string vit_family;                 // set with file: the file is a whole ViT of this family
-    std::string error;                      // what the engine or the file reader threw
+    Message error;                          // what the engine or the file reader threw
     std::optional<HeadsQuestion> heads_unknown;  // set with error: the file does not say its head count
     double seconds = 0.0;
 };

@@ -122,8 +122,8 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.vit_picture = vit->image_path;
         if (was_file) RememberRecent(ui, path);  // a whole ViT opened as a file: and the checkpoint, first
         if (ui.vit.query >= vit->trace.grid.tokens()) ui.vit.query = 0;
-        ui.run_error.clear();
-        ui.file_error.clear();
+        ui.run_error = {};
+        ui.file_error = {};
         if (first) ui.views.clear();  // other shapes than the demo's
         CloseFile(ui);
         SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selected_step));
@@ -134,13 +134,13 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.file_block = r.file->block;
         ui.file_notes = r.file->notes;
         ui.file_vit_family = r.vit_family;
-        ui.file_error.clear();
+        ui.file_error = {};
         RememberRecent(ui, path);
         if (!same_file) ui.views.clear();  // other shapes: zoom and slices start fresh
         ui.show_difference = FirstDivergence(*trace) != nullptr;
         SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
     } else {
-        ui.run_error.clear();
+        ui.run_error = {};
         if (!ui.file_path.empty() || was_vit_on_screen) ui.views.clear();
         CloseFile(ui);
         ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one

@@ -173,7 +173,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     }
     if (!ui.run_error.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextColored(BadColor(), _("\u2717 the engine stopped: %s"), ui::tr_core(ui.run_error));
+        ImGui::TextColored(BadColor(), _("\u2717 the engine stopped: %s"), ui::tr_message(ui.run_error).c_str());
         ImGui::PopTextWrapPos();
     }
     if (ui.engine_busy) {

@@ -131,7 +131,9 @@ void DrawFileBrowser(UiState& ui) {
 namespace {
 
 // A modal centred a little above the middle, opened the first frame it is asked for (*shown).
-bool BeginCentredModal(const char* title, const char* id, bool* shown) {
+// Records the id in ui.modal_on_screen from its second frame (ImGui hides an auto-sized window on
+// its first, while it measures it).
+bool BeginCentredModal(UiState& ui, const char* title, const char* id, bool* shown) {
     const std::string window_id = std::string("###") + id;
     if (!*shown) {
         ImGui::OpenPopup(window_id.c_str());
@@ -140,22 +142,24 @@ bool BeginCentredModal(const char* title, const char* id, bool* shown) {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.4f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSizeConstraints(ImVec2(ImGui::GetFontSize() * 20, 0), ImVec2(d.x * 0.8f, d.y * 0.8f));
-    return ImGui::BeginPopupModal(ui::window_title(title, id).c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+    const bool open = ImGui::BeginPopupModal(ui::window_title(title, id).c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+    if (open && !ImGui::IsWindowAppearing()) ui.modal_on_screen = id;
+    return open;
 }
 
 }  // namespace
 
 void DrawFileErrorModal(UiState& ui) {
     if (ui.file_error.empty()) return;
-    if (BeginCentredModal(_("Cannot open the file"), "cannot_open", &ui.file_error_shown)) {
+    if (BeginCentredModal(ui, _("Cannot open the file"), "cannot_open", &ui.file_error_shown)) {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-        ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_core(ui.file_error));
+        ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_message(ui.file_error).c_str());
         ImGui::Spacing();
         ImGui::TextDisabled("%s", ui.file_path.empty() ? _("The trace on screen is unchanged.")
                                                        : _("The file on screen before stays open."));
         ImGui::PopTextWrapPos();
         if (ImGui::Button(_("OK"), ImVec2(ImGui::GetFontSize() * 6, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
-            ui.file_error.clear();
+            ui.file_error = {};
             ui.file_error_shown = false;
             ImGui::CloseCurrentPopup();
         }
@@ -167,7 +171,7 @@ void DrawFileErrorModal(UiState& ui) {
 // of 64 channels; no map of the file is shown before it is confirmed.
 void DrawHeadsQuestion(UiState& ui) {
     if (ui.heads_question_path.empty()) return;
-    if (!BeginCentredModal(_("How many heads?"), "heads_question", &ui.heads_question_shown)) return;
+    if (!BeginCentredModal(ui, _("How many heads?"), "heads_question", &ui.heads_question_shown)) return;
     const std::size_t dim = ui.heads_question_dim, h = ui.heads_question_choice;
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34);
     ImGui::TextColored(WarnColor(), _("%s does not say how many heads its attention has."),

@@ -69,7 +69,8 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         return;
     }
     if (trace.steps.empty()) {
-        const char* why = !ui.run_error.empty() ? ui::tr_core(ui.run_error)
+        const std::string error = ui::tr_message(ui.run_error);
+        const char* why = !ui.run_error.empty() ? error.c_str()
                           : ui.engine_busy      ? _("The engine is running; its trace appears here when it is done.")
                                                 : _("The engine has not produced a trace. Check the config panel.");
         EmptyState(_("No trace yet"), why);

@@ -81,9 +81,13 @@ void FramePacer::frame_done(const UiState& ui) {
     const double now = ui.now;
     if (settle_frames_ > 0) --settle_frames_;
     const std::uint64_t generation = ui.trace_generation + ui.vit.generation;
-    if (generation != seen_generation_ || ui.stepper.selected != seen_step_) {
+    // A run that ended without a new trace (an error, the head-count question) opens a modal, which
+    // ImGui shows a frame later: the end of any run settles like a new trace.
+    const bool busy = ui.engine_busy || ui.vit.loading;
+    if (generation != seen_generation_ || ui.stepper.selected != seen_step_ || busy != seen_busy_) {
         seen_generation_ = generation;
         seen_step_ = ui.stepper.selected;
+        seen_busy_ = busy;
         settle_frames_ = kSettleFrames;
     }
     moving_ = Moving(ui, now);

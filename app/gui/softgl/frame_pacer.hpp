@@ -27,7 +27,7 @@ public:
     // Times are seconds on the clock of UiState::now.
     bool wait(double now);
     // After a frame: what the frame left moving, its deadlines, and whether it changed the trace or
-    // the selection (then a few more frames follow, as after input).
+    // the selection or a run started or ended (then a few more frames follow, as after input).
     void frame_done(const UiState& ui);
     // Draw the next frame whatever happens (a request from outside the input callbacks: a file
     // dropped on the window, a signal).
@@ -44,6 +44,7 @@ private:
     unsigned long long seen_events_ = 0;
     std::uint64_t seen_generation_ = 0;
     int seen_step_ = -1;
+    bool seen_busy_ = false;
     long long drawn_ = 0, waits_ = 0;
 };
 
