@@ -58,8 +58,8 @@ void from_metadata(const TensorSource& source, std::vector<HeadCount>& said) {
         if (!top && !in_config && !attribute) continue;
         const std::optional<std::size_t> n = whole_number(nlohmann::json(text));
         if (!n)
-            throw FileError(source.path() + ": " + (top ? "metadata " : "entry ") + key + " = '" +
-                            text.substr(0, 40) + "' is not a positive whole number of heads");
+            throw FileError(Message(top ? Msg::heads_metadata_not_whole : Msg::heads_entry_not_whole,
+                                    {{"file", source.path()}, {"key", key}, {"value", text.substr(0, 40)}}));
         said.push_back({*n, top ? "metadata num_heads" : key + (in_config ? " in the checkpoint" : " in the file")});
     }
 }
@@ -72,17 +72,18 @@ void from_config_json(const TensorSource& source, std::vector<HeadCount>& said) 
     if (!fs::is_regular_file(path, error)) return;
     const std::string shown = path.string();
     if (fs::file_size(path, error) > kMaxConfigJsonBytes)
-        throw FileError(shown + ": larger than 1 MiB, so not a model's config.json; move it away or pass --heads");
+        throw FileError(Message(Msg::heads_config_too_large, {{"file", shown}}));
     std::ifstream in(path, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object())
-        throw FileError(shown + ": not a JSON object, so its head count (num_attention_heads) cannot be read; fix it "
-                                "or pass --heads");
+        throw FileError(Message(Msg::heads_config_not_object, {{"file", shown}}));
     for (const char* name : kCountNames) {
         if (!j.contains(name)) continue;
         const std::optional<std::size_t> n = whole_number(j[name]);
-        if (!n) throw FileError(shown + ": " + name + " = " + j[name].dump().substr(0, 40) + " is not a positive whole number");
+        if (!n)
+            throw FileError(Message(Msg::heads_config_not_whole,
+                                    {{"file", shown}, {"key", name}, {"value", j[name].dump().substr(0, 40)}}));
         said.push_back({*n, std::string(name) + " in " + shown});
     }
 }
@@ -111,9 +112,7 @@ std::size_t head_count_suggestion(std::size_t dim) {
 }
 
 HeadsUnknown::HeadsUnknown(const std::string& path, std::size_t dim_)
-    : FileError(path + ": the file does not say how many heads its attention has (dim " + std::to_string(dim_) +
-                "; no num_heads in its metadata, in a checkpoint config or in a config.json beside it, and its "
-                "sizes are no published ViT's); pass --heads H with H one of " + divisors_text(dim_)),
+    : FileError(Message(Msg::heads_unknown, {{"file", path}, {"dim", std::to_string(dim_)}, {"choices", divisors_text(dim_)}})),
       dim(dim_) {}
 
 std::optional<HeadCount> heads_from_file(const TensorSource& source, const ModelSizes& sizes) {

@@ -35,26 +35,28 @@ std::vector<Sample> bilinear_samples(std::size_t in, std::size_t out) {
     return samples;
 }
 
-// Why stb_image refused the file: "cannot decode it as an image (bad png sig)"; without the
-// parentheses when stb_image gives no reason.
-std::string decode_problem(const std::string& path) {
+// Why stb_image refused the file: "cannot decode it as an image (bad png sig)"; the message without
+// a reason when stb_image gives none. `format`: the file is no format stb_image knows (then the
+// message names those it reads).
+FileError decode_problem(const std::string& path, bool format) {
     const char* reason = stbi_failure_reason();
-    return path + ": cannot decode it as an image" + (reason && *reason ? std::string(" (") + reason + ")" : "");
+    if (reason && *reason)
+        return FileError(Message(format ? Msg::image_unknown_format : Msg::image_undecodable, {{"file", path}, {"reason", reason}}));
+    return FileError(Message(format ? Msg::image_unknown_format_no_reason : Msg::image_undecodable_no_reason, {{"file", path}}));
 }
 
 }  // namespace
 
 RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) throw FileError(path + ": no such file");
+    if (!std::filesystem::is_regular_file(path, ec)) throw FileError(Message(Msg::image_missing, {{"file", path}}));
     int w = 0, h = 0, channels = 0;
     if (!stbi_info(path.c_str(), &w, &h, &channels))
-        throw FileError(decode_problem(path) + "; attnscope reads PNG, JPEG, BMP, GIF, TGA, PSD, HDR, PIC and PNM");
+        throw decode_problem(path, true);
     // stb_image accepts a PNM header of height 0 (found by tests/fuzz/fuzz_image.cpp): no pixels.
     auto require_pixels = [&] {
         if (w <= 0 || h <= 0)
-            throw FileError(path + ": the image is empty (" + std::to_string(w) + " x " + std::to_string(h) +
-                            " pixels)");
+            throw FileError(Message(Msg::image_empty, {{"file", path}, {"width", std::to_string(w)}, {"height", std::to_string(h)}}));
     };
     require_pixels();
     // 8-bit RGB, then [3, H, W] floats twice (before and after normalization)
@@ -66,22 +68,25 @@ RgbImage load_image(const std::string& path, std::uint64_t memory_budget) {
     };
     const std::uint64_t need = bytes_for(w, h);
     if (need > memory_budget || need == UINT64_MAX)
-        throw FileError(path + ": a " + std::to_string(w) + " x " + std::to_string(h) + " image needs " +
-                        format_bytes(need) + " to load, over the memory budget of " + format_bytes(memory_budget));
+        throw FileError(Message(Msg::image_over_budget, {{"file", path},
+                                                         {"width", std::to_string(w)},
+                                                         {"height", std::to_string(h)},
+                                                         {"needs", format_bytes(need)},
+                                                         {"budget", format_bytes(memory_budget)}}));
     // The file's own channels (req_comp 0), converted to RGB below: Debian's stb_image (2022-09)
     // converts a 16-bit PNM to 3 channels with its 8-bit routine and then reads twice the buffer
     // (a heap over-read, SEGV under fuzz_image on "P5 3 9053 902").
     std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.c_str(), &w, &h, &channels, 0), stbi_image_free);
-    if (!data) throw FileError(decode_problem(path));
+    if (!data) throw decode_problem(path, false);
     require_pixels();  // the decoder's size, which the budget check above took from the header
     if (bytes_for(w, h) > need)
-        throw FileError(path + ": decodes to " + std::to_string(w) + " x " + std::to_string(h) +
-                        " pixels, more than its header says");
+        throw FileError(Message(Msg::image_larger_than_header,
+                                {{"file", path}, {"width", std::to_string(w)}, {"height", std::to_string(h)}}));
     RgbImage image;
     image.width = static_cast<std::size_t>(w);
     image.height = static_cast<std::size_t>(h);
     if (channels < 1 || channels > 4)
-        throw FileError(path + ": has " + std::to_string(channels) + " channels; attnscope reads 1 to 4");
+        throw FileError(Message(Msg::image_channels, {{"file", path}, {"channels", std::to_string(channels)}}));
     const std::size_t n = image.width * image.height, k = static_cast<std::size_t>(channels);
     image.pixels.resize(n * 3);
     for (std::size_t i = 0; i < n; ++i)  // grey (+ alpha) -> RGB; RGB(A) -> RGB; alpha dropped

@@ -330,7 +330,7 @@ TEST_CASE("core messages: every message literal in core's sources has its Englis
     const std::vector<Fragment> fragments = scan_sources();
     // The scan sees core's messages (a broken scan finds none and passes nothing).
     CHECK(fragments.size() > 400);
-    for (const std::string known : {": cannot decode it as an image", ": two attention layers",
+    for (const std::string known : {": not a readable ", ": two attention layers",
                               "' is not a positive whole number", "pickle protocol ",
                               "a timm ViT checkpoint holds patch_embed.proj, cls_token, pos_embed, blocks.<i>.{norm1, "
                               "attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2}, norm and head",
@@ -518,6 +518,9 @@ TEST_CASE("core messages: every coded message has a Chinese that takes the same 
     const Message nested = Message(Msg::npy_malformed_header, {{"file", "a.npy"}, {"column", "7"}, {"header", "{'descr'"}})
                                .with("problem", Message(Msg::npy_parse_unexpected_end));
     CHECK(english(nested) == "a.npy: malformed header: unexpected end at column 7 in \"{'descr'\"");
+    // A member of an archive as {file}: its path as it is, core's label words in Chinese.
+    const Message member(Msg::npy_magic, {{"file", "/data/x.npz: member 'a.npy'"}});
+    CHECK(tr_message_in(Language::Chinese, member).rfind("/data/x.npz：成员 'a.npy'：不是 .npy 文件", 0) == 0);
     CHECK(tr_message_in(Language::Chinese, nested) == "a.npy：头部格式错误：意外结束（第 7 列，位于 \"{'descr'\"）");
 }
 
@@ -770,7 +773,7 @@ TEST_CASE("core messages: core's errors on crafted bad inputs all have a Chinese
         if (!has_core_translation(core_text)) missing.push_back(c.name + ": \"" + error + "\"");
     }
     MESSAGE(coded << " of them coded messages");
-    CHECK(coded >= 15);  // the .npy and .safetensors readers' errors
+    CHECK(coded >= 25);  // the .npy, .safetensors and picture readers' errors, the head count's
     std::string list;
     for (const std::string& m : missing) list += "\n  " + m;
     INFO("add these to app/gui/logic/core_messages.inc as NC_(\"core\", \"English with {} for each argument\") and their Chinese to po/zh_CN.po:" << list);

@@ -228,7 +228,11 @@ std::string tr_message_in(Language language, const Message& message) {
     return fill_template(tr_in(language, tmpl), [&](const std::string& name, std::string& out) {
         for (const MessageArg& a : message.args)
             if (a.name == name) {
-                out += a.nested ? tr_message_in(language, *a.nested) : a.text;
+                // An argument is data, kept as it is; but {file} may name a member of the file as core
+                // labels it ("x.npz: member 'a.npy'"): the path stays, the label's words translate.
+                out += a.nested ? tr_message_in(language, *a.nested)
+                       : name == "file" ? tr_core_in(language, a.text)
+                                        : a.text;
                 return true;
             }
         return false;
