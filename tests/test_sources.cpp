@@ -145,7 +145,7 @@ TEST_CASE("malformed members are listed with their problem - load refuses them")
         const TensorSource s = TensorSource::open(path);
         REQUIRE(s.find(name));
         CHECK_THROWS_AS(s.load(name), FileError);
-        return s.find(name)->problem;
+        return english(s.find(name)->problem);
     };
     CHECK(problem(bad + "lying_header.npz", "attn").find("holds 100 bytes of data but its header") !=
           std::string::npos);

@@ -43,10 +43,10 @@ std::string dtype_name(const std::string& descr) {
     return size == '2' ? "F16" : size == '4' ? "F32" : size == '8' ? "F64" : descr;
 }
 
-std::string rank_problem(const std::string& label, const Shape& shape) {
-    if (shape.size() <= kMaxAxes) return "";
-    return label + " has " + std::to_string(shape.size()) + " axes; attnscope reads at most " +
-           std::to_string(kMaxAxes);
+Message rank_problem(const std::string& label, const Shape& shape) {
+    if (shape.size() <= kMaxAxes) return {};
+    return Message(Msg::tensor_too_many_axes,
+                   {{"file", label}, {"axes", std::to_string(shape.size())}, {"max", std::to_string(kMaxAxes)}});
 }
 
 // name: the tensor's name; label: how errors name it ("x.npz: member 'a.npy'").
@@ -61,11 +61,13 @@ TensorInfo npy_info(const std::string& name, const std::string& label, const std
         info.shape = header.shape;
         info.problem = rank_problem(label, header.shape);
         if (info.problem.empty() && header.data_bytes != total_size - header.data_offset)
-            info.problem = label + ": holds " + std::to_string(total_size - header.data_offset) +
-                           " bytes of data but its header (shape " + format_shape(header.shape) + " of " +
-                           header.descr + ") needs " + std::to_string(header.data_bytes);
+            info.problem = Message(Msg::npy_data_size_mismatch, {{"file", label},
+                                                                {"has", std::to_string(total_size - header.data_offset)},
+                                                                {"shape", format_shape(header.shape)},
+                                                                {"descr", header.descr},
+                                                                {"needs", std::to_string(header.data_bytes)}});
     } catch (const FileError& e) {
-        info.problem = e.what();
+        info.problem = e.message;
     }
     return info;
 }
@@ -97,8 +99,8 @@ public:
         for (const auto& entry : fs::directory_iterator(dir_, error))
             if (ends_with(entry.path().filename().string(), kNpySuffix))
                 names.push_back(without_npy_suffix(entry.path().filename().string()));
-        if (error) throw FileError(dir_ + ": cannot list the folder: " + error.message());
-        if (names.empty()) throw FileError(dir_ + ": the folder holds no .npy files");
+        if (error) throw FileError(Message(Msg::folder_cannot_list, {{"file", dir_}, {"reason", error.message()}}));
+        if (names.empty()) throw FileError(Message(Msg::folder_no_npy, {{"file", dir_}}));
         std::sort(names.begin(), names.end());
         std::vector<TensorInfo> tensors;
         for (const auto& name : names) {
@@ -106,7 +108,7 @@ public:
                 const MappedFile file = MappedFile::open(file_of(name));
                 tensors.push_back(npy_info(name, file.path(), file.data(), file.size(), file.size()));
             } catch (const FileError& e) {  // the header itself is unreadable
-                tensors.push_back({name, "", {}, e.what()});
+                tensors.push_back({name, "", {}, e.message});
             }
         }
         return tensors;
@@ -132,7 +134,7 @@ public:
             const std::string label = file_.path() + ": tensor '" + e.name + "'";
             TensorInfo info{e.name, e.dtype, e.shape, rank_problem(label, e.shape)};
             if (!is_float_dtype(e.dtype)) {
-                info.problem = label + " has dtype " + e.dtype + "; attnscope reads F16, BF16, F32, F64";
+                info.problem = Message(Msg::st_dtype_not_float, {{"file", label}, {"dtype", e.dtype}});
                 info.listed_only = true;
             }
             tensors.push_back(std::move(info));
@@ -168,16 +170,16 @@ public:
         for (const ZipMember& zm : archive_->members()) {
             if (ends_with(zm.name, "/")) continue;  // a folder entry
             const std::string name = without_npy_suffix(zm.name);
-            if (members_.count(name)) throw FileError(path + ": holds the member '" + zm.name + "' twice");
+            if (members_.count(name)) throw FileError(Message(Msg::npz_member_twice, {{"file", path}, {"name", zm.name}}));
             const Member& m = members_[name] = {&zm, path + ": member '" + zm.name + "'"};
-            TensorInfo info{name, "", {}, ""};
+            TensorInfo info{name, "", {}, {}};
             if (!ends_with(zm.name, kNpySuffix))
-                info.problem = m.label + " is not a .npy file";
+                info.problem = Message(Msg::npz_member_not_npy, {{"file", m.label}});
             else if (!zm.problem.empty())
                 info.problem = zm.problem;
             else if (zm.size > budget)
-                info.problem = m.label + " declares " + format_bytes(zm.size) +
-                               " uncompressed, over the memory budget of " + format_bytes(budget) + "; refusing it";
+                info.problem = Message(Msg::npz_member_over_budget,
+                                       {{"file", m.label}, {"size", format_bytes(zm.size)}, {"budget", format_bytes(budget)}});
             else
                 info = header_info(name, m);
             tensors.push_back(std::move(info));
@@ -199,7 +201,7 @@ private:
             head = archive_->read_prefix(*m.member, std::min(size, header_size));
             return npy_info(name, m.label, head.data(), head.size(), size);
         } catch (const FileError& e) {
-            return {name, "", {}, e.what()};
+            return {name, "", {}, e.message};
         }
     }
 
@@ -226,11 +228,10 @@ std::string detect_format(const std::string& path, const MappedFile& file) {
     if (file.size() >= 2 && p[0] == 'P' && p[1] == 'K') return "zip";
     if (is_legacy_torch_save(p, file.size())) return "torch.save (legacy)";
     if (const std::string problem = not_zip_torch_file_problem(path, p, file.size()); !problem.empty())
-        throw FileError(problem);
+        throw FileError(problem);  // not coded yet: torch_save.cpp's texts
     if (ext == ".npz") return "zip";  // ZipArchive says what is wrong with it
     if (file.size() >= 9 && p[8] == '{') return "safetensors";
-    throw FileError(path + ": unknown file type; attnscope reads torch.save files (.pt, .pth, .bin, .ckpt), .npy, .npz, "
-                           ".safetensors or a folder of .npy files");
+    throw FileError(Message(Msg::unknown_file_type, {{"file", path}}));
 }
 
 }  // namespace
@@ -257,7 +258,7 @@ TensorSource TensorSource::open(const std::string& path) {
         const std::string ext = lowercase_extension(path);
         const bool torch_ext = ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt";
         std::shared_ptr<const ZipArchive> archive = ZipArchive::open(
-            std::move(file), ext == ".npz" ? ".npz" : torch_ext ? "torch.save file" : "torch.save file or .npz");
+            std::move(file), Message(ext == ".npz" ? Msg::kind_npz : torch_ext ? Msg::kind_torch_save : Msg::kind_torch_save_or_npz));
         if (is_torch_save(*archive)) {
             source.format_ = "torch.save";
             source.reader_ = open_torch_save(std::move(archive), &source.tensors_, &source.metadata_);
@@ -286,15 +287,17 @@ const TensorInfo* TensorSource::find(const std::string& name) const {
 
 Array TensorSource::load(const std::string& name) const {
     const TensorInfo* info = find(name);
-    if (!info) throw FileError(path_ + ": no tensor named '" + name + "'");
+    if (!info) throw FileError(Message(Msg::no_tensor_named, {{"file", path_}, {"name", name}}));
     if (!info->problem.empty()) throw FileError(info->problem);
     // As float32 the tensor needs numel x 4 bytes (saturating): refused above the memory budget.
     std::uint64_t bytes = sizeof(float);
     for (const std::size_t n : info->shape) bytes = n != 0 && bytes > UINT64_MAX / n ? UINT64_MAX : bytes * n;
     if (bytes > memory_budget())
-        throw FileError(path_ + ": tensor '" + name + "' " + format_shape(info->shape) + " needs " + format_bytes(bytes) +
-                        " as float32, over the memory budget of " + format_bytes(memory_budget()) +
-                        "; pass a larger --memory-budget");
+        throw FileError(Message(Msg::tensor_over_budget, {{"file", path_},
+                                                          {"name", name},
+                                                          {"shape", format_shape(info->shape)},
+                                                          {"needs", format_bytes(bytes)},
+                                                          {"budget", format_bytes(memory_budget())}}));
     return reader_->load(*info);
 }
 

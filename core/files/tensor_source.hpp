@@ -24,7 +24,7 @@ struct TensorInfo {
     std::string name;     // safetensors key, npz member or folder file name without ".npy", torch.save dotted name
     std::string dtype;    // "F16", "BF16", "F32", "F64"; any other dtype as the file spells it
     Shape shape;
-    std::string problem;  // why load() refuses this tensor (unsupported dtype, not a tensor ...); empty when loadable
+    Message problem;      // why load() refuses this tensor (unsupported dtype, not a tensor ...); empty when loadable
     // Read and listed but never loaded, and not an error in the file: a value that is not a tensor
     // (a torch.save checkpoint's "epoch"), an integer or bool tensor. problem says which.
     bool listed_only = false;

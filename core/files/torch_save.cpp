@@ -412,7 +412,7 @@ std::map<std::string, TorchTensor> list_object(const std::string& path, const Un
         const std::string label = path + ": tensor '" + item.name + "'";
         if (item.value->kind != Kind::Tensor) {
             info.dtype = python_type(item.value);
-            info.problem = path + ": '" + item.name + "' is " + value_text(item.value) + ", not a tensor";
+            info.problem = plain_text(path + ": '" + item.name + "' is " + value_text(item.value) + ", not a tensor");
             info.listed_only = true;
             tensors->push_back(std::move(info));
             if (const std::optional<std::string> text = scalar_text(item.value)) (*values)[item.name] = *text;
@@ -423,7 +423,7 @@ std::map<std::string, TorchTensor> list_object(const std::string& path, const Un
         info.dtype = t.dtype;
         info.shape = t.shape;
         if (!is_float_dtype(t.dtype)) {
-            info.problem = label + " has dtype " + t.dtype + "; attnscope reads F16, BF16, F32, F64 tensors";
+            info.problem = plain_text(label + " has dtype " + t.dtype + "; attnscope reads F16, BF16, F32, F64 tensors");
             info.listed_only = true;
         }
         loadable.emplace(item.name, std::move(t));

@@ -18,7 +18,7 @@ public:
     // then shows as a wrong value, not as an error). A deflated member is inflated and its CRC checked.
     OpenMember(zip_t* archive, const ZipMember& m, const std::string& label)
         : file_(zip_fopen_index(archive, m.index, m.stored ? ZIP_FL_COMPRESSED : 0)) {
-        if (!file_) throw FileError(label + ": cannot open: " + zip_strerror(archive));
+        if (!file_) throw FileError(Message(Msg::zip_member_cannot_open, {{"file", label}, {"reason", zip_strerror(archive)}}));
     }
     ~OpenMember() { zip_fclose(file_); }
     OpenMember(const OpenMember&) = delete;
@@ -30,7 +30,7 @@ public:
         std::size_t done = 0;
         while (done < length) {
             const zip_int64_t n = zip_fread(file_, bytes + done, length - done);
-            if (n < 0) throw FileError(label + ": cannot read: " + zip_file_strerror(file_));
+            if (n < 0) throw FileError(Message(Msg::zip_member_cannot_read, {{"file", label}, {"reason", zip_file_strerror(file_)}}));
             if (n == 0) break;
             done += static_cast<std::size_t>(n);
         }
@@ -45,7 +45,7 @@ public:
         for (std::uint64_t left = offset; left > 0;) {
             const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(left, sink.size()));
             if (read(sink.data(), chunk, label) != chunk)
-                throw FileError(label + ": truncated before byte " + std::to_string(offset));
+                throw FileError(Message(Msg::zip_member_truncated_before, {{"file", label}, {"offset", std::to_string(offset)}}));
             left -= chunk;
         }
     }
@@ -65,7 +65,7 @@ zip* ZipArchive::open_handle() const {
         const std::string why = zip_error_strerror(&error);
         zip_error_fini(&error);
         if (source) zip_source_free(source);
-        throw FileError(why);
+        throw FileError(why);  // libzip's words, which the callers quote as the reason
     }
     zip_error_fini(&error);
     return archive;
@@ -83,7 +83,7 @@ ZipArchive::Handle::Handle(const ZipArchive& archive) : archive_(archive), handl
     try {
         handle_ = archive_.open_handle();  // the bytes were accepted before: this fails only without memory
     } catch (const FileError& e) {
-        throw FileError(archive_.path() + ": cannot open the archive again: " + e.what());
+        throw FileError(Message(Msg::zip_reopen, {{"file", archive_.path()}, {"reason", e.what()}}));
     }
 }
 
@@ -92,17 +92,17 @@ ZipArchive::Handle::~Handle() {
     archive_.idle_.push_back(handle_);
 }
 
-std::shared_ptr<ZipArchive> ZipArchive::open(MappedFile file, const std::string& what) {
+std::shared_ptr<ZipArchive> ZipArchive::open(MappedFile file, const Message& kind) {
     std::shared_ptr<ZipArchive> z(new ZipArchive());
     z->file_ = std::move(file);
     const std::string& path = z->file_.path();
     if (z->file_.size() < 4 || z->file_.data()[0] != 'P' || z->file_.data()[1] != 'K')
-        throw FileError(path + ": not a " + what + " (a zip archive starts with the bytes PK)");
+        throw FileError(Message(Msg::zip_not_zip, {{"file", path}}).with("kind", kind));
     zip_t* archive = nullptr;
     try {
         archive = z->open_handle();
     } catch (const FileError& e) {
-        throw FileError(path + ": not a readable " + what + " (zip archive): " + e.what());
+        throw FileError(Message(Msg::zip_unreadable, {{"file", path}, {"reason", e.what()}}).with("kind", kind));
     }
     z->idle_.push_back(archive);
 
@@ -111,7 +111,8 @@ std::shared_ptr<ZipArchive> ZipArchive::open(MappedFile file, const std::string&
         zip_stat_t st;
         zip_stat_init(&st);
         if (zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !st.name)
-            throw FileError(path + ": zip entry " + std::to_string(i) + " is unreadable: " + zip_strerror(archive));
+            throw FileError(Message(Msg::zip_entry_unreadable,
+                                    {{"file", path}, {"index", std::to_string(i)}, {"reason", zip_strerror(archive)}}));
         ZipMember m;
         m.index = static_cast<std::uint64_t>(i);
         m.name = st.name;
@@ -119,10 +120,9 @@ std::shared_ptr<ZipArchive> ZipArchive::open(MappedFile file, const std::string&
         m.stored = st.comp_method == ZIP_CM_STORE;
         const std::string label = path + ": member '" + m.name + "'";
         if (st.encryption_method != ZIP_EM_NONE)
-            m.problem = label + " is encrypted";
+            m.problem = Message(Msg::zip_member_encrypted, {{"file", label}});
         else if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
-            m.problem = label + " uses compression method " + std::to_string(st.comp_method) +
-                        "; attnscope reads stored or deflated members";
+            m.problem = Message(Msg::zip_member_compression, {{"file", label}, {"method", std::to_string(st.comp_method)}});
         z->members_.push_back(std::move(m));
     }
     return z;
@@ -150,16 +150,15 @@ std::vector<std::uint8_t> ZipArchive::read_prefix(const ZipMember& m, std::size_
 std::vector<std::uint8_t> ZipArchive::read_all(const ZipMember& m, std::uint64_t max_bytes,
                                                const std::string& label) const {
     if (m.size > max_bytes)
-        throw FileError(label + " declares " + format_bytes(m.size) + " uncompressed, over the limit of " +
-                        format_bytes(max_bytes) + "; refusing it");
+        throw FileError(Message(Msg::zip_member_over_limit,
+                                {{"file", label}, {"size", format_bytes(m.size)}, {"limit", format_bytes(max_bytes)}}));
     const std::size_t size = static_cast<std::size_t>(m.size);
     const std::vector<std::uint8_t> bytes = read_prefix(m, size + 1);  // one byte more reveals a bomb
     if (bytes.size() > size)
-        throw FileError(label + ": inflates past its declared size of " + std::to_string(size) +
-                        " bytes (a zip bomb?); refusing it");
+        throw FileError(Message(Msg::zip_member_bomb, {{"file", label}, {"size", std::to_string(size)}}));
     if (bytes.size() < size)
-        throw FileError(label + ": truncated: " + std::to_string(bytes.size()) + " of the declared " +
-                        std::to_string(size) + " bytes");
+        throw FileError(Message(Msg::zip_member_truncated,
+                                {{"file", label}, {"has", std::to_string(bytes.size())}, {"size", std::to_string(size)}}));
     return bytes;
 }
 
@@ -167,13 +166,15 @@ void ZipArchive::read_range(const ZipMember& m, std::uint64_t offset, std::size_
                             const std::string& label) const {
     if (!m.problem.empty()) throw FileError(m.problem);
     if (offset > m.size || length > m.size - offset)
-        throw FileError(label + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + length) +
-                        ") run past the member's " + std::to_string(m.size) + " bytes");
+        throw FileError(Message(Msg::zip_member_range_past_end, {{"file", label},
+                                                                 {"begin", std::to_string(offset)},
+                                                                 {"end", std::to_string(offset + length)},
+                                                                 {"size", std::to_string(m.size)}}));
     const Handle handle(*this);
     OpenMember file(handle.get(), m, label);
     file.skip_to(offset, m.stored, label);
     if (file.read(out, length, label) != length)
-        throw FileError(label + ": truncated: ends before byte " + std::to_string(offset + length));
+        throw FileError(Message(Msg::zip_member_ends_before, {{"file", label}, {"offset", std::to_string(offset + length)}}));
 }
 
 }  // namespace attnscope

@@ -25,14 +25,14 @@ struct ZipMember {
     std::string name;          // as in the archive: "acts/data/0", "x.npy"
     std::uint64_t size = 0;    // declared uncompressed size
     bool stored = false;       // not compressed: parts of it can be read without the bytes before
-    std::string problem;       // why it cannot be read (encrypted, unknown compression); empty when readable
+    Message problem;           // why it cannot be read (encrypted, unknown compression); empty when readable
 };
 
 class ZipArchive {
 public:
-    // FileError "path: not a readable zip archive: ..." when libzip refuses it. `what` names the
-    // expected file type in that message (".npz", "torch.save file").
-    static std::shared_ptr<ZipArchive> open(MappedFile file, const std::string& what);
+    // FileError "path: not a readable .npz (zip archive): ..." when libzip refuses it. `kind` names
+    // the expected file type in that message (Msg::kind_npz, kind_torch_save ...).
+    static std::shared_ptr<ZipArchive> open(MappedFile file, const Message& kind);
 
     const std::string& path() const { return file_.path(); }
     const std::vector<ZipMember>& members() const { return members_; }

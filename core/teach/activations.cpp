@@ -171,7 +171,7 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
                                "sum to 1); nothing to show");
     for (const TensorInfo& t : source.tensors())  // not values that are no tensors (a checkpoint's epoch)
         if (!t.problem.empty() && !t.listed_only && recognize_role(t.name, t.shape).kind == RoleKind::None)
-            result.notes.push_back("skipped tensor '" + t.name + "': " + t.problem);
+            result.notes.push_back("skipped tensor '" + t.name + "': " + english(t.problem));
     result.blocks = blocks_of(roles);
     if (block && !result.blocks.empty() &&
         std::find(result.blocks.begin(), result.blocks.end(), *block) == result.blocks.end())
