@@ -129,9 +129,9 @@ template <typename Ui, typename S, typename F>
 void EachViewOption(Ui& ui, S& s, F&& f) {
     f(ui.ui_scale, s.ui_scale);
     f(ui.panels, s.panels);
-    f(ui.range_mode, s.range_mode);
-    f(ui.scale_mode, s.scale_mode);
-    f(ui.colormap, s.colormap);
+    f(ui.inspector.range_mode, s.range_mode);
+    f(ui.inspector.scale_mode, s.scale_mode);
+    f(ui.inspector.colormap, s.colormap);
     f(ui.heads_shared_scale, s.heads_shared_scale);
     f(ui.stepper.interval, s.play_interval);
     f(ui.recent_files, s.recent_files);
@@ -215,10 +215,10 @@ void HandleKeys(const Trace& trace, UiState& ui) {
 // the step left (logic/slice.hpp: carried_slice), so one head can be followed through the steps.
 void CarrySlice(const Trace& trace, UiState& ui, const std::string& left, const Step& to) {
     const Step* from = trace.find(left);
-    const auto seen = ui.views.find(left);
-    if (!from || seen == ui.views.end() || !seen->second.has_spec) return;
+    const auto seen = ui.inspector.views.find(left);
+    if (!from || seen == ui.inspector.views.end() || !seen->second.has_spec) return;
     const ui::SliceSpec from_spec = seen->second.spec;
-    InspectorView& v = ui.views[to.name];
+    InspectorView& v = ui.inspector.views[to.name];
     if (!v.has_spec) {
         v.spec = ui::default_slice(to.shape());
         v.has_spec = true;
@@ -293,26 +293,26 @@ void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
 // Runs trace_from_file in the worker (a whole ViT: on `picture` when there is one); the trace on
 // screen stays until it is done.
 void StartFile(EngineRunner& runner, UiState& ui, const std::string& path, const std::string& picture) {
-    ui.loading_path = path;
-    runner.start(EngineRunner::file_job(path, ui.open_block, ui.open_heads, picture));
-    ui.engine_busy = true;
+    ui.file.loading = path;
+    runner.start(EngineRunner::file_job(path, ui.file.open_block, ui.file.open_heads, picture));
+    ui.engine.busy = true;
 }
 
 // Runs the ViT on a picture in the worker; the trace on screen stays until it is done.
 void StartVit(EngineRunner& runner, UiState& ui, EngineJob job) {
-    ui.loading_path.clear();
+    ui.file.loading.clear();
     ui.vit.loading = true;
     runner.start(std::move(job));
-    ui.engine_busy = true;
+    ui.engine.busy = true;
 }
 
 std::string WindowTitle(const UiState& ui, const VitSnapshot* vit) {
     if (vit && ui.vit.on_screen)
         return "attnscope \u2014 " + ui::display_name(vit->model_path) + _(" on ") + ui::display_name(vit->image_path) +
                _(" (block ") + std::to_string(ui.vit.block) + ")";
-    if (ui.file_path.empty()) return "attnscope";
-    std::string t = "attnscope \u2014 " + ui::display_name(ui.file_path);
-    if (ui.file_block && ui.file_blocks.size() > 1) t += _(" (block ") + std::to_string(*ui.file_block) + ")";
+    if (ui.file.path.empty()) return "attnscope";
+    std::string t = "attnscope \u2014 " + ui::display_name(ui.file.path);
+    if (ui.file.block && ui.file.blocks.size() > 1) t += _(" (block ") + std::to_string(*ui.file.block) + ")";
     return t;
 }
 
@@ -415,8 +415,8 @@ void LoadSettingsAndOptions(Gui& g) {
         g.config.tile_cols = ui::flash_tile_for(g.config.tokens, g.config.tile_cols);
     }
     if (!g.shot && !options.config_from_user && g.settings && g.settings->has_config) g.config = g.settings->config;
-    ui.config_draft = g.config;
-    ui.config_errors = validate(g.config, memory_budget());
+    ui.config.draft = g.config;
+    ui.config.errors = validate(g.config, memory_budget());
     g.open_file = !options.open_path.empty();
     g.open_vit = !options.model_path.empty() || !options.image_path.empty();
 }
@@ -424,8 +424,8 @@ void LoadSettingsAndOptions(Gui& g) {
 // False, after one line on stderr, when the options cannot go together (or the config is invalid
 // in --screenshot mode).
 bool CheckOptions(const Gui& g) {
-    if (!g.ui.config_errors.empty() && g.shot) {
-        std::fprintf(stderr, "attnscope: %s\n", g.ui.config_errors.front().c_str());
+    if (!g.ui.config.errors.empty() && g.shot) {
+        std::fprintf(stderr, "attnscope: %s\n", g.ui.config.errors.front().c_str());
         return false;
     }
     if (g.open_vit && (g.options.model_path.empty() || g.options.image_path.empty())) {
@@ -453,8 +453,8 @@ bool WaitForRun(Gui& g, const char* cancelled) {
 void StartOpening(Gui& g) {
     const GuiOptions& options = g.options;
     if (g.open_file) {
-        g.ui.open_block = options.block;
-        g.ui.open_heads = options.heads;
+        g.ui.file.open_block = options.block;
+        g.ui.file.open_heads = options.heads;
         StartFile(g.runner, g.ui, options.open_path, {});
     }
     if (g.open_vit) {
@@ -477,7 +477,7 @@ bool StartFirstRun(Gui& g) {
         StartOpening(g);
         if (!WaitForRun(g, g.open_vit ? "the ViT job was cancelled" : "the file job was cancelled")) return false;
         if (g.open_vit) g.trained_vit = g.vit;
-    } else if (ui.config_errors.empty()) {
+    } else if (ui.config.errors.empty()) {
         if (options.screenshot_path.empty()) {  // the live app and --bench-gui
             g.first_job = EngineRunner::config_job(g.config);
         } else {
@@ -487,13 +487,13 @@ bool StartFirstRun(Gui& g) {
                 return false;
             }
             g.trace = r.trace;
-            ui.engine_seconds = r.seconds;
+            ui.engine.seconds = r.seconds;
             ++ui.trace_generation;
         }
     }
     // --bug: the zoo's run of that bug replaces the config's (waited for in --screenshot; the live
     // app's first run).
-    if (!options.bug.empty() && !g.open_file && !g.open_vit && ui.config_errors.empty()) {
+    if (!options.bug.empty() && !g.open_file && !g.open_vit && ui.config.errors.empty()) {
         ui.bug = bug_from_key(options.bug).value_or(Bug::None);
         if (g.first_job) {
             g.first_job = EngineRunner::zoo_job(g.config, ui.bug);
@@ -526,7 +526,7 @@ bool ShowStartView(Gui& g) {
         return true;
     }
     const Trace& trace = *g.trace;
-    if (!ui.file_path.empty() && options.step.empty()) start_step = SelectedStep(trace, ui)->name;  // FileStartStep's
+    if (!ui.file.path.empty() && options.step.empty()) start_step = SelectedStep(trace, ui)->name;  // FileStartStep's
     if (ui.zoo && options.step.empty()) start_step = ZooStartStep(*ui.zoo);
     if (!trace.find(start_step)) {
         if (!options.step.empty()) {
@@ -799,10 +799,10 @@ void AcceptFinishedRun(Gui& g) {
         // demo's): the demo, so the app is never left empty.
         if (!accepted && !g.trace) g.ui.ask(command::Rerun{});
         if (r->trace && (r->file || r->vit) && !g.ui.settings_path.empty())
-            SaveSettings(g.ui.settings_path, g.ui, g.ui.config_draft);  // the recent-files list survives a crash
+            SaveSettings(g.ui.settings_path, g.ui, g.ui.config.draft);  // the recent-files list survives a crash
     }
-    g.ui.engine_busy = g.runner.busy();
-    g.ui.engine_progress = g.runner.progress();
+    g.ui.engine.busy = g.runner.busy();
+    g.ui.engine.progress = g.runner.progress();
 }
 
 // The h a ViT runs with again: the one the checkpoint on screen ran with (from its file, or chosen
@@ -815,21 +815,21 @@ std::optional<std::size_t> VitHeads(const Gui& g) {
 void OpenFile(Gui& g, const std::string& path) {
     UiState& ui = g.ui;
     if (!ui::is_image_file(path)) {  // a whole ViT runs on the last picture
-        StartFile(g.runner, ui, path, ui.vit_picture);
+        StartFile(g.runner, ui, path, ui.file.picture);
     } else {  // a picture: the ViT (opened as a file, on screen, or still loading) looks at it
-        ui.vit_picture = path;
+        ui.file.picture = path;
         const std::string model = g.trained_vit ? g.trained_vit->model_path : g.options.model_path;
-        if (!ui.file_vit_family.empty()) {
-            ui.open_block.reset();
-            StartFile(g.runner, ui, ui.file_path, ui.vit_picture);
+        if (!ui.file.vit_family.empty()) {
+            ui.file.open_block.reset();
+            StartFile(g.runner, ui, ui.file.path, ui.file.picture);
         } else if (!model.empty()) {
-            StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.vit_picture, VitHeads(g)));
+            StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.file.picture, VitHeads(g)));
         } else {
-            ui.file_error = plain_text(path +
+            ui.file.error = plain_text(path +
                             ": a picture needs a ViT model: open a ViT checkpoint (File > "
                             "Open) and it runs on this picture, or start attnscope with "
                             "--model FILE --image PICTURE (make run opens the demo model)");
-            ui.file_error_shown = false;
+            ui.file.error_shown = false;
         }
     }
 }
@@ -875,18 +875,18 @@ void RunDropPath(Gui& g, const VitDropPathChoice& choice) {
 // large or a run is still going (which it supersedes), else at once.
 void Rerun(Gui& g) {
     UiState& ui = g.ui;
-    ui.loading_path.clear();
+    ui.file.loading.clear();
     ui.vit.loading = false;
-    ui.config_errors = validate(ui.config_draft, memory_budget());
-    if (!ui.config_errors.empty()) return;
+    ui.config.errors = validate(ui.config.draft, memory_budget());
+    if (!ui.config.errors.empty()) return;
     if (ui.bug != Bug::None) {
-        g.runner.start(EngineRunner::zoo_job(ui.config_draft, ui.bug));
-        ui.engine_busy = true;
-    } else if (trace_bytes(ui.config_draft) > EngineRunner::kWorkerThresholdBytes || g.runner.busy()) {
-        g.runner.start(ui.config_draft);  // also supersedes a file still being read
-        ui.engine_busy = true;
+        g.runner.start(EngineRunner::zoo_job(ui.config.draft, ui.bug));
+        ui.engine.busy = true;
+    } else if (trace_bytes(ui.config.draft) > EngineRunner::kWorkerThresholdBytes || g.runner.busy()) {
+        g.runner.start(ui.config.draft);  // also supersedes a file still being read
+        ui.engine.busy = true;
     } else {
-        AcceptResult(EngineRunner::run_now(ui.config_draft), g.trace, g.vit, ui);
+        AcceptResult(EngineRunner::run_now(ui.config.draft), g.trace, g.vit, ui);
     }
 }
 
@@ -936,8 +936,8 @@ void HandleCommands(Gui& g) {
     AcceptFinishedRun(g);
     if (!g_dropped.empty()) {  // a file dropped on the window
         ui.ask(command::Open{g_dropped.front()});
-        ui.open_block.reset();
-        ui.open_heads.reset();
+        ui.file.open_block.reset();
+        ui.file.open_heads.reset();
         g_dropped.clear();
     }
     FrameCommands f = TakeCommands(ui);
@@ -946,7 +946,7 @@ void HandleCommands(Gui& g) {
         ui.bug = *f.bug;
         f.rerun = true;
         // The zoo runs the single-layer config: what it replaces is said, with the way back.
-        if (ui.bug != Bug::None && (ui.vit.on_screen || !ui.file_path.empty()))
+        if (ui.bug != Bug::None && (ui.vit.on_screen || !ui.file.path.empty()))
             ui.set_status(_("the Bug zoo runs on the single-layer demo: the ViT or file on screen was closed (File > Open recent brings it back)"));
     }
     f.rerun = f.rerun || f.back_to_config;
@@ -1069,8 +1069,8 @@ std::string StateReport(const Gui& g) {
     j["batch"] = nullptr;
     const Step* step = g.trace ? g.trace->find(ui.selected_step) : nullptr;
     j["shape"] = step ? step->shape() : Shape{};
-    const auto view = ui.views.find(ui.selected_step);
-    if (step && view != ui.views.end() && view->second.has_spec) {
+    const auto view = ui.inspector.views.find(ui.selected_step);
+    if (step && view != ui.inspector.views.end() && view->second.has_spec) {
         const ui::SliceSpec& s = view->second.spec;
         const Axes& axes = step->axes();
         j["slice"] = {{"axes", axes}, {"row_axis", s.row_axis}, {"col_axis", s.col_axis}, {"index", s.index}};
@@ -1094,27 +1094,27 @@ std::string StateReport(const Gui& g) {
                  {"asked", c.score.asked},
                  {"last_answer", c.feedback && c.feedback->given ? (c.feedback->correct ? "right" : "wrong") : ""}};
     j["language"] = ui::language() == ui::Language::Chinese ? "zh" : "en";
-    j["file"] = ui.file_path;
+    j["file"] = ui.file.path;
     j["source"] = g.trace ? g.trace->source_path : std::string();
-    j["loading"] = ui.loading_path;
-    j["busy"] = ui.engine_busy;
+    j["loading"] = ui.file.loading;
+    j["busy"] = ui.engine.busy;
     j["vit"] = ui.vit.on_screen;
     j["vit_query"] = ui.vit.query;  // the token whose attention the Image panel shows (0: the class token)
-    j["message"] = english(ui.file_error);  // the "Cannot open the file" dialog, while it is open
-    j["message_shown"] = ui::tr_message(ui.file_error);  // the same as the dialog words it, in the UI's language
+    j["message"] = english(ui.file.error);  // the "Cannot open the file" dialog, while it is open
+    j["message_shown"] = ui::tr_message(ui.file.error);  // the same as the dialog words it, in the UI's language
     j["modal"] = ui.modal_on_screen;  // the modal drawn this frame: "cannot_open", "heads_question" or ""
     j["heads"] = g.trace ? g.trace->config.heads : 0;
-    j["file_notes"] = ui.file_notes;  // where input, weights and heads came from
-    j["heads_question"] = ui.heads_question_path.empty()
+    j["file_notes"] = ui.file.notes;  // where input, weights and heads came from
+    j["heads_question"] = ui.heads_question.path.empty()
                               ? nlohmann::json(nullptr)
-                              : nlohmann::json{{"path", ui.heads_question_path},
-                                               {"picture", ui.heads_question_picture},
-                                               {"dim", ui.heads_question_dim},
-                                               {"choice", ui.heads_question_choice}};
-    j["run_error"] = english(ui.run_error);
-    j["config_errors"] = ui.config_errors;  // the Config panel's draft the engine refused
+                              : nlohmann::json{{"path", ui.heads_question.path},
+                                               {"picture", ui.heads_question.picture},
+                                               {"dim", ui.heads_question.dim},
+                                               {"choice", ui.heads_question.choice}};
+    j["run_error"] = english(ui.engine.error);
+    j["config_errors"] = ui.config.errors;  // the Config panel's draft the engine refused
     j["status"] = ui.status;
-    j["back_to_demo_enabled"] = !ui.file_path.empty() || ui.vit.on_screen;  // File > Back to the demo / config
+    j["back_to_demo_enabled"] = !ui.file.path.empty() || ui.vit.on_screen;  // File > Back to the demo / config
     j["items"] = nlohmann::json::object();
     for (const auto& [name, r] : ui.item_rects) j["items"][name] = {r.x, r.y, r.w, r.h};
     j["layout"] = nlohmann::json::parse(LayoutReport());
@@ -1166,7 +1166,7 @@ void Shutdown(Gui& g) {
     UiState& ui = g.ui;
     if (!g.shot && !ui.settings_path.empty())
         SaveSettings(ui.settings_path, ui,
-                     g.trace && ui.file_path.empty() && !ui.vit.on_screen ? g.trace->config : ui.config_draft);
+                     g.trace && ui.file.path.empty() && !ui.vit.on_screen ? g.trace->config : ui.config.draft);
     if (g.keep_layout) SaveLayout(g.ini_path);
     if (g.shot_fbo) glDeleteFramebuffers(1, &g.shot_fbo);
     if (g.shot_color) glDeleteTextures(1, &g.shot_color);

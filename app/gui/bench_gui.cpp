@@ -87,7 +87,7 @@ void GuiBench::before_frame(const Trace& trace, UiState& ui) {
             const Shape shape = attn->shape();
             const std::size_t heads = shape.size() == 4 ? shape[1] : 1;
             const std::size_t head = static_cast<std::size_t>(frame_ + 1) % heads;
-            InspectorView& view = ui.views[attn->name];
+            InspectorView& view = ui.inspector.views[attn->name];
             view.spec = ui::head_slice(attn->axes(), shape, view.spec, head);
             view.has_spec = true;
             ui.focused_head = static_cast<int>(head);

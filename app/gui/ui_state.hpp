@@ -106,6 +106,58 @@ struct InspectorFit {
     }
 };
 
+// What the inspector shows of each step and how it colours it.
+struct InspectorState {
+    std::map<std::string, InspectorView> views;  // per step
+    InspectorFit fit;
+    ui::RangeMode range_mode = ui::RangeMode::PerSlice;
+    ui::ScaleMode scale_mode = ui::ScaleMode::Linear;
+    ui::ColormapChoice colormap = ui::ColormapChoice::Auto;
+    float fixed_lo = 0.0f, fixed_hi = 1.0f;
+    bool show_numbers = false;     // the numeric table instead of the heatmap
+    bool show_difference = false;  // a compared step: user - reference instead of the values
+};
+
+// The Config panel: the configuration it edits and what validate() says of it.
+struct ConfigScreen {
+    AttentionConfig draft;            // what the config panel edits
+    std::vector<std::string> errors;  // from validate(), shown inline
+};
+
+// The engine's worker as the screen shows it.
+struct EngineStatus {
+    bool busy = false;       // a worker is running
+    float progress = 0.0f;   // 0..1
+    double seconds = 0.0;    // how long the last run took
+    Message error;           // the last run threw (ShapeError ...)
+};
+
+// The file on screen (path empty: the engine's config trace is), the one being opened, and the
+// one that could not be.
+struct OpenFile {
+    std::string path;                   // the file whose trace is on screen
+    std::vector<std::size_t> blocks;    // its blocks (a selector when more than one)
+    std::optional<std::size_t> block;   // the block shown
+    std::vector<std::string> notes;     // where input, weights, heads came from
+    std::string vit_family;             // the file is a whole ViT of this family: a picture runs it
+    std::string picture;                // the last picture opened: a whole ViT opened next runs on it
+    std::string loading;                // a file job is running for this path
+    std::optional<std::size_t> open_block;  // the block to open (block selector)
+    std::optional<std::size_t> open_heads;  // h chosen in the config panel for a file
+    Message error;                      // the last file that could not be opened (modal)
+    bool error_shown = false;           // the modal has been opened for error
+};
+
+// A file that does not say how many heads its attention has: the app asks before it shows a map.
+struct HeadsQuestionDialog {
+    std::string path;                   // empty: no question
+    std::string picture;                // the picture a whole ViT runs on once h is given
+    std::optional<std::size_t> block;
+    std::size_t dim = 0;
+    std::size_t choice = 0;             // prefilled: the count of heads of 64 channels nearest to dim / 64
+    bool shown = false;                 // the modal has been opened
+};
+
 // File > Open's folder browser.
 struct FileBrowser {
     bool open = false;
@@ -151,15 +203,7 @@ struct UiState {
     bool animate = true;         // false in --screenshot (frames must be final)
     bool screenshot = false;     // --screenshot: nothing that varies between runs (timings) is drawn
 
-    // ---- inspector
-    std::map<std::string, InspectorView> views;  // per step
-    InspectorFit inspector_fit;
-    ui::RangeMode range_mode = ui::RangeMode::PerSlice;
-    ui::ScaleMode scale_mode = ui::ScaleMode::Linear;
-    ui::ColormapChoice colormap = ui::ColormapChoice::Auto;
-    float fixed_lo = 0.0f, fixed_hi = 1.0f;
-    bool show_numbers = false;   // the numeric table instead of the heatmap
-    bool show_difference = false;  // a compared step: user - reference instead of the values
+    InspectorState inspector;
 
     // ---- heads grid
     bool heads_shared_scale = true;
@@ -182,34 +226,13 @@ struct UiState {
     };
     std::vector<GradRun> grad_runs;  // oldest first, at most a few
 
-    // ---- config panel
-    AttentionConfig config_draft;       // what the config panel edits
-    AttentionConfig config_shown;       // the config of the trace on screen
-    std::vector<std::string> config_errors;  // from validate(), shown inline
-    Message run_error;                  // the engine threw (ShapeError ...)
-    bool engine_busy = false;           // a worker is running
-    float engine_progress = 0.0f;       // 0..1
-    double engine_seconds = 0.0;        // how long the last run took
+    // ---- the Config panel and the engine
+    ConfigScreen config;
+    EngineStatus engine;
 
-    // ---- the open file (file_path empty: the engine's config trace is on screen)
-    std::string file_path;                   // the file whose trace is on screen
-    std::vector<std::size_t> file_blocks;    // its blocks (a selector when more than one)
-    std::optional<std::size_t> file_block;   // the block shown
-    std::vector<std::string> file_notes;     // where input, weights, heads came from
-    std::string file_vit_family;             // the file is a whole ViT of this family: a picture runs it
-    std::string vit_picture;                 // the last picture opened: a whole ViT opened next runs on it
-    std::string loading_path;                // a file job is running for this path
-    std::optional<std::size_t> open_block;   // the block to open (block selector)
-    std::optional<std::size_t> open_heads;   // h chosen in the config panel for a file
-    Message file_error;                      // the last file that could not be opened (modal)
-    // A file that does not say how many heads its attention has: the app asks before it shows a map.
-    std::string heads_question_path;         // empty: no question
-    std::string heads_question_picture;      // the picture a whole ViT runs on once h is given
-    std::optional<std::size_t> heads_question_block;
-    std::size_t heads_question_dim = 0;
-    std::size_t heads_question_choice = 0;   // prefilled: the count of heads of 64 channels nearest to dim / 64
-    bool heads_question_shown = false;       // the modal has been opened
-    bool file_error_shown = false;           // the modal has been opened for file_error
+    // ---- the open file, and the question a file without a head count asks
+    OpenFile file;
+    HeadsQuestionDialog heads_question;
     std::string modal_on_screen;             // the id of the modal this frame shows ("cannot_open"), or ""
     std::vector<std::string> recent_files;   // most recent first (settings.json)
 

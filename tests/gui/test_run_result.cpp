@@ -53,7 +53,7 @@ TEST_CASE("run result: a config run replaces the trace and opens at the step on 
     CHECK(trace->steps.size() == 17);
     CHECK(screen.selected() == "k_t");
     CHECK(ui.bug == Bug::None);
-    CHECK(!ui.show_difference);
+    CHECK(!ui.inspector.show_difference);
     CHECK(ui.trace_generation == 1);
 }
 
@@ -67,15 +67,15 @@ TEST_CASE("run result: a failed run keeps the trace on screen and says why where
     bad.heads = 7;  // does not divide 16
     CHECK_FALSE(screen.accept(EngineRunner::config_job(bad)));
     CHECK(trace == before);
-    CHECK(english(ui.run_error).find("--heads 7") != std::string::npos);
-    CHECK(ui.file_error.empty());
+    CHECK(english(ui.engine.error).find("--heads 7") != std::string::npos);
+    CHECK(ui.file.error.empty());
 
-    ui.loading_path = "/nonexistent/acts.npz";  // a file asked for: its error goes to the file's message
-    CHECK_FALSE(screen.accept(EngineRunner::file_job(ui.loading_path, std::nullopt, std::nullopt)));
+    ui.file.loading = "/nonexistent/acts.npz";  // a file asked for: its error goes to the file's message
+    CHECK_FALSE(screen.accept(EngineRunner::file_job(ui.file.loading, std::nullopt, std::nullopt)));
     CHECK(trace == before);
-    CHECK(english(ui.file_error).find("/nonexistent/acts.npz") != std::string::npos);
-    CHECK_FALSE(ui.file_error_shown);
-    CHECK(ui.loading_path.empty());
+    CHECK(english(ui.file.error).find("/nonexistent/acts.npz") != std::string::npos);
+    CHECK_FALSE(ui.file.error_shown);
+    CHECK(ui.file.loading.empty());
 }
 
 TEST_CASE("run result: a checkpoint without a head count asks for it, prefilled, before any map") {
@@ -85,15 +85,15 @@ TEST_CASE("run result: a checkpoint without a head count asks for it, prefilled,
     REQUIRE(screen.accept(EngineRunner::config_job(small())));
     const auto before = trace;
     const std::string path = kData + "/heads/encoder/enc.pt";
-    ui.loading_path = path;
-    ui.open_block = 1;
+    ui.file.loading = path;
+    ui.file.open_block = 1;
     CHECK_FALSE(screen.accept(EngineRunner::file_job(path, 1, std::nullopt)));
     CHECK(trace == before);
-    CHECK(ui.heads_question_path == path);
-    CHECK(ui.heads_question_dim == 64);
-    CHECK(ui.heads_question_choice == 1);  // 64 channels per head: the nearest to dim / 64
-    CHECK(ui.heads_question_block == std::optional<std::size_t>(1));
-    CHECK(ui.file_error.empty());
+    CHECK(ui.heads_question.path == path);
+    CHECK(ui.heads_question.dim == 64);
+    CHECK(ui.heads_question.choice == 1);  // 64 channels per head: the nearest to dim / 64
+    CHECK(ui.heads_question.block == std::optional<std::size_t>(1));
+    CHECK(ui.file.error.empty());
 }
 
 TEST_CASE("run result: a file's trace brings its notes and recent entry; a config run closes it") {
@@ -101,18 +101,18 @@ TEST_CASE("run result: a file's trace brings its notes and recent entry; a confi
     UiState& ui = screen.ui;
     const std::shared_ptr<const Trace>& trace = screen.trace;
     const std::string path = kData + "/heads/encoder/enc.pt";
-    ui.loading_path = path;
+    ui.file.loading = path;
     REQUIRE(screen.accept(EngineRunner::file_job(path, 1, 4)));
-    CHECK(ui.file_path == path);
-    CHECK(!ui.file_notes.empty());
+    CHECK(ui.file.path == path);
+    CHECK(!ui.file.notes.empty());
     REQUIRE(!ui.recent_files.empty());
     CHECK(ui.recent_files.front() == std::filesystem::absolute(path).lexically_normal().string());
     CHECK(trace->config.heads == 4);
 
     REQUIRE(screen.accept(EngineRunner::config_job(small())));
-    CHECK(ui.file_path.empty());
-    CHECK(ui.file_notes.empty());
-    CHECK(!ui.open_heads);
+    CHECK(ui.file.path.empty());
+    CHECK(ui.file.notes.empty());
+    CHECK(!ui.file.open_heads);
 }
 
 TEST_CASE("run result: a bug of the zoo opens where it first shows, with its difference; the next run forgets it") {
@@ -124,12 +124,12 @@ TEST_CASE("run result: a bug of the zoo opens where it first shows, with its dif
     REQUIRE(ui.zoo);
     CHECK(trace.get() == &ui.zoo->buggy);  // the buggy code's steps are on screen
     CHECK(screen.selected() == ui.zoo->first_step);
-    CHECK(ui.show_difference);
+    CHECK(ui.inspector.show_difference);
 
     REQUIRE(screen.accept(EngineRunner::config_job(small())));
     CHECK(ui.bug == Bug::None);
     CHECK(!ui.zoo);
-    CHECK(!ui.show_difference);
+    CHECK(!ui.inspector.show_difference);
 }
 
 TEST_CASE("run result: the start steps") {

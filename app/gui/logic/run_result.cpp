@@ -46,13 +46,13 @@ std::string ZooStartStep(const ZooRun& zoo) {
 }
 
 void CloseFile(UiState& ui) {
-    ui.file_path.clear();
-    ui.file_blocks.clear();
-    ui.file_block.reset();
-    ui.file_notes.clear();
-    ui.file_vit_family.clear();
-    ui.open_heads.reset();
-    ui.show_difference = false;
+    ui.file.path.clear();
+    ui.file.blocks.clear();
+    ui.file.block.reset();
+    ui.file.notes.clear();
+    ui.file.vit_family.clear();
+    ui.file.open_heads.reset();
+    ui.inspector.show_difference = false;
 }
 
 void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t block,
@@ -70,29 +70,29 @@ void RememberRecent(UiState& ui, const std::string& path) {
 
 bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, std::shared_ptr<const VitSnapshot>& vit,
                   UiState& ui) {
-    const bool was_file = !ui.loading_path.empty();
+    const bool was_file = !ui.file.loading.empty();
     const bool was_vit = ui.vit.loading;
-    const std::string path = ui.loading_path;
-    ui.loading_path.clear();
+    const std::string path = ui.file.loading;
+    ui.file.loading.clear();
     ui.vit.loading = false;
     if (!r.trace) {
         if (r.heads_unknown) {  // ask for h; the trace on screen stays until it is given
-            ui.heads_question_path = r.heads_unknown->path;
-            ui.heads_question_picture = r.heads_unknown->picture;
-            ui.heads_question_block = was_file ? ui.open_block : std::nullopt;
-            ui.heads_question_dim = r.heads_unknown->dim;
-            ui.heads_question_choice = head_count_suggestion(r.heads_unknown->dim);
-            ui.heads_question_shown = false;
+            ui.heads_question.path = r.heads_unknown->path;
+            ui.heads_question.picture = r.heads_unknown->picture;
+            ui.heads_question.block = was_file ? ui.file.open_block : std::nullopt;
+            ui.heads_question.dim = r.heads_unknown->dim;
+            ui.heads_question.choice = head_count_suggestion(r.heads_unknown->dim);
+            ui.heads_question.shown = false;
         } else if (was_file || was_vit) {
-            ui.file_error = r.error;
-            ui.file_error_shown = false;
+            ui.file.error = r.error;
+            ui.file.error_shown = false;
         } else {
-            ui.run_error = r.error;
+            ui.engine.error = r.error;
         }
         return false;
     }
     trace = r.trace;
-    ui.engine_seconds = r.seconds;
+    ui.engine.seconds = r.seconds;
     ++ui.trace_generation;
     if (!r.zoo) {
         ui.zoo.reset();
@@ -119,33 +119,33 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         }
         ShowVitBlock(vit, first ? ui.vit.blocks - 1 : ui.vit.block, trace, ui);  // default: the last block
         if (vit->fresh_patch == 0) RememberRecent(ui, vit->image_path);  // Open recent offers the picture again
-        ui.vit_picture = vit->image_path;
+        ui.file.picture = vit->image_path;
         if (was_file) RememberRecent(ui, path);  // a whole ViT opened as a file: and the checkpoint, first
         if (ui.vit.query >= vit->trace.grid.tokens()) ui.vit.query = 0;
-        ui.run_error = {};
-        ui.file_error = {};
-        if (first) ui.views.clear();  // other shapes than the demo's
+        ui.engine.error = {};
+        ui.file.error = {};
+        if (first) ui.inspector.views.clear();  // other shapes than the demo's
         CloseFile(ui);
         SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selected_step));
     } else if (r.file) {
-        const bool same_file = ui.file_path == path;
-        ui.file_path = path;
-        ui.file_blocks = r.file->blocks;
-        ui.file_block = r.file->block;
-        ui.file_notes = r.file->notes;
-        ui.file_vit_family = r.vit_family;
-        ui.file_error = {};
+        const bool same_file = ui.file.path == path;
+        ui.file.path = path;
+        ui.file.blocks = r.file->blocks;
+        ui.file.block = r.file->block;
+        ui.file.notes = r.file->notes;
+        ui.file.vit_family = r.vit_family;
+        ui.file.error = {};
         RememberRecent(ui, path);
-        if (!same_file) ui.views.clear();  // other shapes: zoom and slices start fresh
-        ui.show_difference = FirstDivergence(*trace) != nullptr;
+        if (!same_file) ui.inspector.views.clear();  // other shapes: zoom and slices start fresh
+        ui.inspector.show_difference = FirstDivergence(*trace) != nullptr;
         SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
     } else {
-        ui.run_error = {};
-        if (!ui.file_path.empty() || was_vit_on_screen) ui.views.clear();
+        ui.engine.error = {};
+        if (!ui.file.path.empty() || was_vit_on_screen) ui.inspector.views.clear();
         CloseFile(ui);
         ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
         ui.bug = r.zoo ? r.zoo->bug : Bug::None;
-        ui.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
+        ui.inspector.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
         SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selected_step));
     }
     return true;

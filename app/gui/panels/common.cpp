@@ -36,7 +36,7 @@ bool BeginMarkedMenu(UiState& ui, const char* label, const char* id, bool enable
 }
 
 InspectorView& ViewFor(UiState& ui, const Step& step) {
-    InspectorView& v = ui.views[step.name];
+    InspectorView& v = ui.inspector.views[step.name];
     const Shape shape = step.shape();
     if (!v.has_spec) {
         v.spec = ui::default_slice(shape);

@@ -57,18 +57,18 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         SameLineIfFits(LabeledWidth(kSizeInputWidth * ImGui::GetFontSize(), "h"));
         std::size_t heads = f.heads;
         if (SizeInput("h##file", &heads, _("heads h for this file: reruns the reference with h heads")) && heads != f.heads) {
-            ui.ask(command::Open{ui.file_path.empty() ? trace.source_path : ui.file_path});
-            ui.open_block = ui.file_block;
-            ui.open_heads = heads;
+            ui.ask(command::Open{ui.file.path.empty() ? trace.source_path : ui.file.path});
+            ui.file.open_block = ui.file.block;
+            ui.file.open_heads = heads;
         }
         ImGui::PushTextWrapPos(0.0f);
-        if (!ui.file_vit_family.empty()) {
+        if (!ui.file.vit_family.empty()) {
             ImGui::TextColored(OkColor(),
                                _("a whole %s ViT: open a picture (File > Open, or drop it on the window) to run the "
                                   "model on it"),
-                               ui.file_vit_family.c_str());
+                               ui.file.vit_family.c_str());
         }
-        for (const std::string& note : ui.file_notes) {
+        for (const std::string& note : ui.file.notes) {
             ImGui::Bullet();
             ImGui::TextUnformatted(ui::tr_core(note));
         }
@@ -76,7 +76,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
         ImGui::Separator();
         WrappedText(DimColor(), _("the demo config (editing it returns to the demo):"));
     }
-    AttentionConfig& c = ui.config_draft;
+    AttentionConfig& c = ui.config.draft;
     bool commit = false;
     // The reference code: the article's ViTAttention, or its first class MultiHeadAttention with that
     // class's own defaults (qkv_proj with a bias, dropout 0.1, no output dropout, the textbook path).
@@ -166,25 +166,25 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     }
     ImGui::Text(_("trace size %s"), format_bytes(trace_bytes(c)).c_str());
 
-    if (!ui.config_errors.empty()) {
+    if (!ui.config.errors.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        for (const auto& e : ui.config_errors) ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_core(e));
+        for (const auto& e : ui.config.errors) ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_core(e));
         ImGui::PopTextWrapPos();
     }
-    if (!ui.run_error.empty()) {
+    if (!ui.engine.error.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextColored(BadColor(), _("\u2717 the engine stopped: %s"), ui::tr_message(ui.run_error).c_str());
+        ImGui::TextColored(BadColor(), _("\u2717 the engine stopped: %s"), ui::tr_message(ui.engine.error).c_str());
         ImGui::PopTextWrapPos();
     }
-    if (ui.engine_busy) {
-        ImGui::ProgressBar(ui.engine_progress, ImVec2(-1, 0),
-                           ui.loading_path.empty() ? _("running the engine ...")
-                                                   : (_("reading ") + ui::display_name(ui.loading_path) + " ...").c_str());
+    if (ui.engine.busy) {
+        ImGui::ProgressBar(ui.engine.progress, ImVec2(-1, 0),
+                           ui.file.loading.empty() ? _("running the engine ...")
+                                                   : (_("reading ") + ui::display_name(ui.file.loading) + " ...").c_str());
     } else if (!trace.steps.empty() && trace.source_path.empty()) {
         const AttentionConfig& s = trace.config;
         if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), _("showing the last good trace:"));
         else if (ui.screenshot) ImGui::TextColored(OkColor(), _("\u2713 on screen:"));
-        else ImGui::TextColored(OkColor(), _("\u2713 on screen (engine ran in %.1f ms):"), ui.engine_seconds * 1e3);
+        else ImGui::TextColored(OkColor(), _("\u2713 on screen (engine ran in %.1f ms):"), ui.engine.seconds * 1e3);
         char line[256];
         std::snprintf(line, sizeof line, _("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s"), s.batch, s.tokens,
                       s.dim, s.heads, s.qkv_bias ? "True" : "False", static_cast<unsigned long long>(s.seed),

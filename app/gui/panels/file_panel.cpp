@@ -22,8 +22,8 @@ void GoTo(UiState& ui, const std::string& folder) {
 
 void RequestOpen(UiState& ui, const std::string& path) {
     ui.ask(command::Open{path});
-    ui.open_block.reset();
-    ui.open_heads.reset();
+    ui.file.open_block.reset();
+    ui.file.open_heads.reset();
     ui.browser.open = false;
 }
 
@@ -37,7 +37,7 @@ void OpenFileBrowser(UiState& ui) {
     ui.browser.open = true;
     ui.browser.refresh = true;
     ui.browser.selected = -1;
-    if (!ui.file_path.empty()) ui.browser.folder = ui::parent_folder(ui.file_path);
+    if (!ui.file.path.empty()) ui.browser.folder = ui::parent_folder(ui.file.path);
 }
 
 void DrawFileBrowser(UiState& ui) {
@@ -150,17 +150,17 @@ bool BeginCentredModal(UiState& ui, const char* title, const char* id, bool* sho
 }  // namespace
 
 void DrawFileErrorModal(UiState& ui) {
-    if (ui.file_error.empty()) return;
-    if (BeginCentredModal(ui, _("Cannot open the file"), "cannot_open", &ui.file_error_shown)) {
+    if (ui.file.error.empty()) return;
+    if (BeginCentredModal(ui, _("Cannot open the file"), "cannot_open", &ui.file.error_shown)) {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-        ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_message(ui.file_error).c_str());
+        ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_message(ui.file.error).c_str());
         ImGui::Spacing();
-        ImGui::TextDisabled("%s", ui.file_path.empty() ? _("The trace on screen is unchanged.")
+        ImGui::TextDisabled("%s", ui.file.path.empty() ? _("The trace on screen is unchanged.")
                                                        : _("The file on screen before stays open."));
         ImGui::PopTextWrapPos();
         if (ImGui::Button(_("OK"), ImVec2(ImGui::GetFontSize() * 6, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
-            ui.file_error = {};
-            ui.file_error_shown = false;
+            ui.file.error = {};
+            ui.file.error_shown = false;
             ImGui::CloseCurrentPopup();
         }
         ImGui::EndPopup();
@@ -170,12 +170,12 @@ void DrawFileErrorModal(UiState& ui) {
 // The head count a file does not say: a choice among the divisors of its dim, prefilled with heads
 // of 64 channels; no map of the file is shown before it is confirmed.
 void DrawHeadsQuestion(UiState& ui) {
-    if (ui.heads_question_path.empty()) return;
-    if (!BeginCentredModal(ui, _("How many heads?"), "heads_question", &ui.heads_question_shown)) return;
-    const std::size_t dim = ui.heads_question_dim, h = ui.heads_question_choice;
+    if (ui.heads_question.path.empty()) return;
+    if (!BeginCentredModal(ui, _("How many heads?"), "heads_question", &ui.heads_question.shown)) return;
+    const std::size_t dim = ui.heads_question.dim, h = ui.heads_question.choice;
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34);
     ImGui::TextColored(WarnColor(), _("%s does not say how many heads its attention has."),
-                       ui::display_name(ui.heads_question_path).c_str());
+                       ui::display_name(ui.heads_question.path).c_str());
     ImGui::TextUnformatted(_("Its weights are the same for any head count that divides the dim, but the attention "
                               "maps and the outputs differ: choose the num_heads of the model's code."));
     ImGui::PopTextWrapPos();
@@ -186,7 +186,7 @@ void DrawHeadsQuestion(UiState& ui) {
     if (ImGui::BeginCombo(_("heads##question"), label)) {
         for (const std::size_t choice : head_count_choices(dim)) {
             std::snprintf(label, sizeof label, _("h = %zu (head size %zu)"), choice, dim / choice);
-            if (ImGui::Selectable(label, choice == h)) ui.heads_question_choice = choice;
+            if (ImGui::Selectable(label, choice == h)) ui.heads_question.choice = choice;
             MarkItem(ui, "heads:" + std::to_string(choice));
         }
         ImGui::EndCombo();
@@ -205,14 +205,14 @@ void DrawHeadsQuestion(UiState& ui) {
         ImGui::Button(_("Cancel")) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
     MarkItem(ui, "heads:cancel");
     if (open) {
-        ui.ask(command::Open{ui.heads_question_path});
-        ui.open_block = ui.heads_question_block;
-        ui.open_heads = h;
-        if (!ui.heads_question_picture.empty()) ui.vit_picture = ui.heads_question_picture;
+        ui.ask(command::Open{ui.heads_question.path});
+        ui.file.open_block = ui.heads_question.block;
+        ui.file.open_heads = h;
+        if (!ui.heads_question.picture.empty()) ui.file.picture = ui.heads_question.picture;
     }
     if (open || cancel) {
-        ui.heads_question_path.clear();
-        ui.heads_question_shown = false;
+        ui.heads_question.path.clear();
+        ui.heads_question.shown = false;
         ImGui::CloseCurrentPopup();
     }
     ImGui::EndPopup();

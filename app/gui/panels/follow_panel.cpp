@@ -59,7 +59,7 @@ void Thumbnail(const Trace& trace, UiState& ui, const Step& step, const Boxes& b
     std::snprintf(key, sizeof key, "%llu/%s/%d,%d", static_cast<unsigned long long>(ui.trace_generation),
                   ui::describe_slice(step.name, spec, step.shape().size()).c_str(), spec.row_axis, spec.col_axis);
     const ui::Slice2D& slice = ui.heatmaps->slice(slot, key, [&] { return ui::extract_slice(step.tensor().values, spec); });
-    const ui::Colormap cmap = ui::resolve_colormap(ui.colormap, step.stats.min, step.stats.max);
+    const ui::Colormap cmap = ui::resolve_colormap(ui.inspector.colormap, step.stats.min, step.stats.max);
     const ui::ColorRange range = ui::make_range(ui::RangeMode::PerSlice, slice.min, slice.max, step.stats.min,
                                                 step.stats.max, 0.0f, 1.0f, cmap, ui::ScaleMode::Linear);
     const std::uintptr_t tex = ui.heatmaps->texture(slot, range);

@@ -2,7 +2,7 @@
 // core/engine/backward.hpp). Gradient norm by step on a log scale (the gradient flows up from out_drop),
 // the selected step's gradient as a heatmap, the parameter gradients, and the softmax-saturation
 // demo: switch the scale off and raise C, watch attention turn one-hot and grad_scores vanish.
-// Reads the Trace only; edits to the config go through ui.config_draft + command::Rerun.
+// Reads the Trace only; edits to the config go through ui.config.draft + command::Rerun.
 #include <imgui.h>
 
 #include <algorithm>
@@ -128,7 +128,7 @@ void RememberRun(const Trace& trace, const Gradients& g, UiState& ui) {
 }
 
 void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
-    AttentionConfig& c = ui.config_draft;
+    AttentionConfig& c = ui.config.draft;
     bool scaled = c.scaled;
     if (ImGui::Checkbox("##scaled", &scaled)) {  // its label wraps beside it on a narrow panel
         c.scaled = scaled;
@@ -232,7 +232,7 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui) {
     }
     const Gradients* g = trace.gradients.get();
     if (!g) {
-        if (ui.engine_busy) EmptyState(_("Running the engine ..."), _("forward, then backward"));
+        if (ui.engine.busy) EmptyState(_("Running the engine ..."), _("forward, then backward"));
         else
             EmptyState(_("No gradients for this trace"),
                        _("The backward pass runs with the engine's own config (the Config panel), when its gradients "

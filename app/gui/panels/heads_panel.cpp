@@ -87,7 +87,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         hi = first ? slices[hd]->max : std::max(hi, slices[hd]->max);
         first = false;
     }
-    const ui::Colormap cmap = ui::resolve_colormap(ui.colormap, step->stats.min, step->stats.max);
+    const ui::Colormap cmap = ui::resolve_colormap(ui.inspector.colormap, step->stats.min, step->stats.max);
     const RowSumCheck* rs = trace.checks.row_sum(step->name);
     const std::size_t b = !axes.empty() && axes[0] == "B" ? view.spec.index[0] : 0;
 
@@ -122,8 +122,8 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         ui::ColorRange range;
         if (s) {
             range = ui.heads_shared_scale
-                        ? ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode)
-                        : ui::make_range(ui::RangeMode::PerSlice, s->min, s->max, 0, 0, 0, 0, cmap, ui.scale_mode);
+                        ? ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.inspector.scale_mode)
+                        : ui::make_range(ui::RangeMode::PerSlice, s->min, s->max, 0, 0, 0, 0, cmap, ui.inspector.scale_mode);
         }
         const std::uintptr_t tex = ui.heatmaps && s ? ui.heatmaps->texture(slots[hd], range) : 0;
         // Label: "head 3" and, on attention maps, the row-sum status of this head.
@@ -169,7 +169,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         }
         ImGui::EndGroup();
     }
-    const ui::ColorRange shared = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.scale_mode);
+    const ui::ColorRange shared = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.inspector.scale_mode);
     if (ui.heads_shared_scale && !first && grid.legend_in_slot) {  // in the slot after the last tile, as high as a tile
         ImGui::SameLine(0, gap);
         ColorLegend(shared, grid_in.label_h + tile.y, false, false);

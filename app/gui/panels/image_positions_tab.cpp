@@ -117,8 +117,8 @@ void PositionLessonLine(const VitSnapshot& vit, UiState& ui) {
     if (ImGui::SmallButton(needed ? _("Open the demo model (what is the red shape?)")
                                   : _("Open the position-task model (where is the red shape?)"))) {
         ui.ask(command::Open{other});
-        ui.open_block.reset();
-        ui.open_heads.reset();
+        ui.file.open_block.reset();
+        ui.file.open_heads.reset();
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", other.c_str());
 }

@@ -108,7 +108,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", (loaded ? step->origin_detail : detail).c_str());
     }
     if (diff) {
-        int mode = ui.show_difference && diff->difference ? 1 : 0;
+        int mode = ui.inspector.show_difference && diff->difference ? 1 : 0;
         ImGui::RadioButton(_("values"), &mode, 0);
         SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("difference (yours \u2212 reference)")));
         ImGui::BeginDisabled(!diff->difference.has_value());
@@ -116,7 +116,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         ImGui::EndDisabled();
         if (!diff->difference && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip(_("your tensor and the reference's have different shapes: no element-wise difference"));
-        if (diff->difference) ui.show_difference = mode == 1;
+        if (diff->difference) ui.inspector.show_difference = mode == 1;
         ImGui::PushFont(fonts().mono);
         std::snprintf(fact, sizeof fact, _("max error %s  tol %s"), ui::format_value(diff->max_error).c_str(),
                       ui::format_value(diff->tolerance).c_str());
@@ -126,7 +126,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         WrappedText(diff->ok ? OkColor() : BadColor(),
                     ((diff->ok ? "\u2713 " : "\u2717 ") + std::string(ui::tr_core(diff->diagnosis))).c_str());
     }
-    const bool show_diff = diff && diff->difference && ui.show_difference;
+    const bool show_diff = diff && diff->difference && ui.inspector.show_difference;
     const Array& values = show_diff ? diff->difference->values : step->tensor().values;
 
     if (shape.empty() || step->tensor().values.size() == 0) {
@@ -151,7 +151,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         if (ImGui::Button(_("swap"))) std::swap(spec.row_axis, spec.col_axis);
     }
     // A short panel: narrower sliders, so they share a line with the slice and the colours button.
-    const bool short_panel = ui.inspector_fit.update(ImGui::GetWindowWidth(), ImGui::GetWindowHeight(), step->name,
+    const bool short_panel = ui.inspector.fit.update(ImGui::GetWindowWidth(), ImGui::GetWindowHeight(), step->name,
                                                      show_diff);
     int sliders = 0;
     for (std::size_t i = 0; i < shape.size(); ++i) {
@@ -184,7 +184,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     // ---- colour options: in a short panel behind one button on the slice's line, so the map keeps
     // the height (a divergence's difference map is the evidence; ui_state.hpp: InspectorFit)
     auto colour_options = [&] {
-        int range_mode = static_cast<int>(ui.range_mode);
+        int range_mode = static_cast<int>(ui.inspector.range_mode);
         const char* const ranges[] = {_("range: slice"), _("range: tensor"), _("range: fixed")};
         float range_w = 0.0f;
         for (const char* r : ranges) range_w = std::max(range_w, ImGui::CalcTextSize(r).x);
@@ -192,25 +192,25 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
         ImGui::Combo("##range", &range_mode, ranges, 3);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("%s", _("the colours span the slice's min..max, the whole tensor's, or a range you set"));
-        ui.range_mode = static_cast<ui::RangeMode>(range_mode);
-        if (ui.range_mode == ui::RangeMode::Fixed) {
+        ui.inspector.range_mode = static_cast<ui::RangeMode>(range_mode);
+        if (ui.inspector.range_mode == ui::RangeMode::Fixed) {
             SameLineIfFits(ImGui::GetFontSize() * 8.0f);
             ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
-            ImGui::DragFloatRange2("##fixed", &ui.fixed_lo, &ui.fixed_hi, 0.01f, 0.0f, 0.0f, "%.3g", "%.3g");
+            ImGui::DragFloatRange2("##fixed", &ui.inspector.fixed_lo, &ui.inspector.fixed_hi, 0.01f, 0.0f, 0.0f, "%.3g", "%.3g");
         }
         SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("log")));
-        bool log = ui.scale_mode == ui::ScaleMode::Log;
-        if (ImGui::Checkbox(_("log"), &log)) ui.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
+        bool log = ui.inspector.scale_mode == ui::ScaleMode::Log;
+        if (ImGui::Checkbox(_("log"), &log)) ui.inspector.scale_mode = log ? ui::ScaleMode::Log : ui::ScaleMode::Linear;
         SameLineIfFits(ImGui::GetFontSize() * 6.5f);
-        int cmap = static_cast<int>(ui.colormap);
+        int cmap = static_cast<int>(ui.inspector.colormap);
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
         const char* const colormaps[] = {_("auto"), _("sequential"), _("diverging")};
         ImGui::Combo("##cmap", &cmap, colormaps, 3);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(_("colormap: auto picks sequential for tensors >= 0 and diverging (white = 0) for signed ones"));
-        ui.colormap = static_cast<ui::ColormapChoice>(cmap);
+        ui.inspector.colormap = static_cast<ui::ColormapChoice>(cmap);
         SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("numbers")));
-        ImGui::Checkbox(_("numbers"), &ui.show_numbers);
+        ImGui::Checkbox(_("numbers"), &ui.inspector.show_numbers);
     };
     if (short_panel) {
         SameLineIfFits(ButtonWidth(_("colours")));
@@ -237,9 +237,9 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
     const float tensor_lo = show_diff ? -static_cast<float>(diff->max_error) : st.min;
     const float tensor_hi = show_diff ? static_cast<float>(diff->max_error) : st.max;
     const ui::Colormap colormap =
-        show_diff ? ui::Colormap::Diverging : ui::resolve_colormap(ui.colormap, st.min, st.max);
-    const ui::ColorRange range = ui::make_range(ui.range_mode, slice.min, slice.max, tensor_lo, tensor_hi, ui.fixed_lo,
-                                                ui.fixed_hi, colormap, ui.scale_mode);
+        show_diff ? ui::Colormap::Diverging : ui::resolve_colormap(ui.inspector.colormap, st.min, st.max);
+    const ui::ColorRange range = ui::make_range(ui.inspector.range_mode, slice.min, slice.max, tensor_lo, tensor_hi, ui.inspector.fixed_lo,
+                                                ui.inspector.fixed_hi, colormap, ui.inspector.scale_mode);
     const std::uintptr_t tex = ui.heatmaps ? ui.heatmaps->texture("inspector", range) : 0;
 
     // Failing softmax rows of this (b, h), when the slice is a [N, N'] attention map.
@@ -252,7 +252,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
 
     const bool small = slice.rows * slice.cols <= 32 * 32;
     {
-        if (!ui.show_numbers) {
+        if (!ui.inspector.show_numbers) {
             const ImVec2 avail = ImGui::GetContentRegionAvail();
             const float legend_w = ColorLegendWidth();
             // The hover line and the followed element's line are always budgeted, so a click that pins
@@ -284,7 +284,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 }
                 const HeatmapHover hover = DrawHeatmap(tex, slice, opt);
                 MarkItem(ui, "inspector:map");
-                ui.inspector_fit.measured(ImGui::GetItemRectSize().y, ImGui::GetWindowHeight());
+                ui.inspector.fit.measured(ImGui::GetItemRectSize().y, ImGui::GetWindowHeight());
                 // A short map (a long slice with square cells) still gets a legend its labels fit in.
                 const float map_h = std::max(ImGui::GetItemRectSize().y, ImGui::GetTextLineHeight() * 4.0f);
                 ImGui::SameLine();

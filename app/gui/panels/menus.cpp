@@ -28,8 +28,8 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             for (const std::string& path : ui.recent_files)
                 if (ImGui::MenuItem(path.c_str())) {
                     ui.ask(command::Open{path});
-                    ui.open_block.reset();
-                    ui.open_heads.reset();
+                    ui.file.open_block.reset();
+                    ui.file.open_heads.reset();
                 }
             ImGui::Separator();
             if (ImGui::MenuItem(_("Clear the list"))) ui.recent_files.clear();
@@ -45,13 +45,13 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
             for (const auto& demo : demos)
                 if (ImGui::MenuItem(demo.label, nullptr, false, demo.installed)) {
                     ui.ask(command::Open{demo.path});
-                    ui.open_block.reset();
-                    ui.open_heads.reset();
-                    if (ui.vit_picture.empty()) ui.vit_picture = demo_image_path();
+                    ui.file.open_block.reset();
+                    ui.file.open_heads.reset();
+                    if (ui.file.picture.empty()) ui.file.picture = demo_image_path();
                 }
             ImGui::EndMenu();
         }
-        if (ImGui::MenuItem(_("Back to the demo / config"), nullptr, false, !ui.file_path.empty() || ui.vit.on_screen))
+        if (ImGui::MenuItem(_("Back to the demo / config"), nullptr, false, !ui.file.path.empty() || ui.vit.on_screen))
             ui.ask(command::BackToConfig{});
         MarkItem(ui, "file:back");
         ImGui::Separator();
@@ -95,26 +95,26 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::EndMenu();
     }
     // The open file and its block (a selector when the file holds several blocks).
-    if (!ui.file_path.empty()) {
+    if (!ui.file.path.empty()) {
         ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-        ImGui::TextColored(WarnColor(), "%s", ui::display_name(ui.file_path).c_str());
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui.file_path.c_str());
-        if (ui.file_blocks.size() > 1 && ui.file_block) {
+        ImGui::TextColored(WarnColor(), "%s", ui::display_name(ui.file.path).c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui.file.path.c_str());
+        if (ui.file.blocks.size() > 1 && ui.file.block) {
             ImGui::SameLine();
             ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.5f);
-            const std::string current = _("block ") + std::to_string(*ui.file_block);
+            const std::string current = _("block ") + std::to_string(*ui.file.block);
             if (ImGui::BeginCombo("##block", current.c_str())) {
-                for (std::size_t b : ui.file_blocks)
-                    if (ImGui::Selectable((_("block ") + std::to_string(b)).c_str(), b == *ui.file_block) && b != *ui.file_block) {
-                        ui.ask(command::Open{ui.file_path});
-                        ui.open_block = b;
+                for (std::size_t b : ui.file.blocks)
+                    if (ImGui::Selectable((_("block ") + std::to_string(b)).c_str(), b == *ui.file.block) && b != *ui.file.block) {
+                        ui.ask(command::Open{ui.file.path});
+                        ui.file.open_block = b;
                     }
                 ImGui::EndCombo();
             }
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("the file holds %zu blocks; pick the one to show"), ui.file_blocks.size());
-        } else if (ui.file_block) {
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("the file holds %zu blocks; pick the one to show"), ui.file.blocks.size());
+        } else if (ui.file.block) {
             ImGui::SameLine();
-            ImGui::TextDisabled(_("block %zu"), *ui.file_block);
+            ImGui::TextDisabled(_("block %zu"), *ui.file.block);
         }
     }
     // The ViT's block: the other panels show this block's attention.
@@ -138,9 +138,9 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::SameLine();
         ImGui::TextColored(WarnColor(), _("running the ViT ..."));
     }
-    if (!ui.loading_path.empty()) {
+    if (!ui.file.loading.empty()) {
         ImGui::SameLine();
-        ImGui::TextColored(WarnColor(), _("reading %s ..."), ui::display_name(ui.loading_path).c_str());
+        ImGui::TextColored(WarnColor(), _("reading %s ..."), ui::display_name(ui.file.loading).c_str());
     }
     // Where we are, and any status message, on the right.
     if (const Step* s = SelectedStep(trace, ui)) {

@@ -69,20 +69,20 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         return;
     }
     if (trace.steps.empty()) {
-        const std::string error = ui::tr_message(ui.run_error);
-        const char* why = !ui.run_error.empty() ? error.c_str()
-                          : ui.engine_busy      ? _("The engine is running; its trace appears here when it is done.")
+        const std::string error = ui::tr_message(ui.engine.error);
+        const char* why = !ui.engine.error.empty() ? error.c_str()
+                          : ui.engine.busy      ? _("The engine is running; its trace appears here when it is done.")
                                                 : _("The engine has not produced a trace. Check the config panel.");
         EmptyState(_("No trace yet"), why);
         ImGui::End();
         return;
     }
     // A config the engine refused: why, above the steps it did not replace.
-    if (!ui.config_errors.empty() && trace.source_path.empty() && !ui.vit.on_screen) {
+    if (!ui.config.errors.empty() && trace.source_path.empty() && !ui.vit.on_screen) {
         ImGui::BeginGroup();
         char why[512];
         std::snprintf(why, sizeof why, _("\u2717 not run: %s; the steps below are the last good trace"),
-                      ui::tr_core(ui.config_errors.front()));
+                      ui::tr_core(ui.config.errors.front()));
         WrappedText(BadColor(), why);
         ImGui::EndGroup();
         MarkItem(ui, "pipeline:config_error");

@@ -36,7 +36,7 @@ bool Moving(const UiState& ui, double now) {
     for (bool down : io.MouseDown) held = held || down;
     for (bool down : io.KeysDown) held = held || down;
     const bool step_animation = ui.animate && now - ui.step_changed_at < 0.8;  // the shape view's 0.7 s
-    const bool working = ui.engine_busy || ui.vit.loading || !ui.loading_path.empty();
+    const bool working = ui.engine.busy || ui.vit.loading || !ui.file.loading.empty();
     return held || step_animation || working || ui.stepper.playing || ui.animating || ui.scroll_to_selection;
 }
 
@@ -83,7 +83,7 @@ void FramePacer::frame_done(const UiState& ui) {
     const std::uint64_t generation = ui.trace_generation + ui.vit.generation;
     // A run that ended without a new trace (an error, the head-count question) opens a modal, which
     // ImGui shows a frame later: the end of any run settles like a new trace.
-    const bool busy = ui.engine_busy || ui.vit.loading;
+    const bool busy = ui.engine.busy || ui.vit.loading;
     if (generation != seen_generation_ || ui.stepper.selected != seen_step_ || busy != seen_busy_) {
         seen_generation_ = generation;
         seen_step_ = ui.stepper.selected;
