@@ -140,11 +140,11 @@ TEST_CASE("masks: validate names --valid-tokens when the counts are wrong") {
     c.valid_tokens = {12, 16, 3};
     auto p = validate(c, UINT64_MAX);
     REQUIRE(!p.empty());
-    CHECK(p.front().find("--valid-tokens 12,16,3 has 3 values but --batch is 2") != std::string::npos);
+    CHECK(english(p.front()).find("--valid-tokens 12,16,3 has 3 values but --batch is 2") != std::string::npos);
     c.valid_tokens = {0, 16};
     p = validate(c, UINT64_MAX);
     REQUIRE(!p.empty());
-    CHECK(p.front().find("must be in 1..N = 16") != std::string::npos);
+    CHECK(english(p.front()).find("must be in 1..N = 16") != std::string::npos);
     c.valid_tokens = {12, 17};
     CHECK(!validate(c, UINT64_MAX).empty());
     c.valid_tokens = {12, 16};
@@ -261,7 +261,7 @@ TEST_CASE("flash: training with attention dropout is refused with a message nami
     c.attn_drop = 0.1f;
     const auto p = validate(c, UINT64_MAX);
     REQUIRE(p.size() == 1);
-    CHECK(p.front().find("--flash runs in eval mode only") != std::string::npos);
+    CHECK(english(p.front()).find("--flash runs in eval mode only") != std::string::npos);
     c.attn_drop = 0.0f;
     c.proj_drop = 0.2f;  // dropout after the projection still works
     CHECK(validate(c, UINT64_MAX).empty());
@@ -362,13 +362,13 @@ TEST_CASE("windows: validate explains the grid and the class token") {
     c.window = 7;
     auto p = validate(c, UINT64_MAX);
     REQUIRE(!p.empty());
-    CHECK(p.front().find("197 = 14*14 + 1: leave out the class token, --tokens 196") != std::string::npos);
+    CHECK(english(p.front()).find("197 = 14*14 + 1: leave out the class token, --tokens 196") != std::string::npos);
     c.tokens = 196;
     CHECK(validate(c, UINT64_MAX).empty());
     c.window = 5;
     p = validate(c, UINT64_MAX);
     REQUIRE(!p.empty());
-    CHECK(p.front().find("--window 5 must divide the grid side 14") != std::string::npos);
+    CHECK(english(p.front()).find("--window 5 must divide the grid side 14") != std::string::npos);
 }
 
 // ---- patch merging -------------------------------------------------------------------------------
@@ -454,12 +454,12 @@ TEST_CASE("patch merging: validate refuses an odd grid, a merged grid the window
     c.patch_merge = true;
     auto p = validate(c, UINT64_MAX);
     REQUIRE(!p.empty());
-    CHECK(p.front().find("grid side must be even; N = 81 = 9*9") != std::string::npos);
+    CHECK(english(p.front()).find("grid side must be even; N = 81 = 9*9") != std::string::npos);
     c.tokens = 144;  // 12 x 12 -> 6 x 6, windows of 4 do not tile 6
     c.window = 4;
     p = validate(c, UINT64_MAX);
     REQUIRE(!p.empty());
-    CHECK(p.front().find("merged grid side 6 (half of 12) is not divisible by --window 4") != std::string::npos);
+    CHECK(english(p.front()).find("merged grid side 6 (half of 12) is not divisible by --window 4") != std::string::npos);
     c.window = 6;  // 12 x 12 in windows of 6, then 6 x 6 as one window
     CHECK(validate(c, UINT64_MAX).empty());
     CHECK(stage2_config(c).window == 6);
@@ -467,7 +467,7 @@ TEST_CASE("patch merging: validate refuses an odd grid, a merged grid the window
     c.window = 0;
     p = validate(c, UINT64_MAX);
     REQUIRE(!p.empty());
-    CHECK(p.front().find("--patch-merge needs --window M") != std::string::npos);
+    CHECK(english(p.front()).find("--patch-merge needs --window M") != std::string::npos);
 }
 
 TEST_CASE("patch merging: the memory budget counts the merging and the second stage") {

@@ -220,21 +220,21 @@ TEST_CASE("config validation: divisibility ranges and the memory budget before a
     c.dim = 100;
     auto p = validate(c, default_memory_budget());
     REQUIRE(p.size() == 1);
-    CHECK(p[0] == "--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole number)");
+    CHECK(english(p[0]) == "--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole number)");
     c = AttentionConfig{};
     c.tokens = 1000000;
     p = validate(c, default_memory_budget());
     REQUIRE(p.size() == 1);
-    CHECK(p[0].find("over the memory budget") != std::string::npos);
+    CHECK(english(p[0]).find("over the memory budget") != std::string::npos);
     c.tokens = std::size_t(1) << 62;  // products overflow 64 bits: saturate, never wrap to small
     CHECK(trace_bytes(c) == UINT64_MAX);
     CHECK_FALSE(validate(c, default_memory_budget()).empty());
     c = AttentionConfig{};
     c.attn_drop = 1.5f;
-    CHECK(validate(c, default_memory_budget()).at(0).find("--attn-drop") == 0);
+    CHECK(english(validate(c, default_memory_budget()).at(0)).find("--attn-drop") == 0);
     c = AttentionConfig{};
     c.heads = 0;
-    CHECK(validate(c, default_memory_budget()).at(0) == "--heads must be at least 1");
+    CHECK(english(validate(c, default_memory_budget()).at(0)) == "--heads must be at least 1");
     CHECK(validate(AttentionConfig{}, default_memory_budget()).empty());
     CHECK_THROWS_AS(run_attention(AttentionConfig{}, default_weights(AttentionConfig{}),
                                   Tensor{xt::zeros<float>({2, 16, 512}), {}}),

@@ -98,17 +98,17 @@ TEST_CASE("memory budget: a config over it is refused with what it needs and the
     c.heads = 8;
     const auto problems = validate(c, 1ull << 30);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0].find("needs " + format_bytes(trace_bytes(c))) != std::string::npos);
-    CHECK(problems[0].find("over the memory budget of 1.0 GiB") != std::string::npos);
-    CHECK(problems[0].find("--flash") != std::string::npos);
-    CHECK(problems[0].find("--memory-budget") != std::string::npos);
+    CHECK(english(problems[0]).find("needs " + format_bytes(trace_bytes(c))) != std::string::npos);
+    CHECK(english(problems[0]).find("over the memory budget of 1.0 GiB") != std::string::npos);
+    CHECK(english(problems[0]).find("--flash") != std::string::npos);
+    CHECK(english(problems[0]).find("--memory-budget") != std::string::npos);
     CHECK(validate(c, trace_bytes(c)).empty());
     // Already on the flash path: no N x N steps to blame and no --flash to suggest.
     c.path = AttentionPath::flash;
     const auto flash = validate(c, 1ull << 20);
     REQUIRE(flash.size() == 1);
-    CHECK(flash[0].find("of the flash path") != std::string::npos);
-    CHECK(flash[0].find("--flash") == std::string::npos);
+    CHECK(english(flash[0]).find("of the flash path") != std::string::npos);
+    CHECK(english(flash[0]).find("--flash") == std::string::npos);
 }
 
 TEST_CASE("--memory-budget on trace run bench and the app refuses before running") {

@@ -254,14 +254,14 @@ TEST_CASE("a bad drop-path rate, a family without DropPath, and LayerScale in so
     cfg.drop_path_rate = 1.0f;
     auto problems = validate(cfg, 1, kNoLimit);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0].find("the drop-path rate 1 must be at least 0 and below 1") == 0);
+    CHECK(english(problems[0]).find("the drop-path rate 1 must be at least 0 and below 1") == 0);
     cfg.drop_path_rate = -0.1f;
     CHECK(validate(cfg, 1, kNoLimit).size() == 1);
     cfg.drop_path_rate = 0.1f;
     cfg.family = VitFamily::Torchvision;
     problems = validate(cfg, 1, kNoLimit);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0] == "drop path (stochastic depth) is timm's DropPath; a torchvision ViT has no drop_path in its blocks");
+    CHECK(english(problems[0]) == "drop path (stochastic depth) is timm's DropPath; a torchvision ViT has no drop_path in its blocks");
 
     // The fixture's checkpoint without blocks.1.ls1.gamma.
     const SafetensorsFile file = SafetensorsFile::open((kCase / "model.safetensors").string());

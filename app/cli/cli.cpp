@@ -104,7 +104,7 @@ void add_config_options(CLI::App& app, ConfigOptions& o) {
 void require_valid(const AttentionConfig& config, const ConfigOptions* options = nullptr) {
     if (options) check_beyond_options(options->beyond);
     const auto problems = validate(config, memory_budget());
-    if (!problems.empty()) throw UsageError(problems.front());
+    if (!problems.empty()) throw UsageError(english(problems.front()));
 }
 
 // ---- trace ----------------------------------------------------------------------------------

@@ -146,7 +146,7 @@ int RunHandout(const HandoutOptions& o) {
     const auto language = ui::parse_language(o.language);
     if (!language) throw UsageError("--lang " + o.language + ": use en or zh");
     const auto problems = validate(o.config, default_memory_budget());
-    if (!problems.empty()) throw UsageError(problems.front());
+    if (!problems.empty()) throw UsageError(english(problems.front()));
     const fs::path dir(o.dir);
     std::error_code ec;
     if (fs::exists(dir, ec)) {

@@ -36,7 +36,7 @@ void add_sizes(CLI::App& cmd, AttentionConfig& c) {
 
 void require_valid(const AttentionConfig& config, std::uint64_t budget) {
     const auto problems = validate(config, budget);
-    if (!problems.empty()) throw UsageError(problems.front());
+    if (!problems.empty()) throw UsageError(english(problems.front()));
 }
 
 int cmd_cost(const TeachOptions& o) {

@@ -243,7 +243,7 @@ int run_vit_command(const VitOptions& o) {
     model.config.seed = o.seed;
     const VitConfig& c = model.config;
     if (const auto problems = validate(c, 1, memory_budget()); !problems.empty())
-        throw UsageError("--drop-path: " + problems.front());
+        throw UsageError("--drop-path: " + english(problems.front()));
     std::vector<std::string> outputs;
     if (!o.overlay.empty()) outputs.push_back(o.overlay);
     if (!o.rollout.empty()) outputs.push_back(o.rollout);

@@ -425,7 +425,7 @@ void LoadSettingsAndOptions(Gui& g) {
 // in --screenshot mode).
 bool CheckOptions(const Gui& g) {
     if (!g.ui.config.errors.empty() && g.shot) {
-        std::fprintf(stderr, "attnscope: %s\n", g.ui.config.errors.front().c_str());
+        std::fprintf(stderr, "attnscope: %s\n", english(g.ui.config.errors.front()).c_str());
         return false;
     }
     if (g.open_vit && (g.options.model_path.empty() || g.options.image_path.empty())) {
@@ -1112,7 +1112,8 @@ std::string StateReport(const Gui& g) {
                                                {"dim", ui.heads_question.dim},
                                                {"choice", ui.heads_question.choice}};
     j["run_error"] = english(ui.engine.error);
-    j["config_errors"] = ui.config.errors;  // the Config panel's draft the engine refused
+    j["config_errors"] = nlohmann::json::array();  // the Config panel's draft the engine refused
+    for (const Message& e : ui.config.errors) j["config_errors"].push_back(english(e));
     j["status"] = ui.status;
     j["back_to_demo_enabled"] = !ui.file.path.empty() || ui.vit.on_screen;  // File > Back to the demo / config
     j["items"] = nlohmann::json::object();

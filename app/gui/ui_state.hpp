@@ -121,7 +121,7 @@ struct InspectorState {
 // The Config panel: the configuration it edits and what validate() says of it.
 struct ConfigScreen {
     AttentionConfig draft;            // what the config panel edits
-    std::vector<std::string> errors;  // from validate(), shown inline
+    std::vector<Message> errors;  // from validate(), shown inline
 };
 
 // The engine's worker as the screen shows it.

@@ -52,43 +52,43 @@ std::string format_bytes(std::uint64_t bytes) {
     return text;
 }
 
-std::vector<std::string> validate_layer(const AttentionConfig& c) {
-    std::vector<std::string> problems;
-    if (c.batch == 0) problems.push_back("--batch must be at least 1");
-    if (c.tokens == 0) problems.push_back("--tokens must be at least 1");
-    if (c.dim == 0) problems.push_back("--dim must be at least 1");
-    if (c.heads == 0) problems.push_back("--heads must be at least 1");
+std::vector<Message> validate_layer(const AttentionConfig& c) {
+    std::vector<Message> problems;
+    auto at_least_one = [&](std::size_t n, const char* option) {
+        if (n == 0) problems.push_back(Message(Msg::config_at_least_one, {{"option", option}}));
+    };
+    at_least_one(c.batch, "--batch");
+    at_least_one(c.tokens, "--tokens");
+    at_least_one(c.dim, "--dim");
+    at_least_one(c.heads, "--heads");
     if (c.heads != 0 && c.dim != 0 && c.dim % c.heads != 0)
-        problems.push_back("--dim " + std::to_string(c.dim) + " is not divisible by --heads " +
-                           std::to_string(c.heads) + " (head_dim c = C / h must be a whole number)");
+        problems.push_back(Message(Msg::config_dim_heads, {{"dim", std::to_string(c.dim)}, {"heads", std::to_string(c.heads)}}));
     auto check_p = [&](float p, const char* option) {
         if (!(p >= 0.0f && p < 1.0f))
-            problems.push_back(std::string(option) + " " + std::to_string(p) + " must be in [0, 1)");
+            problems.push_back(Message(Msg::config_rate, {{"option", option}, {"value", std::to_string(p)}}));
     };
     check_p(c.attn_drop, "--attn-drop");
     check_p(c.proj_drop, "--proj-drop");
     if (c.reference == Reference::mha) {
         if (c.path != AttentionPath::standard)
-            problems.push_back(std::string("--reference mha steps through the article's MultiHeadAttention, which has no ") +
-                               path_name(c.path) + " path; leave out --flash, --kv-cache and --window");
-        if (c.proj_drop != 0.0f) problems.push_back("--proj-drop: --reference mha (MultiHeadAttention) has no output dropout");
-        if (!c.qkv_bias) problems.push_back("--reference mha: qkv_proj always has a bias (qkv_bias must be on)");
+            problems.push_back(Message(Msg::config_mha_path, {{"path", path_name(c.path)}}));
+        if (c.proj_drop != 0.0f) problems.push_back(Message(Msg::config_mha_proj_drop));
+        if (!c.qkv_bias) problems.push_back(Message(Msg::config_mha_bias));
     }
     return problems;
 }
 
-std::string over_budget_problem(const AttentionConfig& c, std::uint64_t need, std::uint64_t memory_budget_bytes) {
+Message over_budget_problem(const AttentionConfig& c, std::uint64_t need, std::uint64_t memory_budget_bytes) {
     const std::string sizes = "B=" + std::to_string(c.batch) + " N=" + std::to_string(c.tokens) +
                               " C=" + std::to_string(c.dim) + " h=" + std::to_string(c.heads);
-    const std::string budget = ", over the memory budget of " + format_bytes(memory_budget_bytes);
     if (c.path != AttentionPath::standard)
-        return sizes + " needs " + format_bytes(need) + " to record every step of the " + path_name(c.path) + " path" +
-               budget + "; try a smaller --tokens, --batch or --dim, or a larger --memory-budget";
+        return Message(Msg::config_over_budget_path, {{"sizes", sizes}, {"needs", format_bytes(need)}, {"path", path_name(c.path)},
+                                                      {"budget", format_bytes(memory_budget_bytes)}});
     const std::uint64_t scores =
         mul(mul(mul(mul(c.batch, c.heads), c.tokens), c.tokens), (4 + c.masked()) * sizeof(float));
-    return sizes + " needs " + format_bytes(need) + " to record every step (the " + (c.masked() ? "five" : "four") +
-           " [B, h, N, N] steps alone take " + format_bytes(scores) + ")" + budget +
-           "; try --flash (no [B, h, N, N] matrices), a smaller --tokens or --batch, or a larger --memory-budget";
+    return Message(Msg::config_over_budget, {{"sizes", sizes}, {"needs", format_bytes(need)},
+                                             {"count", std::to_string(4 + c.masked())}, {"scores", format_bytes(scores)},
+                                             {"budget", format_bytes(memory_budget_bytes)}});
 }
 
 }  // namespace attnscope

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "message.hpp"
+
 namespace attnscope {
 
 // How the attention itself is computed (core/paths/beyond.hpp): the textbook path records the N x N
@@ -50,14 +52,19 @@ struct AttentionConfig {
 // Half the machine's physical memory.
 std::uint64_t default_memory_budget();
 
+// A configuration validate() refuses: its first problem.
+struct ConfigError : CoreError {
+    using CoreError::CoreError;
+};
+
 // Readable problems with the config's sizes, dropout and reference, whatever its path; names the
 // option at fault, e.g. "--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole
 // number)". core/run's validate adds the path's problems and the memory budget.
-std::vector<std::string> validate_layer(const AttentionConfig& config);
+std::vector<Message> validate_layer(const AttentionConfig& config);
 
 // The line for a config whose trace needs `need` bytes, more than the budget: what takes them and
 // which options would fit.
-std::string over_budget_problem(const AttentionConfig& config, std::uint64_t need, std::uint64_t memory_budget_bytes);
+Message over_budget_problem(const AttentionConfig& config, std::uint64_t need, std::uint64_t memory_budget_bytes);
 
 std::string format_bytes(std::uint64_t bytes);  // "1.5 GiB"
 

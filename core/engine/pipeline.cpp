@@ -38,17 +38,17 @@ Array uniform_array(const Shape& shape, float bound, std::uint64_t seed, Stream 
     return a;
 }
 
-std::string expect_shape(const std::string& name, const Shape& actual, const std::string& formula,
-                         const Shape& expected, std::size_t dim) {
-    if (actual == expected) return "";
-    return name + " has shape " + format_shape(actual) + ", expected " + formula + " = " + format_shape(expected) +
-           " for dim " + std::to_string(dim);
+Message expect_shape(const std::string& name, const Shape& actual, const std::string& formula, const Shape& expected,
+                     std::size_t dim) {
+    if (actual == expected) return {};
+    return Message(Msg::weights_wrong_shape, {{"name", name}, {"shape", format_shape(actual)}, {"formula", formula},
+                                              {"expected", format_shape(expected)}, {"dim", std::to_string(dim)}});
 }
 
 }  // namespace
 
-std::string check_attention_weights(const AttentionWeights& w, std::size_t C) {
-    std::string problem = expect_shape("qkv.weight", shape_of(w.qkv_weight), "[3*C, C]", {3 * C, C}, C);
+Message check_attention_weights(const AttentionWeights& w, std::size_t C) {
+    Message problem = expect_shape("qkv.weight", shape_of(w.qkv_weight), "[3*C, C]", {3 * C, C}, C);
     if (problem.empty() && w.qkv_bias) problem = expect_shape("qkv.bias", shape_of(*w.qkv_bias), "[3*C]", {3 * C}, C);
     if (problem.empty()) problem = expect_shape("proj.weight", shape_of(w.proj_weight), "[C, C]", {C, C}, C);
     if (problem.empty()) problem = expect_shape("proj.bias", shape_of(w.proj_bias), "[C]", {C}, C);

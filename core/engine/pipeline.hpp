@@ -40,7 +40,7 @@ struct AttentionWeights {
 
 // Empty when the weights fit dim C; otherwise one line such as
 // "qkv.weight has shape [300, 100], expected [3*C, C] = [360, 120] for dim 120".
-std::string check_attention_weights(const AttentionWeights& weights, std::size_t dim);
+Message check_attention_weights(const AttentionWeights& weights, std::size_t dim);
 
 // Packs qkv_weight and proj_weight for the AVX-512 kernel, once the weights are final (they are
 // never changed in place afterwards: a copy has new storage and falls back to OpenBLAS).

@@ -121,12 +121,15 @@ std::optional<HeadCount> heads_from_file(const TensorSource& source, const Model
     from_config_json(source, said);
     for (const HeadCount& s : said) {
         if (s.heads != said.front().heads)
-            throw FileError(source.path() + ": " + said.front().from + " says " + std::to_string(said.front().heads) +
-                            " heads but " + s.from + " says " + std::to_string(s.heads) + "; pass --heads");
+            throw FileError(Message(Msg::heads_disagree, {{"file", source.path()}, {"heads", std::to_string(said.front().heads)},
+                                                          {"heads2", std::to_string(s.heads)}})
+                                .with("from", plain_text(said.front().from))
+                                .with("from2", plain_text(s.from)));
         if (sizes.dim % s.heads != 0)
-            throw FileError(source.path() + ": " + s.from + " says " + std::to_string(s.heads) +
-                            " heads, which do not divide dim " + std::to_string(sizes.dim) + "; pass --heads H with H one of " +
-                            divisors_text(sizes.dim));
+            throw FileError(Message(Msg::heads_do_not_divide, {{"file", source.path()}, {"heads", std::to_string(s.heads)},
+                                                               {"dim", std::to_string(sizes.dim)},
+                                                               {"choices", divisors_text(sizes.dim)}})
+                                .with("from", plain_text(s.from)));
     }
     if (!said.empty()) return said.front();
     for (const Published& p : kPublished)

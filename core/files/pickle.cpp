@@ -120,7 +120,7 @@ public:
             step(op, at);
         }
         if (stack_.size() != 1 || !marks_.empty())
-            fail("the pickle ends with " + std::to_string(stack_.size()) + " values on its stack (expected 1)");
+            fail(Message(Msg::pickle_stack_at_end, {{"file", label_}, {"count", std::to_string(stack_.size())}}));
         out_.root = stack_.back();
         if (used) *used = offset();
         return std::move(out_);
@@ -128,15 +128,20 @@ public:
 
 private:
     // ---- errors and bytes --------------------------------------------------------------------
-    [[noreturn]] void fail(const std::string& what) const { throw FileError(label_ + ": " + what); }
-    [[noreturn]] void malformed(const std::string& what) const {
-        fail("malformed pickle at byte " + std::to_string(offset()) + ": " + what);
+    [[noreturn]] void fail(Message message) const { throw FileError(std::move(message)); }
+    [[noreturn]] void malformed(Message problem) const {
+        fail(Message(Msg::pickle_malformed, {{"file", label_}, {"byte", std::to_string(offset())}}).with("problem", std::move(problem)));
+    }
+    [[noreturn]] void malformed(Msg problem) const { malformed(Message(problem)); }
+    // "a type torch.nn.Linear" for a global, else its kind ("a dict").
+    static Message found_message(const PickleValue* v) {
+        return v->kind == Kind::Global ? Message(Msg::pickle_kind_named_type, {{"name", v->text}}) : kind_message(v->kind);
     }
     std::size_t offset() const { return static_cast<std::size_t>(p_ - begin_); }
     std::size_t left() const { return static_cast<std::size_t>(end_ - p_); }
 
     const std::uint8_t* take(std::uint64_t n) {
-        if (n > left()) malformed("needs " + std::to_string(n) + " more bytes, " + std::to_string(left()) + " left");
+        if (n > left()) malformed(Message(Msg::pickle_needs_bytes, {{"count", std::to_string(n)}, {"left", std::to_string(left())}}));
         const std::uint8_t* at = p_;
         p_ += n;
         return at;
@@ -154,7 +159,7 @@ private:
     }
     std::string line() {  // GLOBAL's module and name: up to '\n'
         const std::uint8_t* nl = static_cast<const std::uint8_t*>(std::memchr(p_, '\n', left()));
-        if (!nl) malformed("a GLOBAL's name has no end of line");
+        if (!nl) malformed(Msg::pickle_global_no_eol);
         std::string text(reinterpret_cast<const char*>(p_), static_cast<std::size_t>(nl - p_));
         p_ = nl + 1;
         return text;
@@ -168,18 +173,18 @@ private:
     }
     void push(PickleValue* v) { stack_.push_back(v); }
     PickleValue* pop() {
-        if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) malformed("pops from an empty stack");
+        if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) malformed(Msg::pickle_pop_empty);
         PickleValue* v = stack_.back();
         stack_.pop_back();
         return v;
     }
     PickleValue* top() {
-        if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) malformed("reads an empty stack");
+        if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) malformed(Msg::pickle_read_empty);
         return stack_.back();
     }
     // The values above the last MARK, which is removed.
     std::vector<PickleValue*> pop_mark() {
-        if (marks_.empty()) malformed("no MARK to pop to");
+        if (marks_.empty()) malformed(Msg::pickle_no_mark);
         const std::size_t mark = marks_.back();
         marks_.pop_back();
         std::vector<PickleValue*> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
@@ -201,11 +206,17 @@ private:
         v->text = std::move(s);
         return v;
     }
+    PickleValue* other(Message described) {  // a value kept only as what it is
+        PickleValue* v = make(Kind::Other);
+        v->text = english(described);
+        v->described = std::move(described);
+        return v;
+    }
     // LONG1/LONG4: two's complement, little-endian, n bytes.
     PickleValue* long_integer(std::uint64_t n) {
         if (n > 8) {
             take(n);
-            return text(Kind::Other, "an integer of " + std::to_string(n) + " bytes");
+            return other(Message(Msg::pickle_value_long_integer, {{"count", std::to_string(n)}}));
         }
         if (n == 0) return integer(0);
         std::uint64_t v = little(static_cast<std::size_t>(n));
@@ -217,19 +228,19 @@ private:
     void memo_put(std::uint64_t index) { memo_[index] = top(); }
     PickleValue* memo_get(std::uint64_t index) {
         const auto it = memo_.find(index);
-        if (it == memo_.end()) malformed("memo entry " + std::to_string(index) + " was never stored");
+        if (it == memo_.end()) malformed(Message(Msg::pickle_memo_missing, {{"index", std::to_string(index)}}));
         return it->second;
     }
-    void require(const PickleValue* v, Kind kind, const char* what) {
+    void require(const PickleValue* v, Kind kind, Msg what) {
         if (v->kind != kind)
-            malformed(std::string(what) + " must be " + kind_text(kind) + ", found " + kind_text(v->kind));
+            malformed(Message(Msg::pickle_wrong_kind).with("part", Message(what)).with("kind", kind_message(kind)).with("found", kind_message(v->kind)));
     }
-    std::uint64_t count(const PickleValue* v, const char* what) {
+    std::uint64_t count(const PickleValue* v, Msg what) {
         require(v, Kind::Int, what);
-        if (v->integer < 0) malformed(std::string(what) + " is negative (" + std::to_string(v->integer) + ")");
+        if (v->integer < 0) malformed(Message(Msg::pickle_negative, {{"value", std::to_string(v->integer)}}).with("part", Message(what)));
         return static_cast<std::uint64_t>(v->integer);
     }
-    std::vector<std::uint64_t> counts(const PickleValue* v, const char* what) {
+    std::vector<std::uint64_t> counts(const PickleValue* v, Msg what) {
         require(v, Kind::Tuple, what);
         std::vector<std::uint64_t> out;
         for (const PickleValue* item : v->items) out.push_back(count(item, what));
@@ -246,8 +257,7 @@ private:
         const GlobalInfo info = classify_global(module, name);
         const std::string full = module + "." + name;
         if (!info.allowed)
-            fail("pickle global '" + shown(full) + "' can run code; attnscope never runs code from a file and refuses "
-                 "it (save tensors, dicts of tensors or a model's state_dict())");
+            fail(Message(Msg::pickle_global_runs_code, {{"file", label_}, {"name", shown(full)}}));
         PickleValue* g = text(Kind::Global, full);
         globals_[g] = info;
         return g;
@@ -263,27 +273,26 @@ private:
             return const_cast<PickleValue*>(pid->items[1]);  // one of out_'s values, pushed again
         if (pid->kind != Kind::Tuple || (pid->items.size() != 5 && pid->items.size() != 6) ||
             pid->items[0]->kind != Kind::String || pid->items[0]->text != "storage")
-            malformed("a persistent id must be ('storage', type, key, location, numel[, view])");
+            malformed(Msg::pickle_persistent_id);
         const PickleValue* type = pid->items[1];
         const auto g = globals_.find(type);
         if (g == globals_.end() || !g->second.storage)
-            malformed("a storage's type must be one of torch's storage classes, found " + std::string(kind_text(type->kind)) +
-                      (type->kind == Kind::Global ? " " + type->text : ""));
-        require(pid->items[2], Kind::String, "a storage's key");
-        require(pid->items[3], Kind::String, "a storage's location");
+            malformed(Message(Msg::pickle_storage_type).with("found", found_message(type)));
+        require(pid->items[2], Kind::String, Msg::pickle_part_storage_key);
+        require(pid->items[3], Kind::String, Msg::pickle_part_storage_location);
         PickleValue* s = make(Kind::Storage);
         s->storage.dtype = g->second.storage->dtype;
         s->storage.item_size = g->second.storage->item_size;
         s->storage.key = pid->items[2]->text;
-        s->storage.numel = count(pid->items[4], "a storage's numel");
+        s->storage.numel = count(pid->items[4], Msg::pickle_part_storage_numel);
         if (pid->items.size() == 6 && pid->items[5]->kind != Kind::None) {
             const PickleValue* view = pid->items[5];
             if (view->kind != Kind::Tuple || view->items.size() != 3)
-                malformed("a storage's view must be None or (view_key, offset, numel)");
-            require(view->items[0], Kind::String, "a storage view's key");
+                malformed(Msg::pickle_storage_view);
+            require(view->items[0], Kind::String, Msg::pickle_part_view_key);
             s->storage.view = true;
-            s->storage.view_offset = count(view->items[1], "a storage view's offset");
-            s->storage.view_numel = count(view->items[2], "a storage view's numel");
+            s->storage.view_offset = count(view->items[1], Msg::pickle_part_view_offset);
+            s->storage.view_numel = count(view->items[2], Msg::pickle_part_view_numel);
         }
         return s;
     }
@@ -294,20 +303,18 @@ private:
     PickleValue* call(const PickleValue* callable, const PickleValue* args) {
         const auto g = globals_.find(callable);
         if (g != globals_.end() && g->second.inert)
-            fail("pickle calls '" + shown(callable->text) + "' to rebuild a value, which would run the file's code; "
-                 "attnscope never runs code from a file (save tensors, dicts of tensors or a model's state_dict())");
+            fail(Message(Msg::pickle_call_runs_code, {{"file", label_}, {"name", shown(callable->text)}}));
         if (g == globals_.end() || g->second.callable == Callable::None)
-            malformed("REDUCE calls " + std::string(kind_text(callable->kind)) +
-                      (callable->kind == Kind::Global ? " " + callable->text : "") + ", which is not a function attnscope knows");
-        require(args, Kind::Tuple, "REDUCE's arguments");
+            malformed(Message(Msg::pickle_reduce_unknown).with("found", found_message(callable)));
+        require(args, Kind::Tuple, Msg::pickle_part_reduce_args);
         const std::vector<const PickleValue*>& a = args->items;
         switch (g->second.callable) {
             case Callable::OrderedDict: {
                 PickleValue* d = make(Kind::Dict);
                 if (a.empty()) return d;
-                if (a.size() != 1 || a[0]->kind != Kind::List) malformed("OrderedDict takes () or a list of pairs");
+                if (a.size() != 1 || a[0]->kind != Kind::List) malformed(Msg::pickle_ordered_dict_args);
                 for (const PickleValue* pair : a[0]->items) {
-                    if (pair->kind != Kind::Tuple || pair->items.size() != 2) malformed("OrderedDict's items must be pairs");
+                    if (pair->kind != Kind::Tuple || pair->items.size() != 2) malformed(Msg::pickle_ordered_dict_items);
                     d->entries.emplace_back(pair->items[0], pair->items[1]);
                 }
                 return d;
@@ -315,7 +322,7 @@ private:
             case Callable::Set: {  // set() or set([items])
                 PickleValue* set = make(Kind::Set);
                 if (a.empty()) return set;
-                if (a.size() != 1 || a[0]->kind != Kind::List) malformed("set takes () or a list");
+                if (a.size() != 1 || a[0]->kind != Kind::List) malformed(Msg::pickle_set_args);
                 set->items = a[0]->items;
                 return set;
             }
@@ -326,57 +333,57 @@ private:
                 return partial;
             }
             case Callable::RebuildTensor: {  // (storage, storage_offset, size, stride, requires_grad, hooks[, metadata])
-                if (a.size() != 6 && a.size() != 7) malformed("_rebuild_tensor_v2 takes 6 or 7 arguments, found " + std::to_string(a.size()));
-                require(a[0], Kind::Storage, "a tensor's storage");
+                if (a.size() != 6 && a.size() != 7) malformed(Message(Msg::pickle_rebuild_tensor_args, {{"count", std::to_string(a.size())}}));
+                require(a[0], Kind::Storage, Msg::pickle_part_tensor_storage);
                 PickleValue* t = make(Kind::Tensor);
                 t->tensor.storage = &a[0]->storage;
-                t->tensor.offset = count(a[1], "a tensor's storage offset");
-                t->tensor.size = counts(a[2], "a tensor's size");
-                t->tensor.stride = counts(a[3], "a tensor's stride");
+                t->tensor.offset = count(a[1], Msg::pickle_part_tensor_offset);
+                t->tensor.size = counts(a[2], Msg::pickle_part_tensor_size);
+                t->tensor.stride = counts(a[3], Msg::pickle_part_tensor_stride);
                 if (t->tensor.size.size() != t->tensor.stride.size())
-                    malformed("a tensor has " + std::to_string(t->tensor.size.size()) + " sizes but " +
-                              std::to_string(t->tensor.stride.size()) + " strides");
+                    malformed(Message(Msg::pickle_sizes_strides, {{"sizes", std::to_string(t->tensor.size.size())},
+                                                                  {"strides", std::to_string(t->tensor.stride.size())}}));
                 return t;
             }
             case Callable::RebuildParameter: {  // (data, requires_grad, hooks[, state])
-                if (a.size() != 3 && a.size() != 4) malformed("_rebuild_parameter takes 3 or 4 arguments");
-                require(a[0], Kind::Tensor, "a parameter's data");
+                if (a.size() != 3 && a.size() != 4) malformed(Msg::pickle_rebuild_parameter_args);
+                require(a[0], Kind::Tensor, Msg::pickle_part_parameter_data);
                 PickleValue* t = make(Kind::Tensor);
                 t->tensor = a[0]->tensor;
                 t->tensor.parameter = true;
                 return t;
             }
             case Callable::RebuildFromType: {  // (func, type, args, state): func(*args) for Tensor or Parameter
-                if (a.size() != 4) malformed("_rebuild_from_type_v2 takes 4 arguments");
+                if (a.size() != 4) malformed(Msg::pickle_rebuild_from_type_args);
                 const bool plain_type = globals_.count(a[1]) &&
                                         (a[1]->text == "torch.Tensor" || a[1]->text == "torch.nn.parameter.Parameter");
                 const auto func = globals_.find(a[0]);
                 const bool rebuilds = func != globals_.end() && (func->second.callable == Callable::RebuildTensor ||
                                                                  func->second.callable == Callable::RebuildParameter);
                 if (!plain_type || !rebuilds)
-                    malformed("_rebuild_from_type_v2 rebuilds a torch.Tensor or Parameter with _rebuild_tensor_v2 or _rebuild_parameter only");
+                    malformed(Msg::pickle_rebuild_from_type_only);
                 return call(a[0], a[2]);
             }
             case Callable::Size: {
-                if (a.size() != 1 || a[0]->kind != Kind::Tuple) malformed("torch.Size takes one tuple");
-                counts(a[0], "a torch.Size");
+                if (a.size() != 1 || a[0]->kind != Kind::Tuple) malformed(Msg::pickle_size_args);
+                counts(a[0], Msg::pickle_part_torch_size);
                 PickleValue* t = make(Kind::Tuple);
                 t->items = a[0]->items;
                 return t;
             }
             case Callable::Device: {
-                if (a.empty() || a[0]->kind != Kind::String) malformed("torch.device takes a string");
-                return text(Kind::Other, "device '" + a[0]->text + "'");
+                if (a.empty() || a[0]->kind != Kind::String) malformed(Msg::pickle_device_args);
+                return other(Message(Msg::pickle_value_device, {{"name", a[0]->text}}));
             }
             case Callable::Encode: {  // _codecs.encode(text, 'latin1'): code points 0-255 as bytes
                 if (a.size() != 2 || a[0]->kind != Kind::String || a[1]->kind != Kind::String ||
                     (a[1]->text != "latin1" && a[1]->text != "latin-1"))
-                    malformed("_codecs.encode takes a str and 'latin1'");
+                    malformed(Msg::pickle_encode_args);
                 return text(Kind::Bytes, latin1(a[0]->text));
             }
             case Callable::NumpyDtype: {  // numpy.dtype(code, align, copy); BUILD then gives its byte order
-                if (a.empty() || a[0]->kind != Kind::String) malformed("numpy.dtype takes a type code");
-                PickleValue* d = text(Kind::Other, "a numpy dtype '" + shown(a[0]->text) + "'");
+                if (a.empty() || a[0]->kind != Kind::String) malformed(Msg::pickle_numpy_dtype_args);
+                PickleValue* d = other(Message(Msg::pickle_value_numpy_dtype, {{"dtype", shown(a[0]->text)}}));
                 d->items = {a[0]};
                 numpy_dtypes_.insert(d);
                 return d;
@@ -384,14 +391,14 @@ private:
             case Callable::NumpyScalar: return numpy_scalar(a);
             case Callable::NumpyArray: {  // _reconstruct(ndarray, (0,), b'b'); BUILD then gives its shape
                 if (a.empty() || !globals_.count(a[0]) || a[0]->text != "numpy.ndarray")
-                    malformed("numpy's _reconstruct rebuilds a numpy.ndarray only");
-                PickleValue* array = text(Kind::Other, "a numpy array");
+                    malformed(Msg::pickle_numpy_reconstruct);
+                PickleValue* array = other(Message(Msg::pickle_value_numpy_array));
                 numpy_arrays_.insert(array);
                 return array;
             }
             case Callable::None: break;
         }
-        malformed("unreachable call");
+        malformed(Msg::pickle_unreachable);
     }
 
     // ---- numpy values ----------------------------------------------------------------------------
@@ -405,27 +412,27 @@ private:
             } else if ((c == 0xc2 || c == 0xc3) && i + 1 < utf8.size()) {
                 out += static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(utf8[++i]) & 0x3f));
             } else {
-                malformed("_codecs.encode's text has a character above U+00FF, which latin1 cannot encode");
+                malformed(Msg::pickle_latin1);
             }
         }
         return out;
     }
     // A dtype's type code ('f8', 'i8', '?') and byte order ('<', '>', '|', '=').
-    std::pair<std::string, std::string> numpy_dtype(const PickleValue* d, const char* what) {
-        if (!numpy_dtypes_.count(d)) malformed(std::string(what) + " must be a numpy.dtype");
+    std::pair<std::string, std::string> numpy_dtype(const PickleValue* d, Msg what) {
+        if (!numpy_dtypes_.count(d)) malformed(Message(Msg::pickle_not_numpy_dtype).with("part", Message(what)));
         return {d->items[0]->text, d->items.size() > 1 ? d->items[1]->text : "="};
     }
     // scalar(dtype, bytes): np.float64(0.93) a float, np.int64(5) an int, np.bool_ a bool; any other
     // dtype a value shown by its name. Stored little-endian ('>' is refused).
     PickleValue* numpy_scalar(const std::vector<const PickleValue*>& a) {
-        if (a.size() != 2 || a[1]->kind != Kind::Bytes) malformed("numpy's scalar takes a dtype and bytes");
-        const std::pair<std::string, std::string> dtype = numpy_dtype(a[0], "a numpy scalar's dtype");
+        if (a.size() != 2 || a[1]->kind != Kind::Bytes) malformed(Msg::pickle_numpy_scalar_args);
+        const std::pair<std::string, std::string> dtype = numpy_dtype(a[0], Msg::pickle_part_numpy_scalar_dtype);
         const std::string& code = dtype.first;
         const std::string& order = dtype.second;
         const std::string& b = a[1]->text;
-        if (order == ">") malformed("a numpy scalar of dtype '" + shown(code) + "' is big-endian; attnscope reads little-endian values");
+        if (order == ">") malformed(Message(Msg::pickle_numpy_scalar_big_endian, {{"dtype", shown(code)}}));
         auto load = [&](auto zero) {
-            if (b.size() != sizeof zero) malformed("a numpy scalar of dtype '" + shown(code) + "' has " + std::to_string(b.size()) + " bytes");
+            if (b.size() != sizeof zero) malformed(Message(Msg::pickle_numpy_scalar_bytes, {{"dtype", shown(code)}, {"count", std::to_string(b.size())}}));
             std::memcpy(&zero, b.data(), sizeof zero);
             return zero;
         };
@@ -440,33 +447,33 @@ private:
         else if (code == "i1") (v = make(Kind::Int))->integer = load(std::int8_t{});
         else if (code == "u1") (v = make(Kind::Int))->integer = load(std::uint8_t{});
         else if (code == "b1") (v = make(Kind::Bool))->flag = load(std::uint8_t{}) != 0;
-        else v = text(Kind::Other, "a numpy " + shown(code) + " scalar");
+        else v = other(Message(Msg::pickle_value_numpy_scalar, {{"dtype", shown(code)}}));
         return v;
     }
     // BUILD of a dtype: (version, byte order, ...); of an array: (version, shape, dtype, fortran, data).
     // The array stays a value named by its shape and dtype: its elements are not a tensor's.
     void build_numpy(PickleValue* v, const PickleValue* state) {
-        if (state->kind != Kind::Tuple || state->items.size() < 2) malformed("a numpy value's state must be a tuple");
+        if (state->kind != Kind::Tuple || state->items.size() < 2) malformed(Msg::pickle_numpy_state);
         const std::vector<const PickleValue*>& s = state->items;
         if (numpy_dtypes_.count(v)) {
-            require(s[1], Kind::String, "a numpy dtype's byte order");
+            require(s[1], Kind::String, Msg::pickle_part_numpy_byte_order);
             v->items.resize(1);
             v->items.push_back(s[1]);
             return;
         }
-        if (s.size() != 5) malformed("a numpy array's state must be (version, shape, dtype, fortran, data)");
+        if (s.size() != 5) malformed(Msg::pickle_numpy_array_state);
         std::string shape;
-        for (std::uint64_t n : counts(s[1], "a numpy array's shape")) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
-        v->text = "a numpy array [" + shape + "] of " + shown(numpy_dtype(s[2], "a numpy array's dtype").first) +
-                  " (not read: save it as a tensor, torch.from_numpy(a))";
+        for (std::uint64_t n : counts(s[1], Msg::pickle_part_numpy_array_shape)) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
+        v->described = Message(Msg::pickle_value_numpy_array_of,
+                               {{"shape", shape}, {"dtype", shown(numpy_dtype(s[2], Msg::pickle_part_numpy_array_dtype).first)}});
+        v->text = english(v->described);
     }
 
     // NEWOBJ(_EX): cls.__new__(cls, *args) of an inert class, as an Object without attributes yet.
     PickleValue* new_object(const PickleValue* cls) {
         const auto g = globals_.find(cls);
         if (g == globals_.end() || !g->second.inert)
-            malformed("NEWOBJ makes " + std::string(kind_text(cls->kind)) + (cls->kind == Kind::Global ? " " + cls->text : "") +
-                      ", which is not a class attnscope keeps as a record");
+            malformed(Message(Msg::pickle_newobj).with("found", found_message(cls)));
         PickleValue* object = make(Kind::Object);
         object->text = cls->text;
         return object;
@@ -486,14 +493,14 @@ private:
 
     void set_items(PickleValue* dict, const std::vector<PickleValue*>& kv) {
         if (dict->kind != Kind::Dict && dict->kind != Kind::Object)
-            malformed("SETITEM(S) on " + std::string(kind_text(dict->kind)));
-        if (kv.size() % 2) malformed("SETITEMS with an odd number of values");
+            malformed(Message(Msg::pickle_setitem_on).with("found", kind_message(dict->kind)));
+        if (kv.size() % 2) malformed(Msg::pickle_setitems_odd);
         // Keys are kept as written (a repeated key is rare; core/files/torch_save names the second one apart).
         for (std::size_t i = 0; i < kv.size(); i += 2) dict->entries.emplace_back(kv[i], kv[i + 1]);
     }
     void append(PickleValue* list, const std::vector<PickleValue*>& items) {
         if (list->kind != Kind::List && list->kind != Kind::Set && list->kind != Kind::Object)
-            malformed("APPEND(S)/ADDITEMS on " + std::string(kind_text(list->kind)));
+            malformed(Message(Msg::pickle_append_on).with("found", kind_message(list->kind)));
         list->items.insert(list->items.end(), items.begin(), items.end());
     }
 
@@ -502,7 +509,7 @@ private:
             case 0x80: {  // PROTO
                 const std::uint8_t version = byte();
                 if (version > 4)
-                    fail("pickle protocol " + std::to_string(version) + "; attnscope reads protocols 2 to 4 (torch.save's default is 2)");
+                    fail(Message(Msg::pickle_protocol, {{"file", label_}, {"version", std::to_string(version)}}));
                 break;
             }
             case 0x95: take(8); break;        // FRAME: a length hint only
@@ -609,8 +616,8 @@ private:
             case 0x93: {                                                                      // STACK_GLOBAL
                 PickleValue* name = pop();
                 PickleValue* module = pop();
-                require(module, Kind::String, "STACK_GLOBAL's module");
-                require(name, Kind::String, "STACK_GLOBAL's name");
+                require(module, Kind::String, Msg::pickle_part_stack_global_module);
+                require(name, Kind::String, Msg::pickle_part_stack_global_name);
                 push(global(module->text, name->text));
                 break;
             }
@@ -623,13 +630,13 @@ private:
             }
             case 0x81: {                                                                      // NEWOBJ
                 PickleValue* args = pop();
-                require(args, Kind::Tuple, "NEWOBJ's arguments");
+                require(args, Kind::Tuple, Msg::pickle_part_newobj_args);
                 push(new_object(pop()));
                 break;
             }
             case 0x92: {                                                                      // NEWOBJ_EX
-                require(pop(), Kind::Dict, "NEWOBJ_EX's keyword arguments");
-                require(pop(), Kind::Tuple, "NEWOBJ_EX's arguments");
+                require(pop(), Kind::Dict, Msg::pickle_part_newobj_ex_kwargs);
+                require(pop(), Kind::Tuple, Msg::pickle_part_newobj_ex_args);
                 push(new_object(pop()));
                 break;
             }
@@ -642,8 +649,7 @@ private:
                     build_numpy(obj, state);
                 } else if (obj->kind != Kind::Dict && obj->kind != Kind::Tensor) {
                     // A state_dict's _metadata and a tensor subclass's __dict__ are not needed.
-                    malformed("BUILD sets the state of " + std::string(kind_text(obj->kind)) +
-                              "; attnscope only keeps an object's, a dict's or a tensor's");
+                    malformed(Message(Msg::pickle_build_on).with("found", kind_message(obj->kind)));
                 }
                 break;
             }
@@ -651,9 +657,7 @@ private:
                 char code[8];
                 std::snprintf(code, sizeof code, "0x%02x", op);
                 p_ = begin_ + at;
-                malformed(std::string("opcode ") + code +
-                          " is not one torch.save writes (attnscope reads pickle protocols 2 to 4 without INST, OBJ "
-                          "or extension codes)");
+                malformed(Message(Msg::pickle_opcode, {{"opcode", code}}));
             }
         }
     }
@@ -672,25 +676,25 @@ private:
 
 }  // namespace
 
-const char* kind_text(PickleValue::Kind kind) {
+Message kind_message(PickleValue::Kind kind) {
     switch (kind) {
-        case Kind::None: return "None";
-        case Kind::Bool: return "a bool";
-        case Kind::Int: return "an int";
-        case Kind::Float: return "a float";
-        case Kind::String: return "a str";
-        case Kind::Bytes: return "bytes";
-        case Kind::Tuple: return "a tuple";
-        case Kind::List: return "a list";
-        case Kind::Dict: return "a dict";
-        case Kind::Set: return "a set";
-        case Kind::Global: return "a type";
-        case Kind::Storage: return "a storage";
-        case Kind::Tensor: return "a tensor";
-        case Kind::Object: return "an object";
-        case Kind::Other: return "a value";
+        case Kind::None: return Message(Msg::pickle_kind_none);
+        case Kind::Bool: return Message(Msg::pickle_kind_bool);
+        case Kind::Int: return Message(Msg::pickle_kind_int);
+        case Kind::Float: return Message(Msg::pickle_kind_float);
+        case Kind::String: return Message(Msg::pickle_kind_str);
+        case Kind::Bytes: return Message(Msg::pickle_kind_bytes);
+        case Kind::Tuple: return Message(Msg::pickle_kind_tuple);
+        case Kind::List: return Message(Msg::pickle_kind_list);
+        case Kind::Dict: return Message(Msg::pickle_kind_dict);
+        case Kind::Set: return Message(Msg::pickle_kind_set);
+        case Kind::Global: return Message(Msg::pickle_kind_type);
+        case Kind::Storage: return Message(Msg::pickle_kind_storage);
+        case Kind::Tensor: return Message(Msg::pickle_kind_tensor);
+        case Kind::Object: return Message(Msg::pickle_kind_object);
+        case Kind::Other: return Message(Msg::pickle_kind_value);
     }
-    return "a value";
+    return Message(Msg::pickle_kind_value);
 }
 
 Unpickled read_pickle(const std::uint8_t* data, std::size_t size, const std::string& label, std::size_t* used) {

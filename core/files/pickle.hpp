@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "message.hpp"
+
 namespace attnscope {
 
 // ('storage', torch.FloatStorage, '0', 'cpu', numel): data/<key> holds numel elements of dtype.
@@ -60,8 +62,9 @@ struct PickleValue {
     bool flag = false;           // Bool
     std::int64_t integer = 0;    // Int
     double number = 0.0;         // Float
-    std::string text;            // String, Bytes; Global and Object: the class "module.name"; Other: what it is
-                                 // ("an integer of 12 bytes")
+    std::string text;            // String, Bytes; Global and Object: the class "module.name"; Other: what it
+                                 // is in English ("an integer of 12 bytes")
+    Message described;           // Other: what it is, as a message
     std::vector<const PickleValue*> items;                                     // Tuple, List, Set; Object: appended
     std::vector<std::pair<const PickleValue*, const PickleValue*>> entries;    // Dict, in insertion order; Object:
                                                                                // its attributes, then set items
@@ -70,7 +73,7 @@ struct PickleValue {
 };
 
 // "an int", "a dict" ... for messages.
-const char* kind_text(PickleValue::Kind kind);
+Message kind_message(PickleValue::Kind kind);
 
 // The values of one pickle; they point at each other (the memo may make cycles), so they live
 // and die together here.

@@ -227,14 +227,6 @@ void resolve_conventions(std::vector<Role>& roles) {
     }
 }
 
-std::string weight_conventions_text() {
-    return "attnscope reads timm's qkv.weight, qkv.bias, proj.weight, proj.bias (bare or under blocks.<i>.attn.); the "
-           "reference MultiHeadAttention's qkv_proj.weight, qkv_proj.bias, out_proj.weight, out_proj.bias; "
-           "nn.MultiheadAttention's in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias (bare or under "
-           "layers.<i>. or encoder_layer_<i>.); Hugging Face's layer.<i>.attention.attention.{query,key,value} and "
-           "layer.<i>.attention.output.dense";
-}
-
 std::vector<std::size_t> blocks_of(const std::vector<Role>& roles) {
     std::vector<std::size_t> blocks;
     for (const Role& r : roles)

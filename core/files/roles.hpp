@@ -51,7 +51,6 @@ std::optional<std::size_t> block_in_name(const std::string& tensor_name);
 void resolve_conventions(std::vector<Role>& roles);
 
 // What each convention's weights are called, for "no attention weights" messages.
-std::string weight_conventions_text();
 
 // "attn", "attn (as attn_weights, block 2)", "qkv.weight (timm, block 3)", "" for RoleKind::None.
 std::string describe_role(const Role& role);

@@ -81,22 +81,23 @@ std::string key_text(const PickleValue* key, std::size_t position) {
     }
 }
 
-// "an int (3)", "a str ('adamw')", "a list of 0 items" ...
-std::string value_text(const PickleValue* v) {
-    const std::string kind = kind_text(v->kind);
+// "an int (3)", "a str ('adamw')", "a list" ...
+Message value_message(const PickleValue* v) {
+    const Message kind = kind_message(v->kind);
+    auto of_kind = [&](std::string value) { return Message(Msg::pickle_value_of_kind, {{"value", std::move(value)}}).with("kind", kind); };
     switch (v->kind) {
-        case Kind::Bool: return kind + " (" + (v->flag ? "True" : "False") + ")";
-        case Kind::Int: return kind + " (" + std::to_string(v->integer) + ")";
-        case Kind::Float: return kind + " (" + number_text(v->number) + ")";
+        case Kind::Bool: return of_kind(v->flag ? "True" : "False");
+        case Kind::Int: return of_kind(std::to_string(v->integer));
+        case Kind::Float: return of_kind(number_text(v->number));
         case Kind::String: {
             std::string shown;
             for (char c : v->text.substr(0, 40)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
-            return kind + " ('" + shown + (v->text.size() > 40 ? "...'" : "'") + ")";
+            return of_kind("'" + shown + (v->text.size() > 40 ? "...'" : "'"));
         }
-        case Kind::Bytes: return kind + " (" + std::to_string(v->text.size()) + " bytes)";
-        case Kind::Global: return v->text;
-        case Kind::Object: return "a " + v->text + " object";
-        case Kind::Other: return v->text;
+        case Kind::Bytes: return Message(Msg::pickle_value_bytes, {{"count", std::to_string(v->text.size())}}).with("kind", kind);
+        case Kind::Global: return Message(Msg::pickle_value_name, {{"name", v->text}});
+        case Kind::Object: return Message(Msg::pickle_value_object, {{"name", v->text}});
+        case Kind::Other: return v->described;
         default: return kind;
     }
 }
@@ -162,11 +163,10 @@ private:
 
     void visit(const PickleValue* v, const std::string& name) {
         if (++visits_ > kMaxVisits)
-            throw FileError(path_ + ": the pickle's containers refer to each other more than " +
-                            std::to_string(kMaxVisits) + " times; refusing to list them");
+            throw FileError(Message(Msg::torch_cyclic_visits, {{"file", path_}, {"count", std::to_string(kMaxVisits)}}));
         if (std::find(stack_.begin(), stack_.end(), v) != stack_.end()) return;  // a container inside itself
         if (stack_.size() >= kMaxDepth)
-            throw FileError(path_ + ": '" + name + "' nests containers more than " + std::to_string(kMaxDepth) + " deep");
+            throw FileError(Message(Msg::torch_nested_too_deep, {{"file", path_}, {"name", name}, {"depth", std::to_string(kMaxDepth)}}));
         stack_.push_back(v);
         if (is_module(v)) {
             visit_module(v, name);
@@ -273,19 +273,19 @@ TorchTensor geometry(const StorageBytes& bytes, const TensorRef& ref, const std:
     t.storage = bytes;
     std::uint64_t storage_bytes = 0;
     if (mul_overflows(s.numel, s.item_size, &storage_bytes) || bytes.size != storage_bytes)
-        throw FileError(label + ": its storage '" + s.key + "' should hold " + std::to_string(s.numel) + " elements of " +
-                        s.dtype + " but its record has " + std::to_string(bytes.size) + " bytes");
+        throw FileError(Message(Msg::torch_storage_size, {{"file", label}, {"key", s.key}, {"numel", std::to_string(s.numel)},
+                                                          {"dtype", s.dtype}, {"bytes", std::to_string(bytes.size)}}));
     std::uint64_t view_end = 0;
     if (s.view && (add_overflows(s.view_offset, s.view_numel, &view_end) || view_end > s.numel))
-        throw FileError(label + ": its storage view of " + std::to_string(s.view_numel) + " elements from " +
-                        std::to_string(s.view_offset) + " reaches past its storage '" + s.key + "', which holds " +
-                        std::to_string(s.numel));
+        throw FileError(Message(Msg::torch_storage_view_past_end,
+                                {{"file", label}, {"view_numel", std::to_string(s.view_numel)},
+                                 {"view_offset", std::to_string(s.view_offset)}, {"key", s.key}, {"numel", std::to_string(s.numel)}}));
     const std::uint64_t holds = s.view ? s.view_numel : s.numel;  // the elements the tensor may address
     if (add_overflows(ref.offset, s.view ? s.view_offset : 0, &t.offset))
-        throw FileError(label + " has a storage offset too large to address");
+        throw FileError(Message(Msg::torch_offset_too_large, {{"file", label}}));
     if (ref.size.size() > kMaxAxes)
-        throw FileError(label + " has " + std::to_string(ref.size.size()) + " axes; attnscope reads at most " +
-                        std::to_string(kMaxAxes));
+        throw FileError(Message(Msg::torch_too_many_axes,
+                                {{"file", label}, {"axes", std::to_string(ref.size.size())}, {"max", std::to_string(kMaxAxes)}}));
     t.numel = 1;
     std::uint64_t last = ref.offset;  // offset + sum((size_i - 1) * stride_i)
     std::uint64_t expected_stride = 1;
@@ -301,12 +301,12 @@ TorchTensor geometry(const StorageBytes& bytes, const TensorRef& ref, const std:
     }
     t.shape.assign(ref.size.begin(), ref.size.end());
     if (overflow)
-        throw FileError(label + " has shape " + format_shape(t.shape) + " and strides too large to address (the size overflows)");
+        throw FileError(Message(Msg::torch_strides_overflow, {{"file", label}, {"shape", format_shape(t.shape)}}));
     if (t.numel > 0) {
         if (last >= holds)
-            throw FileError(label + " " + format_shape(t.shape) + " at storage offset " + std::to_string(ref.offset) +
-                            " reaches element " + std::to_string(last) + " of its storage '" + s.key + "', which holds " +
-                            std::to_string(holds));
+            throw FileError(Message(Msg::torch_reaches_past_storage,
+                                    {{"file", label}, {"shape", format_shape(t.shape)}, {"offset", std::to_string(ref.offset)},
+                                     {"last", std::to_string(last)}, {"key", s.key}, {"numel", std::to_string(holds)}}));
         t.span = last - ref.offset + 1;
     }
     return t;
@@ -363,9 +363,9 @@ private:
     void gather(const TorchTensor& t, std::uint8_t* out) const {
         std::uint64_t span_bytes = 0;
         if (mul_overflows(t.span, t.item_size, &span_bytes) || span_bytes > memory_budget())
-            throw FileError(t.label + " " + format_shape(t.shape) + " is a strided view spread over " +
-                            format_bytes(span_bytes) + " of its storage, over the memory budget of " +
-                            format_bytes(memory_budget()) + "; save it with .contiguous()");
+            throw FileError(Message(Msg::torch_strided_over_budget, {{"file", t.label}, {"shape", format_shape(t.shape)},
+                                                                     {"size", format_bytes(span_bytes)},
+                                                                     {"budget", format_bytes(memory_budget())}}));
         std::vector<std::uint8_t> span(static_cast<std::size_t>(span_bytes));
         read(t, t.offset * t.item_size, span.size(), span.data());
         const std::size_t rank = t.shape.size();
@@ -412,7 +412,7 @@ std::map<std::string, TorchTensor> list_object(const std::string& path, const Un
         const std::string label = path + ": tensor '" + item.name + "'";
         if (item.value->kind != Kind::Tensor) {
             info.dtype = python_type(item.value);
-            info.problem = plain_text(path + ": '" + item.name + "' is " + value_text(item.value) + ", not a tensor");
+            info.problem = Message(Msg::torch_not_a_tensor, {{"file", path}, {"name", item.name}}).with("value", value_message(item.value));
             info.listed_only = true;
             tensors->push_back(std::move(info));
             if (const std::optional<std::string> text = scalar_text(item.value)) (*values)[item.name] = *text;
@@ -462,9 +462,10 @@ std::map<std::string, const StorageRef*> storages_by_key(const std::string& path
         if (v.kind != Kind::Storage) continue;
         const auto [it, added] = out.emplace(v.storage.key, &v.storage);
         if (!added && (it->second->dtype != v.storage.dtype || it->second->numel != v.storage.numel))
-            throw FileError(path + ": storage '" + v.storage.key + "' is given as " + std::to_string(it->second->numel) +
-                            " elements of " + it->second->dtype + " and as " + std::to_string(v.storage.numel) +
-                            " elements of " + v.storage.dtype);
+            throw FileError(Message(Msg::torch_storage_given_twice,
+                                    {{"file", path}, {"key", v.storage.key}, {"numel", std::to_string(it->second->numel)},
+                                     {"dtype", it->second->dtype}, {"numel2", std::to_string(v.storage.numel)},
+                                     {"dtype2", v.storage.dtype}}));
     }
     return out;
 }
@@ -478,24 +479,22 @@ std::shared_ptr<const TensorSource::Reader> open_torch_save(std::shared_ptr<cons
                                                             std::map<std::string, std::string>* values) {
     const std::string& path = archive->path();
     const ZipMember* data_pkl = find_data_pkl(*archive);
-    if (!data_pkl) throw FileError(path + ": a zip archive without data.pkl, so not a torch.save file");
+    if (!data_pkl) throw FileError(Message(Msg::torch_no_data_pkl, {{"file", path}}));
     const std::string prefix = prefix_of(*data_pkl);
     if (is_torchscript(*archive, prefix))
-        throw FileError(path + ": a TorchScript archive (torch.jit.save), which holds code; attnscope reads torch.save "
-                               "files: save the weights with torch.save(model.state_dict(), 'weights.pt')");
+        throw FileError(Message(Msg::torch_torchscript, {{"file", path}}));
     if (const ZipMember* order = archive->find(prefix + "byteorder")) {
         const std::vector<std::uint8_t> text = archive->read_all(*order, 16, path + ": member '" + order->name + "'");
         if (std::string(text.begin(), text.end()) != "little")
-            throw FileError(path + ": written on a big-endian machine (byteorder '" +
-                            std::string(text.begin(), text.end()).substr(0, 16) +
-                            "'); attnscope reads little-endian torch.save files");
+            throw FileError(
+                Message(Msg::torch_big_endian, {{"file", path}, {"order", std::string(text.begin(), text.end()).substr(0, 16)}}));
     }
     const std::vector<std::uint8_t> pickle =
         archive->read_all(*data_pkl, max_pickle_bytes(), path + ": member '" + data_pkl->name + "'");
     const Unpickled object = read_pickle(pickle.data(), pickle.size(), path);
     auto bytes_of = [&](const StorageRef& s, const std::string& label) {
         const ZipMember* record = archive->find(prefix + "data/" + s.key);
-        if (!record) throw FileError(label + ": its storage record '" + prefix + "data/" + s.key + "' is not in the archive");
+        if (!record) throw FileError(Message(Msg::torch_record_missing, {{"file", label}, {"record", prefix + "data/" + s.key}}));
         return StorageBytes{record, 0, record->size};
     };
     std::map<std::string, TorchTensor> loadable = list_object(path, object, bytes_of, tensors, values);
@@ -511,7 +510,7 @@ std::shared_ptr<const TensorSource::Reader> open_legacy_torch_save(std::shared_p
     const std::uint8_t* data = file->data();
     const std::size_t size = file->size();
     std::size_t at = legacy_magic_length(data, size);
-    if (at == 0) throw FileError(path + ": not a legacy torch.save file (it does not start with its magic number)");
+    if (at == 0) throw FileError(Message(Msg::torch_legacy_magic, {{"file", path}}));
     auto next_pickle = [&]() {
         std::size_t used = 0;
         Unpickled u = read_pickle(data + at, size - at, path, &used);
@@ -520,46 +519,45 @@ std::shared_ptr<const TensorSource::Reader> open_legacy_torch_save(std::shared_p
     };
     const Unpickled version = next_pickle();
     if (version.root->kind != Kind::Int || version.root->integer != kLegacyVersion)
-        throw FileError(path + ": a legacy torch.save file of version " + value_text(version.root) +
-                        "; attnscope reads version " + std::to_string(kLegacyVersion));
+        throw FileError(Message(Msg::torch_legacy_version, {{"file", path}, {"version", std::to_string(kLegacyVersion)}})
+                            .with("value", value_message(version.root)));
     const Unpickled sys_info = next_pickle();
     const PickleValue* little = sys_info.root->kind == Kind::Dict ? entry(sys_info.root, "little_endian") : nullptr;
     if (!little || little->kind != Kind::Bool)
-        throw FileError(path + ": a legacy torch.save file whose sys_info does not say its byte order");
+        throw FileError(Message(Msg::torch_legacy_no_byte_order, {{"file", path}}));
     if (!little->flag)
-        throw FileError(path + ": written on a big-endian machine (little_endian False); attnscope reads little-endian "
-                               "torch.save files");
+        throw FileError(Message(Msg::torch_legacy_big_endian, {{"file", path}}));
     const Unpickled object = next_pickle();
     const Unpickled keys = next_pickle();
     if (keys.root->kind != Kind::List)
-        throw FileError(path + ": a legacy torch.save file whose storage list is " + value_text(keys.root) + ", not a list");
+        throw FileError(Message(Msg::torch_legacy_keys_not_list, {{"file", path}}).with("value", value_message(keys.root)));
 
     // The storages, in the list's order: an int64 element count, then the elements.
     const std::map<std::string, const StorageRef*> refs = storages_by_key(path, object);
     std::map<std::string, StorageBytes> bytes;
     for (const PickleValue* key : keys.root->items) {
         if (key->kind != Kind::String)
-            throw FileError(path + ": the storage list holds " + value_text(key) + ", not a storage key");
+            throw FileError(Message(Msg::torch_legacy_key_not_string, {{"file", path}}).with("value", value_message(key)));
         const auto ref = refs.find(key->text);
         if (ref == refs.end())
-            throw FileError(path + ": storage '" + key->text + "' is in the storage list but nothing refers to it, so "
-                                   "its element size is unknown");
+            throw FileError(Message(Msg::torch_legacy_unreferenced, {{"file", path}, {"key", key->text}}));
         if (size - at < 8)
-            throw FileError(path + ": the file ends before storage '" + key->text + "' (truncated?)");
+            throw FileError(Message(Msg::torch_legacy_truncated, {{"file", path}, {"key", key->text}}));
         std::uint64_t count = 0;
         for (int i = 7; i >= 0; --i) count = (count << 8) | data[at + static_cast<std::size_t>(i)];
         at += 8;
         std::uint64_t length = 0;
         if (count != ref->second->numel || mul_overflows(count, ref->second->item_size, &length) || length > size - at)
-            throw FileError(path + ": storage '" + key->text + "' should hold " + std::to_string(ref->second->numel) +
-                            " elements of " + ref->second->dtype + "; the file gives " + std::to_string(count) +
-                            " and has " + std::to_string(size - at) + " bytes left");
+            throw FileError(Message(Msg::torch_legacy_storage_size,
+                                    {{"file", path}, {"key", key->text}, {"numel", std::to_string(ref->second->numel)},
+                                     {"dtype", ref->second->dtype}, {"count", std::to_string(count)},
+                                     {"left", std::to_string(size - at)}}));
         bytes[key->text] = StorageBytes{nullptr, at, length};
         at += static_cast<std::size_t>(length);
     }
     auto bytes_of = [&](const StorageRef& s, const std::string& label) {
         const auto found = bytes.find(s.key);
-        if (found == bytes.end()) throw FileError(label + ": its storage '" + s.key + "' is not in the file's storage list");
+        if (found == bytes.end()) throw FileError(Message(Msg::torch_legacy_not_listed, {{"file", label}, {"key", s.key}}));
         return found->second;
     };
     std::map<std::string, TorchTensor> loadable = list_object(path, object, bytes_of, tensors, values);

@@ -41,7 +41,7 @@ struct VitNames {
     const char* norm[2];
     const char* head[2];  // relative to head_prefix
     const char* head_dist[2];
-    const char* listing;  // what a checkpoint of the family holds, for "no tensor named" messages
+    Msg listing;  // what a checkpoint of the family holds, for "no tensor named" messages
     const char* ls[2] = {};  // LayerScale's gamma of the two branches; nullptr: the family has none
 };
 
@@ -51,8 +51,7 @@ constexpr VitNames kTimmNames = {
     {"attn.proj.weight", "attn.proj.bias"}, {"norm2.weight", "norm2.bias"}, {"mlp.fc1.weight", "mlp.fc1.bias"},
     {"mlp.fc2.weight", "mlp.fc2.bias"}, {"norm.weight", "norm.bias"}, {"head.weight", "head.bias"},
     {"head_dist.weight", "head_dist.bias"},
-    "a timm ViT checkpoint holds patch_embed.proj, cls_token, pos_embed, blocks.<i>.{norm1, attn.qkv, attn.proj, "
-    "norm2, mlp.fc1, mlp.fc2}, norm and head",
+    Msg::vit_listing_timm,
     {"ls1.gamma", "ls2.gamma"}};
 
 constexpr VitNames kTorchvisionNames = {
@@ -61,8 +60,7 @@ constexpr VitNames kTorchvisionNames = {
     {"self_attention.out_proj.weight", "self_attention.out_proj.bias"}, {"ln_2.weight", "ln_2.bias"},
     {"mlp.0.weight", "mlp.0.bias"}, {"mlp.3.weight", "mlp.3.bias"}, {"encoder.ln.weight", "encoder.ln.bias"},
     {"heads.head.weight", "heads.head.bias"}, {},
-    "a torchvision VisionTransformer holds conv_proj, class_token, encoder.pos_embedding, "
-    "encoder.layers.encoder_layer_<i>.{ln_1, self_attention, ln_2, mlp.0, mlp.3}, encoder.ln and heads.head"};
+    Msg::vit_listing_torchvision};
 
 constexpr VitNames kHuggingFaceNames = {
     VitFamily::HuggingFace, "embeddings.patch_embeddings.projection", "embeddings.cls_token", nullptr,
@@ -73,9 +71,7 @@ constexpr VitNames kHuggingFaceNames = {
     {"attention.output.dense.weight", "attention.output.dense.bias"}, {"layernorm_after.weight", "layernorm_after.bias"},
     {"intermediate.dense.weight", "intermediate.dense.bias"}, {"output.dense.weight", "output.dense.bias"},
     {"layernorm.weight", "layernorm.bias"}, {"classifier.weight", "classifier.bias"}, {},
-    "a Hugging Face ViT holds (vit.)embeddings.{patch_embeddings.projection, cls_token, position_embeddings}, "
-    "(vit.)encoder.layer.<i>.{layernorm_before, attention.attention.{query,key,value}, attention.output.dense, "
-    "layernorm_after, intermediate.dense, output.dense}, (vit.)layernorm and classifier"};
+    Msg::vit_listing_hf};
 
 constexpr const VitNames* kVitFamilies[] = {&kTimmNames, &kTorchvisionNames, &kHuggingFaceNames};
 
@@ -110,12 +106,11 @@ public:
         FoundFamily found = find_family(source_);
         names_ = found.names;
         prefix_ = std::move(found.prefix);
-        if (!names_) {
-            std::string wanted;
-            for (const VitNames* family : kVitFamilies) wanted += std::string(wanted.empty() ? "" : "; ") + family->listing;
-            fail("no patch embedding (patch_embed.proj.weight, conv_proj.weight or "
-                 "embeddings.patch_embeddings.projection.weight), so not a ViT checkpoint attnscope knows: " + wanted);
-        }
+        if (!names_)
+            fail(Message(Msg::vit_no_patch)
+                     .with("timm", Message(kTimmNames.listing))
+                     .with("torchvision", Message(kTorchvisionNames.listing))
+                     .with("hf", Message(kHuggingFaceNames.listing)));
         head_prefix_ = names_->family == VitFamily::HuggingFace && ends_with(prefix_, "vit.")
                            ? prefix_.substr(0, prefix_.size() - 4)
                            : prefix_;
@@ -135,22 +130,23 @@ public:
     bool has(const std::string& relative) const { return source_.find(prefix_ + relative) != nullptr; }
     bool has_file_name(const std::string& name) const { return source_.find(name) != nullptr; }
 
-    [[noreturn]] void fail(const std::string& problem) const { throw FileError(where(problem)); }
-    std::string where(const std::string& problem) const { return source_.path() + ": " + problem; }
+    [[noreturn]] void fail(Message problem) const {
+        throw FileError(Message(Msg::vit_checkpoint, {{"file", source_.path()}}).with("problem", std::move(problem)));
+    }
 
     // The shape in the listing (nothing is read yet).
     Shape shape(const std::string& name) const {
         const TensorInfo* t = source_.find(name);
-        if (!t) fail("no tensor named '" + name + "'; " + names_->listing);
+        if (!t) fail(Message(Msg::vit_no_tensor, {{"name", name}}).with("listing", Message(names_->listing)));
         return t->shape;
     }
 
     // Loads `name`, which must have shape `expected`; `why` names the tensor that fixed that shape.
-    Array load(const std::string& name, const Shape& expected, const std::string& why) const {
+    Array load(const std::string& name, const Shape& expected, const Message& why) const {
         const Shape actual = shape(name);
         if (actual != expected)
-            fail(name + " has shape " + format_shape(actual) + ", expected " + format_shape(expected) + " to match " +
-                 why);
+            fail(Message(Msg::vit_wrong_shape, {{"name", name}, {"shape", format_shape(actual)}, {"expected", format_shape(expected)}})
+                     .with("why", why));
         return source_.load(name);
     }
 
@@ -165,20 +161,20 @@ public:
         if (!text) return std::nullopt;
         const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
         if (!j.is_number_unsigned() || j.get<std::uint64_t>() == 0)
-            fail("metadata " + key + " = '" + *text + "' is not a positive whole number");
+            fail(Message(Msg::vit_metadata_not_whole, {{"key", key}, {"value", *text}}));
         return j.get<std::size_t>();
     }
 
     // metadata[key] as a JSON list of `count` items that pass `valid`, or nothing when absent.
     template <typename Valid>
-    std::optional<nlohmann::json> metadata_list(const std::string& key, std::size_t count, const char* what,
+    std::optional<nlohmann::json> metadata_list(const std::string& key, std::size_t count, Msg what,
                                                 Valid valid) const {
         const std::string* text = metadata(key);
         if (!text) return std::nullopt;
         const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
         bool ok = j.is_array() && j.size() == count;
         for (std::size_t i = 0; ok && i < j.size(); ++i) ok = valid(j[i]);
-        if (!ok) fail("metadata " + key + " must be a JSON list of " + std::to_string(count) + " " + what);
+        if (!ok) fail(Message(Msg::vit_metadata_list, {{"key", key}, {"count", std::to_string(count)}}).with("what", Message(what)));
         return j;
     }
 
@@ -200,10 +196,6 @@ std::size_t integer_sqrt(std::size_t n) {
 // ---- a hybrid ViT's CNN stem (timm's HybridEmbed) ----
 // Stage i: patch_embed.backbone.<3i> conv, .<3i+1> BatchNorm2d, .<3i+2> ReLU (no tensors).
 constexpr const char* kStem = "patch_embed.backbone.";
-constexpr const char* kStemListing =
-    "a hybrid timm ViT's CNN stem holds patch_embed.backbone.<3i>.weight [C_i, C_i-1, k, k] (stage i's conv), "
-    "patch_embed.backbone.<3i+1>.{weight, bias, running_mean, running_var} (its BatchNorm2d) and "
-    "patch_embed.proj [D, C, 1, 1]";
 
 std::string stem_relative(std::size_t index, const char* field) { return kStem + std::to_string(index) + "." + field; }
 
@@ -216,18 +208,21 @@ bool read_stem_config(const Checkpoint& ck, VitConfig& cfg) {
     for (std::size_t i = 0; ck.has(stem_relative(3 * i, "weight")); ++i) {
         const std::string conv = ck.name("") + stem_relative(3 * i, "weight");
         if (i == kMaxStemStages)
-            ck.fail(conv + ": a stem of more than " + std::to_string(kMaxStemStages) + " stages is not supported");
+            ck.fail(Message(Msg::vit_stem_too_many, {{"name", conv}, {"max", std::to_string(kMaxStemStages)}}));
         const Shape s = ck.shape(conv);  // [C_out, C_in, k, k]
         if (s.size() != 4 || s[0] == 0 || s[2] != s[3] || s[2] % 2 == 0)
-            ck.fail(conv + " has shape " + format_shape(s) + ", expected [C_out, C_in, k, k] with an odd k: a stem conv "
-                    "(stride 2, padding k/2)");
+            ck.fail(Message(Msg::vit_stem_shape, {{"name", conv}, {"shape", format_shape(s)}}));
         if (s[1] != in)
-            ck.fail(conv + " has shape " + format_shape(s) + ": its " + std::to_string(s[1]) +
-                    " input channels do not chain with the " + std::to_string(in) +
-                    (previous.empty() ? " channels of the RGB image" : " output channels of " + previous));
+            ck.fail(previous.empty() ? Message(Msg::vit_stem_chain_rgb, {{"name", conv}, {"shape", format_shape(s)},
+                                                                         {"channels", std::to_string(s[1])},
+                                                                         {"count", std::to_string(in)}})
+                                     : Message(Msg::vit_stem_chain, {{"name", conv}, {"shape", format_shape(s)},
+                                                                     {"channels", std::to_string(s[1])},
+                                                                     {"count", std::to_string(in)}, {"previous", previous}}));
         if (i > 0 && s[2] != cfg.stem_kernel)
-            ck.fail(conv + " has shape " + format_shape(s) + ": kernel " + std::to_string(s[2]) + " differs from the " +
-                    std::to_string(cfg.stem_kernel) + " of " + ck.name("") + stem_relative(0, "weight"));
+            ck.fail(Message(Msg::vit_stem_kernel, {{"name", conv}, {"shape", format_shape(s)}, {"kernel", std::to_string(s[2])},
+                                                   {"first_kernel", std::to_string(cfg.stem_kernel)},
+                                                   {"first", ck.name("") + stem_relative(0, "weight")}}));
         cfg.stem_kernel = s[2];
         cfg.stem_channels.push_back(s[0]);
         in = s[0];
@@ -247,44 +242,42 @@ VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, st
     if (read_stem_config(ck, cfg)) {
         const std::size_t C = cfg.stem_channels.back();
         if (pw.size() != 4 || pw[0] == 0 || pw[1] != C || pw[2] != 1 || pw[3] != 1)
-            ck.fail(patch + " has shape " + format_shape(pw) + ", expected [D, " + std::to_string(C) +
-                    ", 1, 1]: a 1x1 conv over the " + std::to_string(C) + " channels of the stem's last conv " +
-                    ck.name("") + stem_relative(3 * (cfg.stem_channels.size() - 1), "weight"));
+            ck.fail(Message(Msg::vit_patch_after_stem,
+                            {{"name", patch}, {"shape", format_shape(pw)}, {"channels", std::to_string(C)},
+                             {"last", ck.name("") + stem_relative(3 * (cfg.stem_channels.size() - 1), "weight")}}));
         cfg.patch_size = std::size_t{1} << cfg.stem_channels.size();  // the stem's stride
     } else {
         if (pw.size() != 4 || pw[1] != 3 || pw[2] != pw[3] || pw[0] == 0 || pw[2] == 0)
-            ck.fail(patch + " has shape " + format_shape(pw) + ", expected [D, 3, p, p]: a square stride-p convolution over RGB");
+            ck.fail(Message(Msg::vit_patch_shape, {{"name", patch}, {"shape", format_shape(pw)}}));
         cfg.patch_size = pw[2];
     }
     cfg.dim = pw[0];
     const std::size_t prefix = cfg.prefix_tokens();
     const Shape pos = ck.shape(pos_name);  // [1, N, D]
     if (pos.size() != 3 || pos[0] != 1 || pos[2] != cfg.dim || pos[1] < prefix + 1)
-        ck.fail(pos_name + " has shape " + format_shape(pos) + ", expected [1, " + std::to_string(prefix) +
-                " + P, D] with D = " + std::to_string(cfg.dim) + " from " + patch + " " + format_shape(pw));
+        ck.fail(Message(Msg::vit_pos_shape, {{"name", pos_name}, {"shape", format_shape(pos)}, {"prefix", std::to_string(prefix)},
+                                             {"dim", std::to_string(cfg.dim)}, {"patch", patch}, {"patch_shape", format_shape(pw)}}));
     const std::size_t grid = integer_sqrt(pos[1] - prefix);
     if (grid * grid != pos[1] - prefix)
-        ck.fail(pos_name + " has shape " + format_shape(pos) + ": after the " +
-                (prefix == 1 ? "class token, " : "class and distillation tokens, ") + std::to_string(pos[1] - prefix) +
-                " patch positions do not form a square grid");
+        ck.fail(Message(prefix == 1 ? Msg::vit_pos_grid_cls : Msg::vit_pos_grid_dist,
+                        {{"name", pos_name}, {"shape", format_shape(pos)}, {"count", std::to_string(pos[1] - prefix)}}));
     cfg.image_size = grid * cfg.patch_size;
     cfg.depth = 0;
     while (ck.has_file_name(ck.block_name(n.norm1[0], cfg.depth))) ++cfg.depth;
     if (cfg.depth == 0) ck.shape(ck.block_name(n.norm1[0], 0));  // throws: names the missing tensor
     const std::string fc1_name = ck.block_name(n.fc1[0], 0);
     const Shape fc1 = ck.shape(fc1_name);  // [M, D]
-    if (fc1.size() != 2 || fc1[0] == 0) ck.fail(fc1_name + " has shape " + format_shape(fc1) + ", expected 2-D [M, D]");
+    if (fc1.size() != 2 || fc1[0] == 0) ck.fail(Message(Msg::vit_fc1_shape, {{"name", fc1_name}, {"shape", format_shape(fc1)}}));
     cfg.mlp_hidden = fc1[0];
     const std::string head_name = ck.head_name(n.head[0]);
     if (ck.has_file_name(head_name)) {
         const Shape head = ck.shape(head_name);  // [K, D]
-        if (head.size() != 2 || head[0] == 0) ck.fail(head_name + " has shape " + format_shape(head) + ", expected 2-D [K, D]");
+        if (head.size() != 2 || head[0] == 0) ck.fail(Message(Msg::vit_head_shape, {{"name", head_name}, {"shape", format_shape(head)}}));
         cfg.classes = head[0];
     } else if (cfg.family == VitFamily::HuggingFace) {
         cfg.classes = 0;  // a ViTModel: the encoder without a classifier
     } else if (cfg.family == VitFamily::Torchvision && ck.has_file_name(ck.head_name("heads.pre_logits.weight"))) {
-        ck.fail("heads.pre_logits is a representation layer before the head, which attnscope does not run; a "
-                "torchvision ViT built with representation_size=None has heads.head only");
+        ck.fail(Message(Msg::vit_pre_logits));
     } else {
         ck.shape(head_name);  // throws: names the missing tensor
     }
@@ -295,29 +288,29 @@ VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, st
     cfg.heads = count.heads;
     *heads_from = count.from;
     if (cfg.heads == 0 || cfg.dim % cfg.heads != 0)
-        ck.fail("dim " + std::to_string(cfg.dim) + " of " + patch + " is not divisible by " + std::to_string(cfg.heads) +
-                " heads (from " + *heads_from + "); pass a --heads that divides it");
+        ck.fail(Message(Msg::vit_heads_divide, {{"dim", std::to_string(cfg.dim)}, {"patch", patch}, {"heads", std::to_string(cfg.heads)}})
+                    .with("from", plain_text(*heads_from)));
     for (const auto& [key, value] : {std::pair<const char*, std::size_t>{"image_size", cfg.image_size},
                                      std::pair<const char*, std::size_t>{"patch_size", cfg.patch_size}})
         if (const auto meta = ck.metadata_count(key); meta && *meta != value)
-            ck.fail(std::string("metadata ") + key + " = " + std::to_string(*meta) + " disagrees with the tensors (" + key +
-                    " " + std::to_string(value) + " from " + patch + " " + format_shape(pw) + " and " + pos_name + " " +
-                    format_shape(pos) + ")");
+            ck.fail(Message(Msg::vit_metadata_disagrees, {{"key", key}, {"value", std::to_string(*meta)},
+                                                          {"actual", std::to_string(value)}, {"patch", patch},
+                                                          {"patch_shape", format_shape(pw)}, {"pos", pos_name},
+                                                          {"pos_shape", format_shape(pos)}}));
     return cfg;
 }
 
 // A stem tensor of shape `expected`; its values must be finite (and, for running_var, not negative).
-Array load_stem_tensor(const Checkpoint& ck, const std::string& name, const Shape& expected, const std::string& why,
+Array load_stem_tensor(const Checkpoint& ck, const std::string& name, const Shape& expected, const Message& why,
                        bool variance = false) {
-    if (!ck.has_file_name(name)) ck.fail("no tensor named '" + name + "'; " + kStemListing);
+    if (!ck.has_file_name(name)) ck.fail(Message(Msg::vit_no_tensor, {{"name", name}}).with("listing", Message(Msg::vit_listing_stem)));
     Array a = ck.load(name, expected, why);
     for (std::size_t i = 0; i < a.size(); ++i) {
         const float v = a.data()[i];
         if (!std::isfinite(v))
-            ck.fail(name + " holds " + (std::isnan(v) ? "NaN" : "Inf") + " at element " + std::to_string(i) +
-                    "; the stem's tensors must be finite");
+            ck.fail(Message(Msg::vit_stem_not_finite, {{"name", name}, {"value", std::isnan(v) ? "NaN" : "Inf"}, {"index", std::to_string(i)}}));
         if (variance && v < 0)
-            ck.fail(name + " holds a negative variance " + std::to_string(v) + " at element " + std::to_string(i));
+            ck.fail(Message(Msg::vit_stem_negative_variance, {{"name", name}, {"value", std::to_string(v)}, {"index", std::to_string(i)}}));
     }
     return a;
 }
@@ -330,7 +323,7 @@ std::vector<StemStageWeights> read_stem_weights(const Checkpoint& ck, const VitC
     for (std::size_t i = 0; i < cfg.stem_channels.size(); ++i) {
         const std::size_t C = cfg.stem_channels[i];
         const std::string conv = ck.name("") + stem_relative(3 * i, ""), bn = ck.name("") + stem_relative(3 * i + 1, "");
-        const std::string why = "the " + std::to_string(C) + " output channels of " + conv + "weight";
+        const Message why(Msg::vit_why_stem_channels, {{"count", std::to_string(C)}, {"name", conv + "weight"}});
         StemStageWeights st;
         st.conv_weight = load_stem_tensor(ck, conv + "weight", {C, in, k, k}, why);
         st.conv_weight.reshape({C, in * k * k});  // the conv as a linear over im2col's rows
@@ -349,8 +342,8 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
     const VitNames& n = ck.names();
     const std::size_t D = cfg.dim, p = cfg.patch_size, M = cfg.mlp_hidden, K = cfg.classes;
     const std::string patch = ck.name(n.patch);
-    const std::string by_dim = "dim D = " + std::to_string(D) + " of " + patch + ".weight";
-    const std::string by_mlp = "M = " + std::to_string(M) + " of " + ck.block_name(n.fc1[0], 0) + " and " + by_dim;
+    const Message by_dim(Msg::vit_why_dim, {{"dim", std::to_string(D)}, {"name", patch + ".weight"}});
+    const Message by_mlp = Message(Msg::vit_why_mlp, {{"mlp", std::to_string(M)}, {"name", ck.block_name(n.fc1[0], 0)}}).with("dim", by_dim);
     const std::string qkv_bias0 = ck.block_name(n.qkv[0] ? n.qkv[1] : n.q[1], 0);
     VitWeights w;
     if (cfg.has_stem()) {
@@ -377,7 +370,7 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
         blk.norm1_weight = ck.load(name(n.norm1[0]), {D}, by_dim);
         blk.norm1_bias = ck.load(name(n.norm1[1]), {D}, by_dim);
         // q, k, v: one [3D, D] linear (timm, torchvision), or three [D, D] ones stacked in that order.
-        const std::string why_qkv = "[3*D, D] for " + by_dim;
+        const Message why_qkv = Message(Msg::vit_why_qkv).with("dim", by_dim);
         if (n.qkv[0])
             blk.attn.qkv_weight = ck.load(name(n.qkv[0]), {3 * D, D}, why_qkv);
         else
@@ -385,10 +378,10 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
                                             ck.load(name(n.v[0]), {D, D}, by_dim));
         const std::string bias_name = name(n.qkv[0] ? n.qkv[1] : n.q[1]);
         if (ck.has_file_name(bias_name) != cfg.qkv_bias)
-            ck.fail(bias_name + " is " + (cfg.qkv_bias ? "missing" : "present") + " but " + qkv_bias0 + " is " +
-                    (cfg.qkv_bias ? "present" : "missing"));
+            ck.fail(Message(cfg.qkv_bias ? Msg::vit_qkv_bias_missing : Msg::vit_qkv_bias_present,
+                            {{"name", bias_name}, {"first", qkv_bias0}}));
         if (cfg.qkv_bias)
-            blk.attn.qkv_bias = n.qkv[0] ? ck.load(name(n.qkv[1]), {3 * D}, "[3*D] for " + by_dim)
+            blk.attn.qkv_bias = n.qkv[0] ? ck.load(name(n.qkv[1]), {3 * D}, Message(Msg::vit_why_qkv_bias).with("dim", by_dim))
                                          : stack_qkv(ck.load(name(n.q[1]), {D}, by_dim), ck.load(name(n.k[1]), {D}, by_dim),
                                                      ck.load(name(n.v[1]), {D}, by_dim));
         blk.attn.proj_weight = ck.load(name(n.proj[0]), {D, D}, by_dim);
@@ -404,8 +397,8 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
             if (!ls) continue;
             const std::string gamma = name(ls), gamma0 = ck.block_name(n.ls[0], 0);
             if (ck.has_file_name(gamma) != cfg.layer_scale)
-                ck.fail(gamma + " is " + (cfg.layer_scale ? "missing" : "present") + " but " + gamma0 + " is " +
-                        (cfg.layer_scale ? "present" : "missing") + ": LayerScale is in every block or in none");
+                ck.fail(Message(cfg.layer_scale ? Msg::vit_layer_scale_missing : Msg::vit_layer_scale_present,
+                                {{"name", gamma}, {"first", gamma0}}));
             if (cfg.layer_scale) (ls == n.ls[0] ? blk.ls1_gamma : blk.ls2_gamma) = ck.load(gamma, {D}, by_dim);
         }
     } catch (...) {
@@ -416,11 +409,11 @@ VitWeights read_weights(const Checkpoint& ck, const VitConfig& cfg) {
     w.norm_weight = ck.load(ck.name(n.norm[0]), {D}, by_dim);
     w.norm_bias = ck.load(ck.name(n.norm[1]), {D}, by_dim);
     if (K > 0) {
-        const std::string by_classes = "K = " + std::to_string(K) + " classes of " + ck.head_name(n.head[0]);
+        const Message by_classes(Msg::vit_why_classes, {{"classes", std::to_string(K)}, {"name", ck.head_name(n.head[0])}});
         w.head_weight = ck.load(ck.head_name(n.head[0]), {K, D}, by_dim);
         w.head_bias = ck.load(ck.head_name(n.head[1]), {K}, by_classes);
         if (cfg.family == VitFamily::TimmDistilled) {
-            w.head_dist_weight = ck.load(ck.head_name(n.head_dist[0]), {K, D}, by_classes + " and " + by_dim);
+            w.head_dist_weight = ck.load(ck.head_name(n.head_dist[0]), {K, D}, Message(Msg::vit_why_both).with("first", by_classes).with("second", by_dim));
             w.head_dist_bias = ck.load(ck.head_name(n.head_dist[1]), {K}, by_classes);
         }
     }
@@ -451,18 +444,18 @@ AttentionConfig VitConfig::attention(std::size_t batch) const {
 }
 
 VitModel read_vit_checkpoint(const TensorSource& source, std::optional<std::size_t> heads,
-                             const std::function<std::string(const VitConfig&)>& refuse) {
+                             const std::function<Message(const VitConfig&)>& refuse) {
     const Checkpoint ck(source);
     VitModel model;
     model.config = read_config(ck, heads, &model.heads_from);
-    if (const std::string problem = refuse(model.config); !problem.empty()) ck.fail(problem);
+    if (const Message problem = refuse(model.config); !problem.empty()) ck.fail(problem);
 
     const std::size_t K = model.config.classes;
-    const auto labels = ck.metadata_list("labels", K, "names, one per class of head.weight",
+    const auto labels = ck.metadata_list("labels", K, Msg::vit_metadata_labels,
                                          [](const nlohmann::json& v) { return v.is_string(); });
     for (std::size_t k = 0; k < K; ++k) model.labels.push_back(labels ? (*labels)[k].get<std::string>() : "class " + std::to_string(k));
-    const auto mean = ck.metadata_list("mean", 3, "numbers (R, G, B)", [](const nlohmann::json& v) { return v.is_number(); });
-    const auto std = ck.metadata_list("std", 3, "positive numbers (R, G, B)",
+    const auto mean = ck.metadata_list("mean", 3, Msg::vit_metadata_mean, [](const nlohmann::json& v) { return v.is_number(); });
+    const auto std = ck.metadata_list("std", 3, Msg::vit_metadata_std,
                                       [](const nlohmann::json& v) { return v.is_number() && v.get<double>() > 0; });
     for (std::size_t ch = 0; ch < 3; ++ch) {
         if (mean) model.mean[ch] = (*mean)[ch].get<float>();

@@ -137,7 +137,7 @@ struct VitModel {
 // budget's) is thrown as FileError("path: <answer>"). FileError("path: ...") names the missing
 // tensor, or both tensors whose shapes disagree.
 VitModel read_vit_checkpoint(const TensorSource& source, std::optional<std::size_t> heads,
-                             const std::function<std::string(const VitConfig&)>& refuse);
+                             const std::function<Message(const VitConfig&)>& refuse);
 
 // The family of the whole ViT in `source` (its patch embedding and position embedding under one
 // prefix), without reading a tensor; nullopt when the file holds none (e.g. one attention layer).

@@ -17,8 +17,9 @@ AttentionWeights load_attention_weights(const std::string& path, std::optional<s
 
 Array stack_qkv(const Array& query, const Array& key, const Array& value) {
     if (shape_of(key) != shape_of(query) || shape_of(value) != shape_of(query))
-        throw ShapeError("stack_qkv: query " + format_shape(shape_of(query)) + ", key " + format_shape(shape_of(key)) +
-                         " and value " + format_shape(shape_of(value)) + " must have the same shape");
+        throw ShapeError(Message(Msg::weights_qkv_differ, {{"q_shape", format_shape(shape_of(query))},
+                                                           {"k_shape", format_shape(shape_of(key))},
+                                                           {"v_shape", format_shape(shape_of(value))}}));
     return xt::concatenate(xt::xtuple(query, key, value), 0);  // [3C, ...]: rows of q, then k, then v
 }
 
@@ -33,11 +34,10 @@ std::optional<std::size_t> choose_block(const TensorSource& source, const std::v
     for (std::size_t b : blocks) list += (list.empty() ? "" : ", ") + std::to_string(b);
     if (blocks.empty()) return std::nullopt;  // bare names: one layer's weights, whatever the block
     if (block && std::find(blocks.begin(), blocks.end(), *block) == blocks.end())
-        throw FileError(source.path() + ": no attention weights for block " + std::to_string(*block) +
-                        "; it holds blocks " + list);
+        throw FileError(Message(Msg::weights_no_such_block,
+                                {{"file", source.path()}, {"block", std::to_string(*block)}, {"blocks", list}}));
     if (!block && blocks.size() > 1)
-        throw FileError(source.path() + ": holds the attention weights of blocks " + list +
-                        "; choose one with --block I");
+        throw FileError(Message(Msg::weights_choose_block, {{"file", source.path()}, {"blocks", list}}));
     return block ? block : blocks[0];
 }
 
@@ -55,21 +55,23 @@ SourceWeights load_attention_weights(const TensorSource& source, std::optional<s
     }
     resolve_conventions(roles);
     const std::string& path = source.path();
-    if (roles.empty()) throw FileError(path + ": no attention weights; " + weight_conventions_text());
+    const Message conventions(Msg::weights_conventions);
+    if (roles.empty()) throw FileError(Message(Msg::weights_none, {{"file", path}}).with("conventions", conventions));
     SourceWeights found;
     found.block = choose_block(source, roles, block);
-    const std::string where = found.block ? " for block " + std::to_string(*found.block) : "";
+    const Message where = found.block ? Message(Msg::weights_for_block, {{"block", std::to_string(*found.block)}}) : Message();
     std::map<std::string, std::string> by_role;  // "qkv.weight" -> the name in the file
     std::string module;
     for (std::size_t i = 0; i < roles.size(); ++i) {
         if (roles[i].block != found.block) continue;
         if (!by_role.empty() && roles[i].module != module)  // e.g. an encoder's and a decoder's attention
-            throw FileError(path + ": two attention layers" + where + ", '" + module + "' and '" + roles[i].module +
-                            "'; attnscope steps through one: save that layer's weights alone");
+            throw FileError(Message(Msg::weights_two_layers, {{"file", path}, {"first", module}, {"second", roles[i].module}})
+                                .with("where", where));
         module = roles[i].module;
         if (!by_role.emplace(roles[i].name, names[i]).second)
-            throw FileError(path + ": both '" + by_role[roles[i].name] + "' and '" + names[i] + "' are " +
-                            roles[i].name + where);
+            throw FileError(Message(Msg::weights_role_twice, {{"file", path}, {"first", by_role[roles[i].name]},
+                                                              {"second", names[i]}, {"role", roles[i].name}})
+                                .with("where", where));
         if (found.convention.empty() || found.convention == kOutProjConvention) found.convention = roles[i].convention;
     }
     auto optional_tensor = [&](const std::string& role) -> std::optional<Array> {
@@ -79,18 +81,19 @@ SourceWeights load_attention_weights(const TensorSource& source, std::optional<s
     };
     auto tensor = [&](const std::string& role) -> Array {
         if (auto a = optional_tensor(role)) return *a;
-        throw FileError(path + ": no " + role + where + " (the file's " + found.convention + " names); " +
-                        weight_conventions_text());
+        throw FileError(Message(Msg::weights_missing_role, {{"file", path}, {"role", role}, {"convention", found.convention}})
+                            .with("where", where)
+                            .with("conventions", conventions));
     };
     // q, k, v of one shape stacked in that order; keys and values of another width are cross-attention.
     auto stacked = [&](const std::string& part) -> Array {
         const Array q = tensor("q." + part), k = tensor("k." + part), v = tensor("v." + part);
         if (shape_of(k) != shape_of(q) || shape_of(v) != shape_of(q))
-            throw FileError(path + ": " + by_role["q." + part] + " " + format_shape(shape_of(q)) + ", " +
-                            by_role["k." + part] + " " + format_shape(shape_of(k)) + " and " + by_role["v." + part] +
-                            " " + format_shape(shape_of(v)) + " differ" + where +
-                            ": keys and values of another width (nn.MultiheadAttention's kdim, vdim) are "
-                            "cross-attention; attnscope steps through self-attention, where all three are [C, C]");
+            throw FileError(Message(Msg::weights_cross_attention,
+                                    {{"file", path}, {"q", by_role["q." + part]}, {"q_shape", format_shape(shape_of(q))},
+                                     {"k", by_role["k." + part]}, {"k_shape", format_shape(shape_of(k))},
+                                     {"v", by_role["v." + part]}, {"v_shape", format_shape(shape_of(v))}})
+                                .with("where", where));
         return stack_qkv(q, k, v);
     };
     AttentionWeights& w = found.weights;
@@ -103,8 +106,9 @@ SourceWeights load_attention_weights(const TensorSource& source, std::optional<s
     w.proj_weight = tensor("proj.weight");
     w.proj_bias = tensor("proj.bias");
     const std::size_t C = dim ? *dim : w.qkv_weight.shape()[1];
-    const std::string problem = check_attention_weights(w, C);
-    if (!problem.empty()) throw FileError(path + ": " + problem + where);
+    const Message problem = check_attention_weights(w, C);
+    if (!problem.empty())
+        throw FileError(Message(Msg::weights_problem, {{"file", path}}).with("problem", problem).with("where", where));
     pack_weights(w);
     return found;
 }

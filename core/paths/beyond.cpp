@@ -43,17 +43,18 @@ MemoryPoint attention_memory(const AttentionConfig& cfg, std::size_t N) {
 
 // ---- validation and sizes -------------------------------------------------------------------
 
-void validate_beyond(const AttentionConfig& c, std::vector<std::string>& problems) {
+void validate_beyond(const AttentionConfig& c, std::vector<Message>& problems) {
     if (!c.valid_tokens.empty()) {
         if (c.valid_tokens.size() != c.batch) {
-            problems.push_back("--valid-tokens " + join(c.valid_tokens) + " has " +
-                               std::to_string(c.valid_tokens.size()) + " values but --batch is " +
-                               std::to_string(c.batch) + " (one count of valid tokens per batch item)");
+            problems.push_back(Message(Msg::config_valid_tokens_count, {{"values", join(c.valid_tokens)},
+                                                                        {"count", std::to_string(c.valid_tokens.size())},
+                                                                        {"batch", std::to_string(c.batch)}}));
         } else {
             for (std::size_t b = 0; b < c.batch; ++b)
                 if (c.valid_tokens[b] < 1 || c.valid_tokens[b] > c.tokens) {
-                    problems.push_back("--valid-tokens: " + std::to_string(c.valid_tokens[b]) + " for batch item " +
-                                       std::to_string(b) + " must be in 1..N = " + std::to_string(c.tokens));
+                    problems.push_back(Message(Msg::config_valid_tokens_range, {{"value", std::to_string(c.valid_tokens[b])},
+                                                                                {"item", std::to_string(b)},
+                                                                                {"tokens", std::to_string(c.tokens)}}));
                     break;
                 }
         }
@@ -61,46 +62,38 @@ void validate_beyond(const AttentionConfig& c, std::vector<std::string>& problem
     const bool dropping = c.training && c.attn_drop > 0.0f;
     if (c.path == AttentionPath::flash) {
         if (c.tile_rows < 1 || c.tile_cols < 1 || c.tile_rows > 4096 || c.tile_cols > 4096)
-            problems.push_back("--tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
-                               ": Br and Bc must be in 1..4096, e.g. --tile 16x16");
+            problems.push_back(Message(Msg::config_tile, {{"rows", std::to_string(c.tile_rows)}, {"cols", std::to_string(c.tile_cols)}}));
         if (dropping)
-            problems.push_back("--flash runs in eval mode only: attention dropout needs the [B, h, N, N] weights "
-                               "FlashAttention never builds; drop --training or set --attn-drop 0");
+            problems.push_back(Message(Msg::config_flash_dropout));
     }
     if (c.path == AttentionPath::kv_cache && dropping)
-        problems.push_back("--kv-cache decodes in eval mode only: drop --training or set --attn-drop 0");
+        problems.push_back(Message(Msg::config_kv_cache_dropout));
     if (c.path == AttentionPath::windowed) {
         const std::size_t grid = exact_sqrt(c.tokens);
         if (c.causal || !c.valid_tokens.empty())
-            problems.push_back("--window cannot be combined with --causal or --valid-tokens (Swin masks only the "
-                               "shifted windows)");
+            problems.push_back(Message(Msg::config_window_masks));
         if (grid == 0) {
             const std::size_t g1 = c.tokens > 1 ? exact_sqrt(c.tokens - 1) : 0;
-            problems.push_back("--window needs --tokens to be a square patch grid H*H (Swin has no class token); N = " +
-                               std::to_string(c.tokens) +
-                               (g1 ? " = " + std::to_string(g1) + "*" + std::to_string(g1) + " + 1: leave out the class token, --tokens " +
-                                         std::to_string(g1 * g1)
-                                   : std::string(" is not a square")));
+            problems.push_back(g1 ? Message(Msg::config_window_class_token, {{"tokens", std::to_string(c.tokens)},
+                                                                             {"side", std::to_string(g1)},
+                                                                             {"grid", std::to_string(g1 * g1)}})
+                                  : Message(Msg::config_window_not_square, {{"tokens", std::to_string(c.tokens)}}));
         } else if (c.window < 1 || grid % c.window != 0) {
-            problems.push_back("--window " + std::to_string(c.window) + " must divide the grid side " +
-                               std::to_string(grid) + " (N = " + std::to_string(c.tokens) + " = " +
-                               std::to_string(grid) + "*" + std::to_string(grid) + ")");
+            problems.push_back(Message(Msg::config_window_divide, {{"window", std::to_string(c.window)},
+                                                                   {"side", std::to_string(grid)},
+                                                                   {"tokens", std::to_string(c.tokens)}}));
         } else if (c.shift && (c.window < 2 || c.window == grid)) {
-            problems.push_back("--shift needs a window of at least 2 that is smaller than the grid (--window " +
-                               std::to_string(c.window) + ", grid " + std::to_string(grid) + ")");
+            problems.push_back(Message(Msg::config_shift, {{"window", std::to_string(c.window)}, {"side", std::to_string(grid)}}));
         } else if (c.patch_merge && grid % 2 != 0) {
-            problems.push_back(
-                "--patch-merge joins 2 x 2 neighbours, so the grid side must be even; N = " + std::to_string(c.tokens) +
-                " = " + std::to_string(grid) + "*" + std::to_string(grid) + " is odd");
+            problems.push_back(Message(Msg::config_merge_odd, {{"tokens", std::to_string(c.tokens)}, {"side", std::to_string(grid)}}));
         } else if (c.patch_merge && grid / 2 > c.window && (grid / 2) % c.window != 0) {
-            problems.push_back("--patch-merge: the merged grid side " + std::to_string(grid / 2) + " (half of " +
-                               std::to_string(grid) + ") is not divisible by --window " + std::to_string(c.window) +
-                               ", so the second stage's windows would not tile it; pick a window that divides " +
-                               std::to_string(grid / 2));
+            problems.push_back(Message(Msg::config_merge_window, {{"half", std::to_string(grid / 2)},
+                                                                  {"side", std::to_string(grid)},
+                                                                  {"window", std::to_string(c.window)}}));
         }
     }
     if (c.patch_merge && c.path != AttentionPath::windowed)
-        problems.push_back("--patch-merge needs --window M: patch merging joins the windowed path's token grid");
+        problems.push_back(Message(Msg::config_merge_needs_window));
 }
 
 AttentionConfig stage2_config(const AttentionConfig& c) {

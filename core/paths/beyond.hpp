@@ -136,7 +136,7 @@ inline constexpr const char* kStage2Prefix = "stage2_";
 // ---- the paths ------------------------------------------------------------------------------
 
 // Problems with the mask, tile and window options (added to core/run's validate()).
-void validate_beyond(const AttentionConfig& config, std::vector<std::string>& problems);
+void validate_beyond(const AttentionConfig& config, std::vector<Message>& problems);
 // trace_bytes for the non-standard paths.
 std::uint64_t beyond_trace_bytes(const AttentionConfig& config);
 

@@ -9,8 +9,8 @@
 
 namespace attnscope {
 
-std::vector<std::string> validate(const AttentionConfig& c, std::uint64_t memory_budget_bytes) {
-    std::vector<std::string> problems = validate_layer(c);
+std::vector<Message> validate(const AttentionConfig& c, std::uint64_t memory_budget_bytes) {
+    std::vector<Message> problems = validate_layer(c);
     if (problems.empty()) validate_beyond(c, problems);
     if (problems.empty()) {
         const std::uint64_t need = trace_bytes(c);
@@ -27,12 +27,12 @@ namespace {
 
 void check_run_inputs(const AttentionConfig& cfg, const AttentionWeights& w, const Tensor& x) {
     const auto problems = validate(cfg, UINT64_MAX);
-    if (!problems.empty()) throw std::invalid_argument(problems.front());
+    if (!problems.empty()) throw ConfigError(problems.front());
     const Shape xs = shape_of(x.values);
     if (xs != Shape{cfg.batch, cfg.tokens, cfg.dim})
         throw ShapeError("input: x has shape " + format_shape(xs) + ", expected [B, N, C] = " +
                          format_shape({cfg.batch, cfg.tokens, cfg.dim}) + " from the config");
-    const std::string weights_problem = check_attention_weights(w, cfg.dim);
+    const Message weights_problem = check_attention_weights(w, cfg.dim);
     if (!weights_problem.empty()) throw ShapeError(weights_problem);
 }
 

@@ -17,7 +17,7 @@ namespace attnscope {
 // Readable problems with the config on its path, empty when it can run: the layer's sizes
 // (validate_layer), the path's own (validate_beyond), then the memory budget. Names the option at
 // fault, e.g. "--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole number)".
-std::vector<std::string> validate(const AttentionConfig& config, std::uint64_t memory_budget_bytes);
+std::vector<Message> validate(const AttentionConfig& config, std::uint64_t memory_budget_bytes);
 
 // Bytes the recorded trace of this config needs on its path (every step's tensor plus the weights).
 // Saturates at UINT64_MAX instead of overflowing.

@@ -21,10 +21,12 @@ namespace attnscope {
 // ============================================================================================
 // [SECTION] Helpers shared with `attnscope check`
 // ============================================================================================
-std::string nonfinite_text(const Stats& s) {
-    if (s.nan_count + s.inf_count == 0) return "";
-    return "holds " + std::to_string(s.nan_count) + " NaN and " + std::to_string(s.inf_count) + " Inf values";
+Message nonfinite_message(const Stats& s) {
+    if (s.nan_count + s.inf_count == 0) return {};
+    return Message(Msg::steps_not_finite, {{"nan", std::to_string(s.nan_count)}, {"inf", std::to_string(s.inf_count)}});
 }
+
+std::string nonfinite_text(const Stats& s) { return english(nonfinite_message(s)); }
 
 std::vector<std::size_t> step_blocks(const TensorSource& source) {
     std::vector<Role> roles;
@@ -35,9 +37,9 @@ std::vector<std::size_t> step_blocks(const TensorSource& source) {
 
 Tensor checked_input(Array x, const std::string& from) {
     if (x.dimension() != 3)
-        throw FileError(from + ": the input has shape " + format_shape(shape_of(x)) + ", expected [B, N, C]");
-    const std::string problem = nonfinite_text(compute_stats(x));
-    if (!problem.empty()) throw FileError(from + ": the input " + problem + "; attnscope needs finite numbers");
+        throw FileError(Message(Msg::steps_input_shape, {{"file", from}, {"shape", format_shape(shape_of(x))}}));
+    const Message problem = nonfinite_message(compute_stats(x));
+    if (!problem.empty()) throw FileError(Message(Msg::steps_input_not_finite, {{"file", from}}).with("problem", problem));
     return {std::move(x), {"B", "N", "C"}};
 }
 
@@ -47,8 +49,9 @@ void require_finite_weights(const AttentionWeights& w, const std::string& path) 
                                                            {"proj.weight", &w.proj_weight},
                                                            {"proj.bias", &w.proj_bias}};
     for (const auto& [name, array] : arrays) {
-        const std::string problem = array ? nonfinite_text(compute_stats(*array)) : "";
-        if (!problem.empty()) throw FileError(path + ": " + name + " " + problem + "; attnscope needs finite numbers");
+        const Message problem = array ? nonfinite_message(compute_stats(*array)) : Message();
+        if (!problem.empty())
+            throw FileError(Message(Msg::steps_weight_not_finite, {{"file", path}, {"name", name}}).with("problem", problem));
     }
 }
 
@@ -166,17 +169,15 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
         if (r.role.kind != RoleKind::None) roles.push_back(std::move(r.role));
     }
     if (roles.empty())
-        throw FileError(path + ": no tensor is named like a step (input, qkv, q, k, v, scores, attn, context, merged, "
-                               "out, or an alias such as attn_weights) or like attention weights, and none is an attention map (rows that "
-                               "sum to 1); nothing to show");
+        throw FileError(Message(Msg::steps_none_named, {{"file", path}}));
     for (const TensorInfo& t : source.tensors())  // not values that are no tensors (a checkpoint's epoch)
         if (!t.problem.empty() && !t.listed_only && recognize_role(t.name, t.shape).kind == RoleKind::None)
             result.notes.push_back("skipped tensor '" + t.name + "': " + english(t.problem));
     result.blocks = blocks_of(roles);
     if (block && !result.blocks.empty() &&
         std::find(result.blocks.begin(), result.blocks.end(), *block) == result.blocks.end())
-        throw FileError(path + ": has no block " + std::to_string(*block) + "; its blocks are " +
-                        block_list(result.blocks));
+        throw FileError(Message(Msg::steps_no_such_block,
+                                {{"file", path}, {"block", std::to_string(*block)}, {"blocks", block_list(result.blocks)}}));
     if (!block && !result.blocks.empty()) block = result.blocks.front();
     result.block = block;
     if (result.blocks.size() > 1)
@@ -227,7 +228,7 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
                                "file's steps are shown; `attnscope check FILE --weights W` compares them");
     }
     if (user.empty() && !weights)
-        throw FileError(path + ": no step or attention weights for block " + std::to_string(block.value_or(0)));
+        throw FileError(Message(Msg::steps_nothing_for_block, {{"file", path}, {"block", std::to_string(block.value_or(0))}}));
     if (!x && user.empty() && weights) {  // a checkpoint: a seeded input of the weights' size
         AttentionConfig demo;
         demo.batch = checkpoint.batch;
@@ -264,7 +265,7 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
         try {
             cfg = reference_config(*x, *weights, *h);
         } catch (const FileError& e) {
-            throw FileError(path + ": " + e.what());
+            throw FileError(Message(Msg::steps_config_problem, {{"file", path}}).with("problem", e.message));
         }
         reference = run_attention(cfg, weights->weights, *x);
         report = compare_steps(*reference, weights->weights, user);

@@ -26,6 +26,7 @@ namespace attnscope {
 // ---- Helpers shared with `attnscope check` ----------------------------------------------------
 // "holds 3 NaN and 0 Inf values", or "" when every value is finite.
 std::string nonfinite_text(const Stats& stats);
+Message nonfinite_message(const Stats& stats);  // "holds 2 NaN and 0 Inf values", or empty
 
 // The blocks named by the file's tensors whose role is a step (ascending), from names alone.
 std::vector<std::size_t> step_blocks(const TensorSource& source);

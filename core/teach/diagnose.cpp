@@ -447,8 +447,7 @@ std::vector<UserStep> load_user_steps(const TensorSource& source, std::optional<
         const TensorInfo& t = *r.tensor;
         if (r.role.kind != RoleKind::Step || !in_block(r.role, block)) continue;
         if (t.shape.empty() && t.problem.empty())
-            throw FileError(source.path() + ": tensor '" + t.name + "' is a 0-d scalar; step " + r.role.name +
-                            " needs at least one axis");
+            throw FileError(Message(Msg::steps_scalar, {{"file", source.path()}, {"name", t.name}, {"step", r.role.name}}));
         Array values = source.load(t.name);
         if (r.averaged) {  // [B, N, N'] -> [B, 1, N, N']
             Array as4 = make_array({t.shape[0], 1, t.shape[1], t.shape[2]});

@@ -573,7 +573,7 @@ void check_run_inputs(const VitModel& model, const Tensor& pixels) {
         throw ShapeError("run_vit: pixels have shape " + format_shape(xs) + ", expected [B, 3, H, W] = [B, 3, " +
                          std::to_string(S) + ", " + std::to_string(S) + "] for this model");
     const auto problems = validate(cfg, xs[0], std::numeric_limits<std::uint64_t>::max());
-    if (!problems.empty()) throw std::invalid_argument(problems.front());
+    if (!problems.empty()) throw ConfigError(problems.front());
     if (model.weights.stem.size() != cfg.stem_channels.size())
         throw ShapeError("run_vit: " + std::to_string(model.weights.stem.size()) + " stem stages of weights for " +
                          std::to_string(cfg.stem_channels.size()) + " in the config");
@@ -640,46 +640,40 @@ std::uint64_t vit_trace_bytes(const VitConfig& c, std::size_t batch) {
     return saturating_add(saturating_mul(floats, sizeof(float)), saturating_mul(c.depth, block_bytes));
 }
 
-std::vector<std::string> validate(const VitConfig& c, std::size_t batch, std::uint64_t memory_budget_bytes) {
-    std::vector<std::string> problems;
-    if (c.patch_size == 0) problems.push_back("the patch size must be at least 1");
+std::vector<Message> validate(const VitConfig& c, std::size_t batch, std::uint64_t memory_budget_bytes) {
+    std::vector<Message> problems;
+    if (c.patch_size == 0) problems.push_back(Message(Msg::vit_config_patch));
     if (c.patch_size && (c.image_size == 0 || c.image_size % c.patch_size != 0))
-        problems.push_back("image size " + std::to_string(c.image_size) + " is not a positive multiple of the patch size " +
-                           std::to_string(c.patch_size));
+        problems.push_back(Message(Msg::vit_config_image_size, {{"size", std::to_string(c.image_size)}, {"patch", std::to_string(c.patch_size)}}));
     if (c.has_stem()) {
         if (c.stem_channels.size() > kMaxStemStages)
-            problems.push_back("a CNN stem of " + std::to_string(c.stem_channels.size()) + " stages; at most " +
-                               std::to_string(kMaxStemStages) + " are supported");
+            problems.push_back(Message(Msg::vit_config_stem_stages, {{"stages", std::to_string(c.stem_channels.size())},
+                                                                     {"max", std::to_string(kMaxStemStages)}}));
         else if (c.patch_size != (std::size_t{1} << c.stem_channels.size()))
-            problems.push_back("a CNN stem of " + std::to_string(c.stem_channels.size()) + " stride-2 stages has stride " +
-                               std::to_string(std::size_t{1} << c.stem_channels.size()) + ", but the patch size is " +
-                               std::to_string(c.patch_size));
+            problems.push_back(Message(Msg::vit_config_stem_stride, {{"stages", std::to_string(c.stem_channels.size())},
+                                                                     {"stride", std::to_string(std::size_t{1} << c.stem_channels.size())},
+                                                                     {"patch", std::to_string(c.patch_size)}}));
         if (c.stem_kernel % 2 == 0)
-            problems.push_back("the CNN stem's kernel " + std::to_string(c.stem_kernel) + " must be odd");
+            problems.push_back(Message(Msg::vit_config_stem_kernel, {{"kernel", std::to_string(c.stem_kernel)}}));
         if (std::find(c.stem_channels.begin(), c.stem_channels.end(), std::size_t{0}) != c.stem_channels.end())
-            problems.push_back("every stage of the CNN stem needs at least 1 channel");
+            problems.push_back(Message(Msg::vit_config_stem_channels));
     }
     if (c.dim == 0 || c.depth == 0 || c.mlp_hidden == 0 || batch == 0)
-        problems.push_back("dim, depth, MLP width and batch must all be at least 1");
+        problems.push_back(Message(Msg::vit_config_sizes));
     if (c.heads == 0 || (c.dim % c.heads) != 0)
-        problems.push_back("dim " + std::to_string(c.dim) + " is not divisible by " + std::to_string(c.heads) +
-                           " heads (head_dim c = D / h must be a whole number); pass a --heads that divides it");
+        problems.push_back(Message(Msg::vit_config_heads, {{"dim", std::to_string(c.dim)}, {"heads", std::to_string(c.heads)}}));
     if (!(c.drop_path_rate >= 0.0f && c.drop_path_rate < 1.0f))
-        problems.push_back("the drop-path rate " + format_rate(c.drop_path_rate) +
-                           " must be at least 0 and below 1 (the last block keeps a branch with probability 1 - rate)");
+        problems.push_back(Message(Msg::vit_config_drop_path_rate, {{"rate", format_rate(c.drop_path_rate)}}));
     else if (c.drop_path_rate > 0.0f && c.family != VitFamily::Timm && c.family != VitFamily::TimmDistilled)
-        problems.push_back(std::string("drop path (stochastic depth) is timm's DropPath; a ") + vit_family_name(c.family) +
-                           " ViT has no drop_path in its blocks");
+        problems.push_back(Message(Msg::vit_config_drop_path_family, {{"family", vit_family_name(c.family)}}));
     if (problems.empty()) {
         const std::uint64_t need = vit_trace_bytes(c, batch);
         if (need > memory_budget_bytes)
-            problems.push_back("a ViT of " + std::to_string(c.depth) + " blocks, N=" + std::to_string(c.tokens()) +
-                               " tokens, D=" + std::to_string(c.dim) + ", h=" + std::to_string(c.heads) + " on " +
-                               std::to_string(batch) + " image(s) needs " + format_bytes(need) +
-                               " to record every step, over the memory budget of " +
-                               format_bytes(memory_budget_bytes) +
-                               "; try --flash (no [B, h, N, N] matrices), a smaller image size, or a larger "
-                               "--memory-budget");
+            problems.push_back(Message(Msg::vit_config_over_budget,
+                                       {{"depth", std::to_string(c.depth)}, {"tokens", std::to_string(c.tokens())},
+                                        {"dim", std::to_string(c.dim)}, {"heads", std::to_string(c.heads)},
+                                        {"batch", std::to_string(batch)}, {"needs", format_bytes(need)},
+                                        {"budget", format_bytes(memory_budget_bytes)}}));
     }
     return problems;
 }
@@ -703,7 +697,7 @@ VitModel load_vit_model(const std::string& path, std::optional<std::size_t> head
 VitModel load_vit_model(const TensorSource& source, std::optional<std::size_t> heads, std::uint64_t memory_budget) {
     VitModel model = read_vit_checkpoint(source, heads, [&](const VitConfig& config) {
         const auto problems = validate(config, 1, memory_budget);
-        return problems.empty() ? std::string() : problems.front();
+        return problems.empty() ? Message() : problems.front();
     });
     pack_weights(model.weights);
     return model;
@@ -739,7 +733,7 @@ VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed) {
     VitConfig cfg = config;
     cfg.family = VitFamily::Timm;  // timm's initialisation and names, one class token
     const auto problems = validate(cfg, 1, std::numeric_limits<std::uint64_t>::max());
-    if (!problems.empty()) throw std::invalid_argument(problems.front());
+    if (!problems.empty()) throw ConfigError(problems.front());
     const std::size_t D = cfg.dim, p = cfg.patch_size, M = cfg.mlp_hidden, K = cfg.classes;
     std::uint64_t stream = 0;
     auto normal = [&](const Shape& shape, float std) {  // one random stream per tensor, in this order

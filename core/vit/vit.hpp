@@ -52,7 +52,7 @@ struct PatchGrid {
 std::uint64_t vit_trace_bytes(const VitConfig& config, std::size_t batch);
 
 // Readable problems with the config, empty when B images can run within the memory budget.
-std::vector<std::string> validate(const VitConfig& config, std::size_t batch, std::uint64_t memory_budget_bytes);
+std::vector<Message> validate(const VitConfig& config, std::size_t batch, std::uint64_t memory_budget_bytes);
 
 // Packs every linear's weight that runs over many rows (patch_embed, qkv, proj, fc1, fc2; not the
 // head, which sees one row per image) for the AVX-512 kernel, once the weights are final.

@@ -356,6 +356,12 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     auto add = [&out](const std::string& where, const std::string& text) {
         if (!text.empty()) out.emplace_back(where, text);
     };
+    // A coded message is translated from its code: every part of it must have its Chinese.
+    auto coded = [&add](const std::string& where, const Message& message) {
+        if (message.code == Msg::text) return add(where, english(message));
+        INFO(where << ": " << english(message));
+        CHECK(has_message_translation(message));
+    };
     auto add_steps = [&](const std::string& run, const Steps& steps) {
         for (const Step& s : steps) {
             add(run + " " + s.name + " note", s.note);
@@ -464,7 +470,7 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     bad[17].tokens = 1 << 20, bad[17].path = AttentionPath::flash;
     bad[18].batch = std::size_t{1} << 62, bad[18].tokens = std::size_t{1} << 62;
     for (const AttentionConfig& c : bad)
-        for (const std::string& problem : validate(c, std::uint64_t{1} << 30)) add("config problem", problem);
+        for (const Message& problem : validate(c, std::uint64_t{1} << 30)) coded("config problem", problem);
     std::vector<VitConfig> bad_vits(6);
     bad_vits[0].patch_size = 0, bad_vits[0].dim = 0, bad_vits[0].heads = 0;
     bad_vits[1].patch_size = 7, bad_vits[1].heads = 5, bad_vits[1].drop_path_rate = 1.5f;
@@ -473,7 +479,7 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     bad_vits[4].family = VitFamily::Torchvision, bad_vits[4].drop_path_rate = 0.1f;
     bad_vits[5].image_size = 4096, bad_vits[5].patch_size = 4;
     for (const VitConfig& c : bad_vits)
-        for (const std::string& problem : validate(c, 1, std::uint64_t{1} << 30)) add("ViT config problem", problem);
+        for (const Message& problem : validate(c, 1, std::uint64_t{1} << 30)) coded("ViT config problem", problem);
     add("mask", mask_summary(runs[5].second));
     add("mask", mask_summary(runs[6].second));
     for (AttentionPath path : {AttentionPath::standard, AttentionPath::flash, AttentionPath::kv_cache, AttentionPath::windowed})

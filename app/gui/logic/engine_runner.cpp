@@ -68,8 +68,8 @@ namespace {
 // shows the last block's attention.
 EngineResult run_vit_on(VitModel model, std::shared_ptr<VitSnapshot> snap, const RunHooks& hooks) {
     snap->drop_path.apply(model.config);
-    const std::vector<std::string> problems = validate(model.config, 1, memory_budget());
-    if (!problems.empty()) throw std::runtime_error(problems.front());
+    const std::vector<Message> problems = validate(model.config, 1, memory_budget());
+    if (!problems.empty()) throw ConfigError(problems.front());
     const Tensor pixels = image_to_pixels(snap->source, model.config.image_size, model.mean, model.std);
     snap->trace = run_vit(model, pixels, hooks);
     if (const auto seed = snap->positions.shuffle_seed) {
@@ -165,10 +165,11 @@ EngineJob EngineRunner::fresh_vit_job(std::shared_ptr<const VitSnapshot> from, s
         config.stem_channels.clear();
         config.patch_size = patch;
         if (stem) config = with_cnn_stem(config);
-        const std::vector<std::string> problems = validate(config, 1, memory_budget());
+        const std::vector<Message> problems = validate(config, 1, memory_budget());
         if (!problems.empty())
-            throw std::runtime_error((stem ? std::string("CNN stem") : "patch " + std::to_string(patch)) + ": " +
-                                     problems.front());
+            throw ConfigError(stem ? Message(Msg::vit_config_fresh_stem).with("problem", problems.front())
+                                   : Message(Msg::vit_config_fresh_patch, {{"patch", std::to_string(patch)}})
+                                         .with("problem", problems.front()));
         VitModel model = fresh_vit_model(config, 0);
         model.mean = from->mean;
         model.std = from->std;

@@ -168,7 +168,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
 
     if (!ui.config.errors.empty()) {
         ImGui::PushTextWrapPos(0.0f);
-        for (const auto& e : ui.config.errors) ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_core(e));
+        for (const auto& e : ui.config.errors) ImGui::TextColored(BadColor(), _("\u2717 %s"), ui::tr_message(e).c_str());
         ImGui::PopTextWrapPos();
     }
     if (!ui.engine.error.empty()) {

@@ -82,7 +82,7 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         ImGui::BeginGroup();
         char why[512];
         std::snprintf(why, sizeof why, _("\u2717 not run: %s; the steps below are the last good trace"),
-                      ui::tr_core(ui.config.errors.front()));
+                      ui::tr_message(ui.config.errors.front()).c_str());
         WrappedText(BadColor(), why);
         ImGui::EndGroup();
         MarkItem(ui, "pipeline:config_error");
