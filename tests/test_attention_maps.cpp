@@ -42,7 +42,7 @@ TEST_CASE("head_attention picks one head and fuse_heads takes the mean, max or m
     CHECK_THROWS_AS(fuse_heads(attn, 1, HeadFusion::mean), ShapeError);
     CHECK(parse_head_fusion("max") == HeadFusion::max);
     CHECK(std::string(head_fusion_name(HeadFusion::min)) == "min");
-    CHECK_THROWS_AS(parse_head_fusion("sum"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_head_fusion("sum"), ConfigError);
 }
 
 TEST_CASE("rollout equals NumPy's (identity added, rows renormalized) for mean, max and min fusion") {

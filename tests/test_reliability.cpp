@@ -45,12 +45,11 @@ TEST_CASE("memory budget: sizes like 2G 512M and 1.5GiB parse and junk is refuse
     CHECK(parse_byte_size("2048kb", nullptr) == 2ull << 20);
     CHECK(parse_byte_size("1T", nullptr) == 1ull << 40);
     CHECK(parse_byte_size("4194304", nullptr) == 4ull << 20);
-    std::string error;
     for (const char* bad : {"", "G", "2X", "-1G", "1e3G", "2 G", "99999999999999999999999T", "1.2.3G"}) {
         CAPTURE(bad);
-        error.clear();
+        Message error;
         CHECK_FALSE(parse_byte_size(bad, &error));
-        CHECK(error.find("--memory-budget") == 0);
+        CHECK(english(error).find("--memory-budget") == 0);
     }
 }
 

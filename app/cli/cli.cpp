@@ -542,10 +542,7 @@ int run_cli(int argc, char** argv) {
     } catch (const UsageError& e) {
         std::fprintf(stderr, "attnscope: %s\n", e.what());
         return 2;
-    } catch (const FileError& e) {
-        std::fprintf(stderr, "attnscope: %s\n", e.what());
-        return 2;
-    } catch (const ShapeError& e) {
+    } catch (const CoreError& e) {  // a file, a shape or a configuration attnscope refuses
         std::fprintf(stderr, "attnscope: %s\n", e.what());
         return 2;
     } catch (const std::bad_alloc&) {

@@ -13,9 +13,9 @@ void add_memory_budget_option(CLI::App& app) {
     app.add_option_function<std::string>(
            "--memory-budget",
            [](const std::string& text) {
-               std::string error;
+               Message error;
                const auto bytes = parse_byte_size(text, &error);
-               if (!bytes) throw UsageError(error);
+               if (!bytes) throw UsageError(english(error));
                set_memory_budget(*bytes);
            },
            "refuse configs and files needing more than this, e.g. 2G or 512M (default: half the RAM, " +

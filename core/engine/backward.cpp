@@ -48,23 +48,21 @@ Tensor default_grad_output(const AttentionConfig& cfg) { return seeded_normal_bn
 Gradients run_attention_backward(const Trace& forward, const AttentionWeights& w, const Tensor& grad_output,
                                  const std::string& grad_output_source, const RunHooks& hooks) {
     if (forward.config.path != AttentionPath::standard)
-        throw std::invalid_argument("backward: gradients follow the textbook path; --flash, --kv-cache and --window "
-                                    "record no attention matrix to differentiate through");
+        throw ConfigError(Message(Msg::backward_path));
     std::vector<std::string> names;
     for (const StepInfo& s : attention_steps(forward.config.reference))
         if (!s.only_masked || forward.find(StepId::masked)) names.emplace_back(s.name);
     for (const auto& name : names) {
         const Step* s = forward.find(name);
         if (!s || s->origin != StepOrigin::Computed)
-            throw std::invalid_argument("backward: the trace has no computed step '" + name +
-                                        "'; gradients need a complete run of the engine (not a file's tensors)");
+            throw ConfigError(Message(Msg::backward_missing_step, {{"step", name}}));
     }
     const AttentionConfig& cfg = forward.config;
     const bool has_out_drop = forward.find(StepId::out_drop) != nullptr;  // MultiHeadAttention ends at out
     const Shape out_shape = forward.at(has_out_drop ? StepId::out_drop : StepId::out).shape();
     if (shape_of(grad_output.values) != out_shape)
-        throw ShapeError("grad_output has shape " + format_shape(shape_of(grad_output.values)) +
-                         ", expected out's shape [B, N, C] = " + format_shape(out_shape));
+        throw ShapeError(Message(Msg::backward_grad_output,
+                                 {{"shape", format_shape(shape_of(grad_output.values))}, {"expected", format_shape(out_shape)}}));
     auto T = [&](StepId step) -> const Tensor& { return forward.at(step).tensor(); };
 
     Gradients g;

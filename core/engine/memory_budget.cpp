@@ -27,19 +27,19 @@ std::uint64_t memory_budget() {
 
 void set_memory_budget(std::uint64_t bytes) { g_budget.store(bytes); }
 
-std::optional<std::uint64_t> parse_byte_size(const std::string& text, std::string* error) {
-    auto fail = [&](const std::string& why) -> std::optional<std::uint64_t> {
-        if (error) *error = "--memory-budget " + text + ": " + why;
+std::optional<std::uint64_t> parse_byte_size(const std::string& text, Message* error) {
+    auto fail = [&](Message why) -> std::optional<std::uint64_t> {
+        if (error) *error = Message(Msg::budget_problem, {{"text", text}}).with("problem", std::move(why));
         return std::nullopt;
     };
     std::size_t i = 0;
     while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-    if (i == 0 || i > 24) return fail("expected a size like 2G, 512M or 1.5GiB");
+    if (i == 0 || i > 24) return fail(Message(Msg::budget_not_a_size));
     char* end = nullptr;
     const std::string number = text.substr(0, i);
     const double value = std::strtod(number.c_str(), &end);
     if (end != number.c_str() + number.size() || !std::isfinite(value))
-        return fail("expected a size like 2G, 512M or 1.5GiB");
+        return fail(Message(Msg::budget_not_a_size));
     std::string unit = text.substr(i);
     for (char& ch : unit) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     double scale = 1.0;
@@ -48,10 +48,10 @@ std::optional<std::uint64_t> parse_byte_size(const std::string& text, std::strin
     else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
     else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
     else if (unit == "T" || unit == "TB" || unit == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
-    else return fail("unknown unit '" + text.substr(i) + "' (use K, M, G or T)");
+    else return fail(Message(Msg::budget_unit, {{"unit", text.substr(i)}}));
     const double bytes = value * scale;
-    if (bytes < 1024.0 * 1024) return fail("must be at least 1M");
-    if (bytes >= 1.8e19) return fail("too large");
+    if (bytes < 1024.0 * 1024) return fail(Message(Msg::budget_too_small));
+    if (bytes >= 1.8e19) return fail(Message(Msg::budget_too_large));
     return static_cast<std::uint64_t>(bytes);
 }
 

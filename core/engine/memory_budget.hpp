@@ -19,7 +19,7 @@ void set_memory_budget(std::uint64_t bytes);
 
 // "2G", "512M", "1.5GiB", "300k", "1000000" (bytes); K/M/G/T are powers of 1024, with or without
 // "iB"/"B". nullopt and *error ("--memory-budget 2X: ...") when the text is not a size.
-std::optional<std::uint64_t> parse_byte_size(const std::string& text, std::string* error);
+std::optional<std::uint64_t> parse_byte_size(const std::string& text, Message* error);
 
 // What one recorded step of the attention trace needs: its tensor's bytes.
 struct StepBytes {

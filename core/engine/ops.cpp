@@ -72,7 +72,7 @@ std::string axis_desc(const Tensor& t, std::size_t axis) { return axis_desc(borr
 
 int blas_int(std::size_t n, const char* op) {
     if (n > static_cast<std::size_t>(INT_MAX))
-        throw ShapeError(std::string(op) + ": dimension " + std::to_string(n) + " is larger than BLAS supports");
+        throw ShapeError(Message(Msg::op_blas_dimension, {{"op", op}, {"size", std::to_string(n)}}));
     return static_cast<int>(n);
 }
 
@@ -86,8 +86,7 @@ Axes labels_or_blank(const Tensor& x) {
 void require_grad_shape(const Tensor& grad_y, const Shape& expected, const char* op) {
     const Shape gs = shape_of(grad_y.values);
     if (gs != expected)
-        throw ShapeError(std::string(op) + " backward: grad_y has shape " + format_shape(gs) + ", expected the output's " +
-                         format_shape(expected));
+        throw ShapeError(Message(Msg::op_grad_shape, {{"op", op}, {"shape", format_shape(gs)}, {"expected", format_shape(expected)}}));
 }
 
 }  // namespace
@@ -97,17 +96,17 @@ Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std
               const std::string& weight_name, const PackedWeight* packed) {
     const Shape xs = shape_of(x.values);
     const Shape ws = shape_of(weight);
-    if (xs.empty()) throw ShapeError("linear: input is a scalar; it needs at least one axis");
+    if (xs.empty()) throw ShapeError(Message(Msg::op_scalar_input, {{"op", "linear"}}));
     if (ws.size() != 2)
-        throw ShapeError("linear: " + weight_name + " has shape " + format_shape(ws) + "; it must be 2-D [out, in]");
+        throw ShapeError(Message(Msg::linear_weight_rank, {{"weight", weight_name}, {"shape", format_shape(ws)}}));
     const std::size_t in = xs.back(), out = ws[0];
     if (ws[1] != in)
-        throw ShapeError("linear: cannot apply " + weight_name + " " + format_shape(ws) + " to x " + format_shape(xs) +
-                         ": x's last axis (" + axis_desc(x, xs.size() - 1) + ") must equal " + weight_name +
-                         "'s axis 1 (" + std::to_string(ws[1]) + ")");
+        throw ShapeError(Message(Msg::linear_mismatch, {{"weight", weight_name}, {"shape", format_shape(ws)},
+                                                        {"x_shape", format_shape(xs)}, {"axis", axis_desc(x, xs.size() - 1)},
+                                                        {"size", std::to_string(ws[1])}}));
     if (bias && (bias->dimension() != 1 || bias->size() != out))
-        throw ShapeError("linear: bias has shape " + format_shape(shape_of(*bias)) + ", expected [" +
-                         std::to_string(out) + "] to match " + weight_name + " " + format_shape(ws));
+        throw ShapeError(Message(Msg::linear_bias, {{"shape", format_shape(shape_of(*bias))}, {"size", std::to_string(out)},
+                                                    {"weight", weight_name}, {"weight_shape", format_shape(ws)}}));
 
     Shape ys = xs;
     ys.back() = out;
@@ -143,7 +142,8 @@ Tensor linear(const Tensor& x, const Array& weight, const Array* bias, const std
 LinearGrads linear_backward(const Tensor& x, const Array& weight, bool has_bias, const Tensor& grad_y) {
     const Shape xs = shape_of(x.values), ws = shape_of(weight);
     if (xs.empty() || ws.size() != 2 || ws[1] != xs.back())
-        throw ShapeError("linear backward: weight " + format_shape(ws) + " does not fit x " + format_shape(xs));
+        throw ShapeError(Message(Msg::op_backward_misfit, {{"op", "linear"}, {"operand", "weight"}, {"shape", format_shape(ws)},
+                                                           {"x_shape", format_shape(xs)}}));
     const std::size_t in = xs.back(), out = ws[0];
     Shape ys = xs;
     ys.back() = out;
@@ -176,12 +176,8 @@ LinearGrads linear_backward(const Tensor& x, const Array& weight, bool has_bias,
 Tensor reshape(const Tensor& x, const Shape& shape, const Axes& axes) {
     const std::size_t count = element_count(shape);
     if (count != x.values.size())
-        throw ShapeError("reshape: cannot reshape " + format_shape(shape_of(x.values)) + " (" +
-                         std::to_string(x.values.size()) + " elements) into " + format_shape(shape) + " (" +
-                         std::to_string(count) + " elements)");
-    if (axes.size() != shape.size())
-        throw ShapeError("reshape: " + std::to_string(axes.size()) + " axis labels for a " +
-                         std::to_string(shape.size()) + "-D shape " + format_shape(shape));
+        throw reshape_count_error(shape_of(x.values), shape);
+    if (axes.size() != shape.size()) throw reshape_labels_error(axes, shape);
     Tensor y{make_array(shape), axes};
     copy_floats(x.values.data(), y.values.data(), count);
     return y;
@@ -189,8 +185,9 @@ Tensor reshape(const Tensor& x, const Shape& shape, const Axes& axes) {
 
 Tensor reshape_backward(const Tensor& grad_y, const Tensor& x) {
     if (grad_y.values.size() != x.values.size())
-        throw ShapeError("reshape backward: grad_y has " + std::to_string(grad_y.values.size()) + " elements, x " +
-                         format_shape(shape_of(x.values)) + " has " + std::to_string(x.values.size()));
+        throw ShapeError(Message(Msg::reshape_backward_count, {{"count", std::to_string(grad_y.values.size())},
+                                                               {"shape", format_shape(shape_of(x.values))},
+                                                               {"x_count", std::to_string(x.values.size())}}));
     return reshape(grad_y, shape_of(x.values), labels_or_blank(x));
 }
 
@@ -201,7 +198,7 @@ Tensor permute(const Tensor& x, const std::vector<std::size_t>& dims) {
 Tensor permute_backward(const Tensor& grad_y, const std::vector<std::size_t>& dims) {
     std::vector<std::size_t> inverse(dims.size());
     for (std::size_t i = 0; i < dims.size(); ++i) {
-        if (dims[i] >= dims.size()) throw ShapeError("permute backward: dims is not a permutation");
+        if (dims[i] >= dims.size()) throw ShapeError(Message(Msg::permute_backward_dims));
         inverse[dims[i]] = i;
     }
     return permute(grad_y, inverse);
@@ -222,8 +219,8 @@ Tensor select(const Tensor& x, std::size_t axis, std::size_t index) {
 Tensor select_backward(const Tensor& grad_y, const Tensor& x, std::size_t axis, std::size_t index) {
     const Shape xs = shape_of(x.values);
     if (axis >= xs.size() || index >= xs[axis])
-        throw ShapeError("select backward: index " + std::to_string(index) + " of axis " + std::to_string(axis) +
-                         " is out of range for " + format_shape(xs));
+        throw ShapeError(Message(Msg::select_range, {{"op", "select backward"}, {"index", std::to_string(index)},
+                                                     {"axis", std::to_string(axis)}, {"shape", format_shape(xs)}}));
     Shape ys = xs;
     ys.erase(ys.begin() + static_cast<std::ptrdiff_t>(axis));
     require_grad_shape(grad_y, ys, "select");
@@ -280,20 +277,20 @@ Tensor matmul(const TensorView& a, const TensorView& b, const Axes& out_axes, co
     const Shape &as = a.shape, &bs = b.shape;
     const std::string both = a_name + " " + format_shape(as) + " @ " + b_name + " " + format_shape(bs);
     if (as.size() < 2 || bs.size() != as.size())
-        throw ShapeError("matmul: " + both + ": both operands need the same rank, at least 2");
+        throw ShapeError(Message(Msg::matmul_rank, {{"both", both}}));
     const std::size_t r = as.size();
     for (std::size_t i = 0; i + 2 < r; ++i)
         if (as[i] != bs[i])
-            throw ShapeError("matmul: " + both + ": batch axis " + std::to_string(i) + " differs (" + a_name + " " +
-                             axis_desc(a, i) + ", " + b_name + " " + axis_desc(b, i) + ")");
+            throw ShapeError(Message(Msg::matmul_batch, {{"both", both}, {"axis", std::to_string(i)}, {"a", a_name},
+                                                         {"a_axis", axis_desc(a, i)}, {"b", b_name}, {"b_axis", axis_desc(b, i)}}));
     if (as[r - 1] != bs[r - 2])
-        throw ShapeError("matmul: " + both + ": " + a_name + "'s last axis (" + axis_desc(a, r - 1) + ") must equal " +
-                         b_name + "'s second-to-last axis (" + axis_desc(b, r - 2) + ")");
+        throw ShapeError(Message(Msg::matmul_inner, {{"both", both}, {"a", a_name}, {"a_axis", axis_desc(a, r - 1)},
+                                                     {"b", b_name}, {"b_axis", axis_desc(b, r - 2)}}));
     const std::size_t n = as[r - 2], k = as[r - 1], m = bs[r - 1];
     Shape ys = as;
     ys[r - 1] = m;
-    if (out_axes.size() != r) throw ShapeError("matmul: " + std::to_string(out_axes.size()) + " labels for a rank-" +
-                                               std::to_string(r) + " result");
+    if (out_axes.size() != r)
+        throw ShapeError(Message(Msg::matmul_labels, {{"count", std::to_string(out_axes.size())}, {"rank", std::to_string(r)}}));
     Tensor y{make_array(ys), out_axes};
     const std::size_t batches = element_count(Shape(as.begin(), as.end() - 2));
     if (k == 0) {
@@ -336,7 +333,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Axes& out_axes, const std:
 MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& grad_y) {
     const Shape as = shape_of(a.values), bs = shape_of(b.values);
     if (as.size() < 2 || bs.size() != as.size() || as[as.size() - 1] != bs[bs.size() - 2])
-        throw ShapeError("matmul backward: a " + format_shape(as) + " and b " + format_shape(bs) + " do not multiply");
+        throw ShapeError(Message(Msg::matmul_backward, {{"a_shape", format_shape(as)}, {"b_shape", format_shape(bs)}}));
     const std::size_t r = as.size(), n = as[r - 2], k = as[r - 1], m = bs[r - 1];
     Shape ys = as;
     ys[r - 1] = m;
@@ -372,7 +369,7 @@ Tensor scale_backward(const Tensor& grad_y, float s) { return scale(grad_y, s); 
 
 Tensor softmax_last(const Tensor& x) {
     const Shape xs = shape_of(x.values);
-    if (xs.empty()) throw ShapeError("softmax: input is a scalar; it needs at least one axis");
+    if (xs.empty()) throw ShapeError(Message(Msg::op_scalar_input, {{"op", "softmax"}}));
     Tensor y{make_array(xs), x.axes};
     const std::size_t n = xs.back();
     if (n == 0) return y;
@@ -385,7 +382,7 @@ Tensor softmax_last(const Tensor& x) {
 
 Tensor softmax_last_backward(const Tensor& y, const Tensor& grad_y) {
     const Shape ys = shape_of(y.values);
-    if (ys.empty()) throw ShapeError("softmax backward: y is a scalar");
+    if (ys.empty()) throw ShapeError(Message(Msg::softmax_backward_scalar));
     require_grad_shape(grad_y, ys, "softmax");
     Tensor g{make_array(ys), y.axes};
     const std::size_t n = ys.back();
@@ -404,8 +401,7 @@ Tensor softmax_last_backward(const Tensor& y, const Tensor& grad_y) {
 Tensor mask_fill(const Tensor& x, const Array& keep) {
     const Shape xs = shape_of(x.values), ks = shape_of(keep);
     if (xs.size() != 4 || ks.size() != 3 || ks[0] != xs[0] || ks[1] != xs[2] || ks[2] != xs[3])
-        throw ShapeError("mask: scores " + format_shape(xs) + " [B, h, N, N'] and keep " + format_shape(ks) +
-                         " [B, N, N'] disagree");
+        throw ShapeError(Message(Msg::mask_disagree, {{"shape", format_shape(xs)}, {"keep", format_shape(ks)}}));
     Tensor y{x.values, x.axes};
     const std::size_t B = xs[0], h = xs[1], nn = xs[2] * xs[3];
     const float minus_inf = -std::numeric_limits<float>::infinity();
@@ -421,7 +417,7 @@ Tensor mask_fill(const Tensor& x, const Array& keep) {
 
 Tensor dropout(const Tensor& x, float p, bool training, Rng& rng) {
     if (!training || p == 0.0f) return Tensor{copy_array(x.values), x.axes};
-    if (!(p > 0.0f && p < 1.0f)) throw ShapeError("dropout: p = " + std::to_string(p) + " must be in [0, 1)");
+    if (!(p > 0.0f && p < 1.0f)) throw ShapeError(Message(Msg::op_rate, {{"op", "dropout"}, {"p", std::to_string(p)}}));
     Tensor y{make_array(shape_of(x.values)), x.axes};
     const float keep_scale = 1.0f / (1.0f - p);
     const float* xd = x.values.data();
@@ -436,7 +432,7 @@ Tensor dropout_backward(const Tensor& grad_y, float p, bool training, Rng& rng) 
 }
 
 Array drop_path_mask(std::size_t batch, float p, Rng& rng) {
-    if (!(p >= 0.0f && p < 1.0f)) throw ShapeError("drop_path: p = " + std::to_string(p) + " must be in [0, 1)");
+    if (!(p >= 0.0f && p < 1.0f)) throw ShapeError(Message(Msg::op_rate, {{"op", "drop_path"}, {"p", std::to_string(p)}}));
     Array mask = make_array({batch, 1, 1});
     const float keep_scale = 1.0f / (1.0f - p);
     for (float& m : mask) m = rng.uniform() < p ? 0.0f : keep_scale;
@@ -446,8 +442,7 @@ Array drop_path_mask(std::size_t batch, float p, Rng& rng) {
 Tensor drop_path(const Tensor& x, const Array& mask) {
     const Shape xs = shape_of(x.values);
     if (xs.empty() || shape_of(mask) != Shape{xs[0], 1, 1})
-        throw ShapeError("drop_path: the mask has shape " + format_shape(shape_of(mask)) + ", expected [B, 1, 1] for x " +
-                         format_shape(xs));
+        throw ShapeError(Message(Msg::drop_path_mask, {{"shape", format_shape(shape_of(mask))}, {"x_shape", format_shape(xs)}}));
     Tensor y{make_array(xs), x.axes};
     const std::size_t per_sample = xs[0] ? x.values.size() / xs[0] : 0;
     for (std::size_t b = 0; b < xs[0]; ++b)
@@ -459,7 +454,7 @@ Tensor drop_path_backward(const Tensor& grad_y, const Array& mask) { return drop
 
 Tensor sum_last(const Tensor& x) {
     const Shape xs = shape_of(x.values);
-    if (xs.empty()) throw ShapeError("sum: input is a scalar; it needs at least one axis");
+    if (xs.empty()) throw ShapeError(Message(Msg::op_scalar_input, {{"op", "sum"}}));
     const Shape ys(xs.begin(), xs.end() - 1);
     Axes axes = labels_or_blank(x);
     axes.pop_back();
@@ -486,13 +481,13 @@ Tensor sum_last_backward(const Tensor& grad_y, std::size_t n, const std::string&
 // ---- Vision Transformer ops -----------------------------------------------------------------
 Tensor layer_norm(const Tensor& x, const Array& weight, const Array& bias, float eps, const std::string& weight_name) {
     const Shape xs = shape_of(x.values);
-    if (xs.empty()) throw ShapeError("layer_norm: input is a scalar; it needs at least one axis");
+    if (xs.empty()) throw ShapeError(Message(Msg::op_scalar_input, {{"op", "layer_norm"}}));
     const std::size_t n = xs.back();
     for (const Array* p : {&weight, &bias})
         if (p->dimension() != 1 || p->size() != n)
-            throw ShapeError("layer_norm: " + weight_name + (p == &bias ? " bias" : "") + " has shape " +
-                             format_shape(shape_of(*p)) + ", expected [" + std::to_string(n) + "] to match x " +
-                             format_shape(xs) + "'s last axis (" + axis_desc(x, xs.size() - 1) + ")");
+            throw ShapeError(Message(Msg::layer_norm_param, {{"name", weight_name + (p == &bias ? " bias" : "")},
+                                                             {"shape", format_shape(shape_of(*p))}, {"size", std::to_string(n)},
+                                                             {"x_shape", format_shape(xs)}, {"axis", axis_desc(x, xs.size() - 1)}}));
     Tensor y{make_array(xs), x.axes};
     const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(n ? x.values.size() / n : 0);
     // Per row, in double: mean, biased variance, (x - mean) / sqrt(var + eps) * weight + bias (core/kernels/vmath.cpp).
@@ -505,8 +500,8 @@ Tensor layer_norm(const Tensor& x, const Array& weight, const Array& bias, float
 LayerNormGrads layer_norm_backward(const Tensor& x, const Array& weight, float eps, const Tensor& grad_y) {
     const Shape xs = shape_of(x.values);
     if (xs.empty() || weight.dimension() != 1 || weight.size() != xs.back())
-        throw ShapeError("layer_norm backward: weight " + format_shape(shape_of(weight)) + " does not fit x " +
-                         format_shape(xs));
+        throw ShapeError(Message(Msg::op_backward_misfit, {{"op", "layer_norm"}, {"operand", "weight"},
+                                                           {"shape", format_shape(shape_of(weight))}, {"x_shape", format_shape(xs)}}));
     require_grad_shape(grad_y, xs, "layer_norm");
     const std::size_t n = xs.back(), rows = n ? x.values.size() / n : 0;
     LayerNormGrads g{Tensor{make_array(xs), x.axes}, make_array({n}), make_array({n})};
@@ -566,8 +561,9 @@ Tensor gelu_backward(const Tensor& x, const Tensor& grad_y) {
 Tensor layer_scale(const Tensor& x, const Array& gamma, const std::string& gamma_name) {
     const Shape xs = shape_of(x.values);
     if (xs.empty() || shape_of(gamma) != Shape{xs.back()})
-        throw ShapeError("layer_scale: " + gamma_name + " has shape " + format_shape(shape_of(gamma)) + ", expected [" +
-                         (xs.empty() ? std::string("C") : std::to_string(xs.back())) + "] for x " + format_shape(xs));
+        throw ShapeError(Message(Msg::layer_scale_gamma, {{"name", gamma_name}, {"shape", format_shape(shape_of(gamma))},
+                                                          {"size", xs.empty() ? std::string("C") : std::to_string(xs.back())},
+                                                          {"x_shape", format_shape(xs)}}));
     Tensor y{make_array(xs), x.axes};
     const std::size_t C = xs.back(), rows = C ? x.values.size() / C : 0;
     const float* xd = x.values.data();
@@ -594,9 +590,8 @@ Tensor add(const Tensor& a, const Tensor& b, const std::string& a_name, const st
     const bool fits = b_core.size() <= as.size() && std::equal(b_core.rbegin(), b_core.rend(), as.rbegin()) &&
                       bs.size() <= as.size();
     if (!fits)
-        throw ShapeError("add: cannot add " + b_name + " " + format_shape(bs) + " to " + a_name + " " +
-                         format_shape(as) + ": " + b_name + " must have " + a_name +
-                         "'s shape, or its trailing axes with leading 1s");
+        throw ShapeError(Message(Msg::add_mismatch, {{"b", b_name}, {"b_shape", format_shape(bs)}, {"a", a_name},
+                                                     {"a_shape", format_shape(as)}}));
     Tensor y{make_array(as), a.axes};
     const std::size_t n = a.values.size(), period = b.values.size();
     const float* ad = a.values.data();
@@ -616,8 +611,8 @@ Tensor add(const Tensor& a, const Tensor& b, const std::string& a_name, const st
 AddGrads add_backward(const Tensor& b, const Tensor& grad_y) {
     const std::size_t n = grad_y.values.size(), period = b.values.size();
     if (period == 0 || n % period != 0)
-        throw ShapeError("add backward: b " + format_shape(shape_of(b.values)) + " does not repeat over grad_y " +
-                         format_shape(shape_of(grad_y.values)));
+        throw ShapeError(Message(Msg::add_backward, {{"shape", format_shape(shape_of(b.values))},
+                                                     {"grad_shape", format_shape(shape_of(grad_y.values))}}));
     std::vector<double> sum(period, 0.0);
     for (std::size_t i = 0; i < n; ++i) sum[i % period] += grad_y.values.data()[i];
     AddGrads g{grad_y, Tensor{make_array(shape_of(b.values)), labels_or_blank(b)}};
@@ -630,8 +625,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     bool ok = xs.size() == shape.size();
     for (std::size_t d = 0; ok && d < xs.size(); ++d) ok = xs[d] == shape[d] || xs[d] == 1;
     if (!ok)
-        throw ShapeError("expand: cannot expand " + format_shape(xs) + " to " + format_shape(shape) +
-                         ": only axes of size 1 can grow");
+        throw ShapeError(Message(Msg::expand_mismatch, {{"shape", format_shape(xs)}, {"target", format_shape(shape)}}));
     Tensor y{make_array(shape), labels_or_blank(x)};
     const Strides src = contiguous_strides(xs);
     std::vector<std::size_t> index(shape.size(), 0);
@@ -654,9 +648,8 @@ Tensor concat(const Tensor& a, const Tensor& b, std::size_t axis, const std::str
     bool ok = as.size() == bs.size() && axis < as.size();
     for (std::size_t d = 0; ok && d < as.size(); ++d) ok = d == axis || as[d] == bs[d];
     if (!ok)
-        throw ShapeError("cat: cannot join " + a_name + " " + format_shape(as) + " and " + b_name + " " +
-                         format_shape(bs) + " along axis " + std::to_string(axis) +
-                         ": every other axis must have the same size");
+        throw ShapeError(Message(Msg::cat_mismatch, {{"a", a_name}, {"a_shape", format_shape(as)}, {"b", b_name},
+                                                     {"b_shape", format_shape(bs)}, {"axis", std::to_string(axis)}}));
     Shape ys = as;
     ys[axis] += bs[axis];
     Tensor y{make_array(ys), labels_or_blank(a)};
@@ -676,8 +669,7 @@ Tensor concat(const Tensor& a, const Tensor& b, std::size_t axis, const std::str
 Tensor patchify(const Tensor& x, std::size_t p) {
     const Shape xs = shape_of(x.values);
     if (xs.size() != 4 || p == 0 || xs[2] % p != 0 || xs[3] % p != 0)
-        throw ShapeError("patchify: image " + format_shape(xs) + " must be [B, C, H, W] with H and W multiples of "
-                         "the patch size " + std::to_string(p));
+        throw ShapeError(Message(Msg::patchify_shape, {{"shape", format_shape(xs)}, {"patch", std::to_string(p)}}));
     const std::size_t B = xs[0], C = xs[1], H = xs[2], W = xs[3], rows = H / p, cols = W / p;
     Tensor y{make_array({B, rows * cols, C * p * p}), {"B", "P", "3pp"}};
     float* yd = y.values.data();

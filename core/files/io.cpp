@@ -134,7 +134,7 @@ void decode_floats(const std::string& dtype, const std::uint8_t* src, std::size_
                            : dtype == "BF16" ? FloatKind::BF16
                            : dtype == "F32"  ? FloatKind::F32
                            : dtype == "F64"  ? FloatKind::F64
-                                             : throw FileError("decode_floats: dtype " + dtype + " is not a float type");
+                                             : throw FileError(Message(Msg::decode_not_float, {{"dtype", dtype}}));
     convert_to_float(kind, src, count, out);
 }
 
@@ -644,7 +644,7 @@ std::string encode_npy(const Array& values) {
     header.append((64 - unpadded % 64) % 64, ' ');
     header += '\n';
     if (header.size() > 0xffff)
-        throw FileError("encode_npy: shape " + npy_shape_text(shape) + " gives a header too long for .npy 1.0");
+        throw FileError(Message(Msg::encode_npy_header, {{"shape", npy_shape_text(shape)}}));
     std::string out(kNpyMagic, kNpyMagicLen);
     out += '\x01';
     out += '\x00';

@@ -227,8 +227,7 @@ std::string detect_format(const std::string& path, const MappedFile& file) {
     if (file.size() >= 6 && std::equal(p, p + 6, "\x93NUMPY")) return "npy";
     if (file.size() >= 2 && p[0] == 'P' && p[1] == 'K') return "zip";
     if (is_legacy_torch_save(p, file.size())) return "torch.save (legacy)";
-    if (const std::string problem = not_zip_torch_file_problem(path, p, file.size()); !problem.empty())
-        throw FileError(problem);  // not coded yet: torch_save.cpp's texts
+    if (const Message problem = not_zip_torch_file_problem(path, p, file.size()); !problem.empty()) throw FileError(problem);
     if (ext == ".npz") return "zip";  // ZipArchive says what is wrong with it
     if (file.size() >= 9 && p[8] == '{') return "safetensors";
     throw FileError(Message(Msg::unknown_file_type, {{"file", path}}));

@@ -564,11 +564,9 @@ std::shared_ptr<const TensorSource::Reader> open_legacy_torch_save(std::shared_p
     return std::make_shared<TorchSaveReader>(std::move(file), std::move(loadable));
 }
 
-std::string not_zip_torch_file_problem(const std::string& path, const std::uint8_t* data, std::size_t size) {
-    if (size >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5)
-        return path + ": a plain Python pickle, not a torch.save archive; attnscope never unpickles such files: save the "
-                      "tensors with torch.save (or as .safetensors, .npz)";
-    return "";
+Message not_zip_torch_file_problem(const std::string& path, const std::uint8_t* data, std::size_t size) {
+    if (size >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5) return Message(Msg::torch_plain_pickle, {{"file", path}});
+    return {};
 }
 
 }  // namespace attnscope

@@ -52,6 +52,6 @@ std::shared_ptr<const TensorSource::Reader> open_legacy_torch_save(std::shared_p
 
 // For a file that is not a zip archive nor a legacy torch.save file: "path: ..." explaining a plain
 // pickle and how to save its tensors instead; empty when the bytes are not a pickle.
-std::string not_zip_torch_file_problem(const std::string& path, const std::uint8_t* data, std::size_t size);
+Message not_zip_torch_file_problem(const std::string& path, const std::uint8_t* data, std::size_t size);
 
 }  // namespace attnscope

@@ -104,10 +104,10 @@ void dump_trace(const Trace& trace, const std::string& dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir)) throw FileError(dir + ": cannot create the dump folder (" + ec.message() + ")");
+    if (ec || !fs::is_directory(dir)) throw FileError(Message(Msg::dump_cannot_create, {{"file", dir}, {"reason", ec.message()}}));
     const fs::path json_path = fs::path(dir) / "trace.json";
     fs::remove(json_path, ec);
-    if (ec) throw FileError(json_path.string() + ": cannot replace it (" + ec.message() + ")");
+    if (ec) throw FileError(Message(Msg::dump_cannot_replace, {{"file", json_path.string()}, {"reason", ec.message()}}));
     for (const Step& s : trace.steps) write_npy((fs::path(dir) / (s.name + ".npy")).string(), s.tensor().values);
     if (trace.gradients) {  // grad_<step>.npy and grad_<param>.npy (core/engine/backward.hpp)
         for (const GradStep& g : trace.gradients->steps)

@@ -25,7 +25,7 @@ Stats scaled_stats_of(const Stats& x, float s) {
 
 ScaledSoftmax scaled_softmax(const Tensor& scores, float scale) {
     const Shape xs = shape_of(scores.values);
-    if (xs.empty()) throw ShapeError("softmax: input is a scalar; it needs at least one axis");
+    if (xs.empty()) throw ShapeError(Message(Msg::op_scalar_input, {{"op", "softmax"}}));
     const std::size_t n = xs.back();
     Axes row_axes = scores.axes;
     if (!row_axes.empty()) row_axes.pop_back();

@@ -24,9 +24,9 @@ Array flash_attention(const Array& q, const Array& k, const Array& v, std::size_
                       const AttentionConfig& mc, FlashRecord* record, const std::atomic<bool>* cancel) {
     const Shape qs = shape_of(q);
     if (qs.size() != 4 || shape_of(k) != qs || shape_of(v) != qs)
-        throw ShapeError("flash_attention: q " + format_shape(qs) + ", k " + format_shape(shape_of(k)) + ", v " +
-                         format_shape(shape_of(v)) + " must all be [B, h, N, c]");
-    if (Br == 0 || Bc == 0) throw ShapeError("flash_attention: tile sizes must be at least 1");
+        throw ShapeError(Message(Msg::flash_shapes, {{"q_shape", format_shape(qs)}, {"k_shape", format_shape(shape_of(k))},
+                                                     {"v_shape", format_shape(shape_of(v))}}));
+    if (Br == 0 || Bc == 0) throw ShapeError(Message(Msg::flash_tiles));
     const std::size_t B = qs[0], h = qs[1], N = qs[2], c = qs[3];
     const float scale = mc.scaled ? static_cast<float>(std::pow(static_cast<double>(c), -0.5)) : 1.0f;  // --no-scale
     const float minus_inf = -std::numeric_limits<float>::infinity();

@@ -30,8 +30,8 @@ void check_run_inputs(const AttentionConfig& cfg, const AttentionWeights& w, con
     if (!problems.empty()) throw ConfigError(problems.front());
     const Shape xs = shape_of(x.values);
     if (xs != Shape{cfg.batch, cfg.tokens, cfg.dim})
-        throw ShapeError("input: x has shape " + format_shape(xs) + ", expected [B, N, C] = " +
-                         format_shape({cfg.batch, cfg.tokens, cfg.dim}) + " from the config");
+        throw ShapeError(Message(Msg::run_input_shape,
+                                 {{"shape", format_shape(xs)}, {"expected", format_shape({cfg.batch, cfg.tokens, cfg.dim})}}));
     const Message weights_problem = check_attention_weights(w, cfg.dim);
     if (!weights_problem.empty()) throw ShapeError(weights_problem);
 }

@@ -9,6 +9,16 @@
 
 namespace attnscope {
 
+ShapeError reshape_count_error(const Shape& from, const Shape& to) {
+    return ShapeError(Message(Msg::reshape_count, {{"shape", format_shape(from)}, {"count", std::to_string(element_count(from))},
+                                                   {"target", format_shape(to)}, {"target_count", std::to_string(element_count(to))}}));
+}
+
+ShapeError reshape_labels_error(const Axes& axes, const Shape& shape) {
+    return ShapeError(Message(Msg::reshape_labels, {{"count", std::to_string(axes.size())}, {"rank", std::to_string(shape.size())},
+                                                    {"shape", format_shape(shape)}}));
+}
+
 namespace {
 
 std::string list(const std::vector<std::size_t>& dims) {
@@ -44,12 +54,8 @@ bool is_contiguous(const TensorView& x) { return TorchLayout{x.shape, x.strides}
 std::optional<TensorView> reshape_view(const TensorView& x, const Shape& shape, const Axes& axes) {
     const std::size_t count = element_count(shape);
     if (count != element_count(x.shape))
-        throw ShapeError("reshape: cannot reshape " + format_shape(x.shape) + " (" +
-                         std::to_string(element_count(x.shape)) + " elements) into " + format_shape(shape) + " (" +
-                         std::to_string(count) + " elements)");
-    if (axes.size() != shape.size())
-        throw ShapeError("reshape: " + std::to_string(axes.size()) + " axis labels for a " +
-                         std::to_string(shape.size()) + "-D shape " + format_shape(shape));
+        throw reshape_count_error(x.shape, shape);
+    if (axes.size() != shape.size()) throw reshape_labels_error(axes, shape);
     const auto strides = torch_view_strides(TorchLayout{x.shape, x.strides}, shape);
     if (!strides) return std::nullopt;
     TensorView y = x;
@@ -76,8 +82,8 @@ TensorView permute_view(const TensorView& x, const std::vector<std::size_t>& dim
         if (d < rank) seen[d] = true;
     }
     if (!valid)
-        throw ShapeError("permute: (" + list(dims) + ") is not a permutation of the " + std::to_string(rank) +
-                         " axes of " + format_shape(x.shape));
+        throw ShapeError(Message(Msg::permute_not_permutation,
+                                 {{"dims", list(dims)}, {"rank", std::to_string(rank)}, {"shape", format_shape(x.shape)}}));
     const TorchLayout l = torch_permute(TorchLayout{x.shape, x.strides}, dims);
     const Axes in_axes = labels_for(x);
     TensorView y = x;
@@ -90,8 +96,8 @@ TensorView permute_view(const TensorView& x, const std::vector<std::size_t>& dim
 TensorView transpose_view(const TensorView& x, std::size_t dim0, std::size_t dim1) {
     const std::size_t rank = x.shape.size();
     if (dim0 >= rank || dim1 >= rank)
-        throw ShapeError("transpose: axes " + std::to_string(dim0) + " and " + std::to_string(dim1) +
-                         " do not both exist in " + format_shape(x.shape));
+        throw ShapeError(Message(Msg::transpose_axes,
+                                 {{"dim0", std::to_string(dim0)}, {"dim1", std::to_string(dim1)}, {"shape", format_shape(x.shape)}}));
     std::vector<std::size_t> dims(rank);
     for (std::size_t i = 0; i < rank; ++i) dims[i] = i;
     std::swap(dims[dim0], dims[dim1]);
@@ -100,8 +106,8 @@ TensorView transpose_view(const TensorView& x, std::size_t dim0, std::size_t dim
 
 TensorView select_view(const TensorView& x, std::size_t axis, std::size_t index) {
     if (axis >= x.shape.size() || index >= x.shape[axis])
-        throw ShapeError("select: index " + std::to_string(index) + " of axis " + std::to_string(axis) +
-                         " is out of range for " + format_shape(x.shape));
+        throw ShapeError(Message(Msg::select_range, {{"op", "select"}, {"index", std::to_string(index)},
+                                                     {"axis", std::to_string(axis)}, {"shape", format_shape(x.shape)}}));
     TensorView y = x;
     y.offset = x.offset + index * static_cast<std::size_t>(x.strides[axis]);
     y.shape.erase(y.shape.begin() + static_cast<std::ptrdiff_t>(axis));
@@ -113,8 +119,8 @@ TensorView select_view(const TensorView& x, std::size_t axis, std::size_t index)
 
 TensorView step_view(const TensorView& x, std::size_t axis, std::size_t start, std::size_t step) {
     if (axis >= x.shape.size() || step < 1 || start >= x.shape[axis])
-        throw ShapeError("slice: start " + std::to_string(start) + " step " + std::to_string(step) + " of axis " +
-                         std::to_string(axis) + " is out of range for " + format_shape(x.shape));
+        throw ShapeError(Message(Msg::slice_range, {{"start", std::to_string(start)}, {"step", std::to_string(step)},
+                                                    {"axis", std::to_string(axis)}, {"shape", format_shape(x.shape)}}));
     TensorView y = x;
     y.offset = x.offset + start * static_cast<std::size_t>(x.strides[axis]);
     y.shape[axis] = (x.shape[axis] - start + step - 1) / step;

@@ -20,6 +20,11 @@ TensorView borrowed_view(const Tensor& t);
 
 bool is_contiguous(const TensorView& x);  // torch.Tensor.is_contiguous()
 
+// The errors of reshaping `from` into `to` (their element counts differ) and of labelling `shape`
+// with `axes` (their counts differ), shared with the copying reshape of core/engine/ops.
+ShapeError reshape_count_error(const Shape& from, const Shape& to);
+ShapeError reshape_labels_error(const Axes& axes, const Shape& shape);
+
 // x.view(shape): nothing when the axes to merge are not laid out back to back (reshape copies).
 std::optional<TensorView> reshape_view(const TensorView& x, const Shape& shape, const Axes& axes);
 // x.reshape(shape): a view when the strides allow one, else a view of a new contiguous copy

@@ -15,8 +15,7 @@ namespace {
 std::array<std::size_t, 3> check_attention(const Array& attn, std::size_t batch, const char* who) {
     const Shape s = shape_of(attn);
     if (s.size() != 4 || batch >= s[0] || s[1] == 0)
-        throw ShapeError(std::string(who) + ": attention " + format_shape(s) + " must be [B, h, N, N'] with image " +
-                         std::to_string(batch) + " in range (B > " + std::to_string(batch) + ")");
+        throw ShapeError(Message(Msg::maps_attention_shape, {{"op", who}, {"shape", format_shape(s)}, {"batch", std::to_string(batch)}}));
     return {s[1], s[2], s[3]};
 }
 
@@ -40,7 +39,7 @@ HeadFusion parse_head_fusion(const std::string& name) {
     if (name == "mean") return HeadFusion::mean;
     if (name == "max") return HeadFusion::max;
     if (name == "min") return HeadFusion::min;
-    throw std::invalid_argument("head fusion '" + name + "' is not one of mean, max, min");
+    throw ConfigError(Message(Msg::maps_head_fusion, {{"name", name}}));
 }
 
 const char* head_fusion_name(HeadFusion fusion) {
@@ -50,8 +49,7 @@ const char* head_fusion_name(HeadFusion fusion) {
 Array head_attention(const Array& attn, std::size_t batch, std::size_t head) {
     const auto [h, n, m] = check_attention(attn, batch, "head_attention");
     if (head >= h)
-        throw ShapeError("head_attention: head " + std::to_string(head) + " is out of range for " + std::to_string(h) +
-                         " heads");
+        throw ShapeError(Message(Msg::maps_head_range, {{"head", std::to_string(head)}, {"heads", std::to_string(h)}}));
     Array out = make_array({n, m});
     const float* src = attn.data() + (batch * h + head) * n * m;
     std::copy(src, src + n * m, out.data());
@@ -76,14 +74,13 @@ Array fuse_heads(const Array& attn, std::size_t batch, HeadFusion fusion) {
 }
 
 Array attention_rollout(const std::vector<const Array*>& attns, std::size_t batch, HeadFusion fusion) {
-    if (attns.empty()) throw ShapeError("attention_rollout: no blocks to roll out");
+    if (attns.empty()) throw ShapeError(Message(Msg::maps_rollout_empty));
     Array rollout;  // [N, N]: the product so far
     for (std::size_t b = 0; b < attns.size(); ++b) {
         Array a = fuse_heads(*attns[b], batch, fusion);  // [N, N]
         const std::size_t n = a.shape()[0];
         if (a.shape()[1] != n || (b > 0 && rollout.shape()[0] != n))
-            throw ShapeError("attention_rollout: block " + std::to_string(b) + " has attention " +
-                             format_shape(shape_of(*attns[b])) + "; every block needs the same square [N, N]");
+            throw ShapeError(Message(Msg::maps_rollout_shape, {{"block", std::to_string(b)}, {"shape", format_shape(shape_of(*attns[b]))}}));
         for (std::size_t i = 0; i < n; ++i) {  // A + I for the residual, rows renormalized
             float* row = a.data() + i * n;
             row[i] += 1.0f;
@@ -101,9 +98,9 @@ Array attention_rollout(const std::vector<const Array*>& attns, std::size_t batc
 Array token_map(const Array& matrix, std::size_t query, const PatchGrid& grid) {
     const Shape s = shape_of(matrix);
     if (s.size() != 2 || s[1] != grid.tokens() || query >= s[0])
-        throw ShapeError("token_map: row " + std::to_string(query) + " of " + format_shape(s) + " on a " +
-                         std::to_string(grid.rows) + " x " + std::to_string(grid.cols) + " patch grid needs [N, " +
-                         std::to_string(grid.tokens()) + "] (class token(s) + patches) with the row in range");
+        throw ShapeError(Message(Msg::maps_token_row, {{"row", std::to_string(query)}, {"shape", format_shape(s)},
+                                                       {"rows", std::to_string(grid.rows)}, {"cols", std::to_string(grid.cols)},
+                                                       {"tokens", std::to_string(grid.tokens())}}));
     Array map = make_array({grid.rows, grid.cols});
     const float* row = matrix.data() + query * s[1] + grid.prefix;  // skip the class (and distillation) token columns
     std::copy(row, row + grid.patches(), map.data());
@@ -113,7 +110,7 @@ Array token_map(const Array& matrix, std::size_t query, const PatchGrid& grid) {
 RgbImage heat_overlay(const RgbImage& image, const Array& map, float opacity) {
     const Shape s = shape_of(map);
     if (s.size() != 2 || s[0] == 0 || s[1] == 0)
-        throw ShapeError("heat_overlay: map " + format_shape(s) + " must be a non-empty [rows, cols] grid");
+        throw ShapeError(Message(Msg::maps_overlay_shape, {{"shape", format_shape(s)}}));
     const float top = std::max(*std::max_element(map.begin(), map.end()), 1e-30f);
     RgbImage out = image;
     for (std::size_t y = 0; y < image.height; ++y)

@@ -107,8 +107,8 @@ Array image_to_chw(const RgbImage& image) {
 Array resize_bilinear(const Array& x, std::size_t out_h, std::size_t out_w) {
     const Shape xs = shape_of(x);
     if (xs.size() != 3 || xs[1] == 0 || xs[2] == 0 || out_h == 0 || out_w == 0)
-        throw ShapeError("resize_bilinear: cannot resize " + format_shape(xs) + " to " + std::to_string(out_h) + " x " +
-                         std::to_string(out_w) + "; it needs a non-empty [C, H, W] image and a non-empty size");
+        throw ShapeError(Message(Msg::image_resize, {{"shape", format_shape(xs)}, {"height", std::to_string(out_h)},
+                                                     {"width", std::to_string(out_w)}}));
     const std::size_t C = xs[0], H = xs[1], W = xs[2];
     const std::vector<Sample> rows = bilinear_samples(H, out_h), cols = bilinear_samples(W, out_w);
     Array y = make_array({C, out_h, out_w});
@@ -127,7 +127,7 @@ Array resize_bilinear(const Array& x, std::size_t out_h, std::size_t out_w) {
 Array normalize_channels(const Array& x, const std::array<float, 3>& mean, const std::array<float, 3>& std) {
     const Shape xs = shape_of(x);
     if (xs.size() != 3 || xs[0] != 3)
-        throw ShapeError("normalize_channels: image " + format_shape(xs) + " must be [3, H, W]");
+        throw ShapeError(Message(Msg::image_normalize, {{"shape", format_shape(xs)}}));
     Array y = make_array(xs);
     const std::size_t plane = xs[1] * xs[2];
     for (std::size_t c = 0; c < 3; ++c)
@@ -146,8 +146,7 @@ RgbImage pixels_to_image(const Array& pixels, std::size_t batch, const std::arra
                          const std::array<float, 3>& std) {
     const Shape ps = shape_of(pixels);
     if (ps.size() != 4 || ps[1] != 3 || batch >= ps[0])
-        throw ShapeError("pixels_to_image: image " + std::to_string(batch) + " of pixels " + format_shape(ps) +
-                         ": expected [B, 3, H, W] with B > " + std::to_string(batch));
+        throw ShapeError(Message(Msg::image_from_pixels, {{"index", std::to_string(batch)}, {"shape", format_shape(ps)}}));
     RgbImage image;
     image.height = ps[2];
     image.width = ps[3];
@@ -180,8 +179,7 @@ std::string encode_png(const RgbImage& image) {
     };
     if (!stbi_write_png_to_func(append, &bytes, static_cast<int>(image.width), static_cast<int>(image.height), 3,
                                 image.pixels.data(), static_cast<int>(image.width * 3)))
-        throw FileError("encode_png: stb_image_write could not encode a " + std::to_string(image.width) + " x " +
-                        std::to_string(image.height) + " image");
+        throw FileError(Message(Msg::image_encode_png, {{"width", std::to_string(image.width)}, {"height", std::to_string(image.height)}}));
     return bytes;
 }
 

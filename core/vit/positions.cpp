@@ -56,12 +56,10 @@ std::vector<std::size_t> patch_permutation(std::size_t patches, std::uint64_t se
 Tensor shuffle_patches(const Tensor& pixels, std::size_t patch, const std::vector<std::size_t>& order) {
     const Shape shape = shape_of(pixels.values);
     if (shape.size() != 4 || patch == 0 || shape[2] % patch != 0 || shape[3] % patch != 0)
-        throw ShapeError("shuffle_patches: pixels have shape " + format_shape(shape) +
-                         ", expected [B, C, H, W] with H and W multiples of the patch size " + std::to_string(patch));
+        throw ShapeError(Message(Msg::shuffle_pixels, {{"shape", format_shape(shape)}, {"patch", std::to_string(patch)}}));
     const std::size_t B = shape[0], C = shape[1], rows = shape[2] / patch, cols = shape[3] / patch;
     if (!is_permutation_of(order, rows * cols))
-        throw ShapeError("shuffle_patches: the order must hold each of the " + std::to_string(rows * cols) +
-                         " patches once, it has " + std::to_string(order.size()) + " entries");
+        throw ShapeError(Message(Msg::shuffle_order, {{"count", std::to_string(rows * cols)}, {"entries", std::to_string(order.size())}}));
     Tensor out{Array::from_shape(shape), pixels.axes};
     for (std::size_t i = 0; i < rows * cols; ++i) {
         const std::size_t to_row = i / cols, to_col = i % cols;
@@ -86,8 +84,7 @@ ShuffleDifference shuffle_difference(const VitTrace& original, const VitTrace& s
     const std::size_t prefix = original.grid.prefix, N = original.grid.tokens();
     if (original.blocks.size() != shuffled.blocks.size() || shuffled.grid.tokens() != N ||
         !is_permutation_of(order, original.grid.patches()))
-        throw ShapeError("shuffle_difference: the runs must be of one model, the order a permutation of its " +
-                         std::to_string(original.grid.patches()) + " patches");
+        throw ShapeError(Message(Msg::shuffle_difference_runs, {{"count", std::to_string(original.grid.patches())}}));
     ShuffleDifference d;
     for (std::size_t block = 0; block < original.blocks.size(); ++block) {
         const Array& a = original.blocks[block].attn();  // [B, h, N, N]
@@ -146,10 +143,7 @@ std::optional<PositionAccuracy> read_position_accuracy(const std::string& model_
                 a.true_class_prob[p][s] = j.at("mean_true_class_prob").at(pos[p]).at(arrangement[s]).get<double>();
             }
     } catch (const nlohmann::json::exception&) {
-        throw FileError(where +
-                        ": expected {\"images\", \"seed\", \"correct\": {\"pos_embed\" | \"no_pos_embed\": "
-                        "{\"as_is\", \"shuffled\"}}, \"mean_true_class_prob\": the same}, as "
-                        "tools/make_position_fixtures.py writes");
+        throw FileError(Message(Msg::positions_json, {{"file", where}}));
     }
     return a;
 }

@@ -13,13 +13,13 @@ namespace {
 
 void check_image(const Tensor& x, const char* op) {
     const Shape xs = shape_of(x.values);
-    if (xs.size() != 4) throw ShapeError(std::string(op) + ": x has shape " + format_shape(xs) + ", expected [B, C, H, W]");
+    if (xs.size() != 4) throw ShapeError(Message(Msg::stem_input_shape, {{"op", op}, {"shape", format_shape(xs)}}));
 }
 
 void check_channels(const Array& a, std::size_t C, const std::string& what, const Shape& xs) {
     if (a.dimension() != 1 || a.size() != C)
-        throw ShapeError(what + " has shape " + format_shape(shape_of(a)) + ", expected [" + std::to_string(C) +
-                         "] to match the channels of x " + format_shape(xs));
+        throw ShapeError(Message(Msg::stem_channels, {{"name", what}, {"shape", format_shape(shape_of(a))},
+                                                      {"channels", std::to_string(C)}, {"x_shape", format_shape(xs)}}));
 }
 
 }  // namespace
@@ -29,9 +29,8 @@ Tensor im2col(const Tensor& x, std::size_t k, std::size_t stride, std::size_t pa
     const Shape xs = shape_of(x.values);
     const std::size_t B = xs[0], C = xs[1], H = xs[2], W = xs[3];
     if (k == 0 || stride == 0 || H + 2 * pad < k || W + 2 * pad < k)
-        throw ShapeError("im2col: a " + std::to_string(k) + "x" + std::to_string(k) + " kernel with stride " +
-                         std::to_string(stride) + " and padding " + std::to_string(pad) + " does not fit x " +
-                         format_shape(xs));
+        throw ShapeError(Message(Msg::im2col_fit, {{"kernel", std::to_string(k)}, {"stride", std::to_string(stride)},
+                                                   {"pad", std::to_string(pad)}, {"shape", format_shape(xs)}}));
     const std::size_t Ho = (H + 2 * pad - k) / stride + 1, Wo = (W + 2 * pad - k) / stride + 1;
     Tensor y{make_array({B, Ho * Wo, C * k * k}), {"B", "P", "Ckk"}};
     float* yd = y.values.data();
@@ -59,9 +58,9 @@ Tensor conv2d(const Tensor& x, const Array& weight, const Array* bias, std::size
     check_image(x, "conv2d");
     const Shape xs = shape_of(x.values), ws = shape_of(weight);
     if (ws.size() != 2 || ws[1] != xs[1] * k * k)
-        throw ShapeError("conv2d: " + weight_name + " has shape " + format_shape(ws) + ", expected [C_out, " +
-                         std::to_string(xs[1]) + "*" + std::to_string(k) + "*" + std::to_string(k) +
-                         "] for x " + format_shape(xs) + " (C = " + std::to_string(xs[1]) + " channels)");
+        throw ShapeError(Message(Msg::conv2d_weight, {{"name", weight_name}, {"shape", format_shape(ws)},
+                                                      {"channels", std::to_string(xs[1])}, {"kernel", std::to_string(k)},
+                                                      {"x_shape", format_shape(xs)}}));
     const Tensor windows = im2col(x, k, stride, pad);                                  // [B, Ho*Wo, C*k*k]
     const Tensor rows = linear(windows, weight, bias, "C", weight_name);               // [B, Ho*Wo, C_out]
     const std::size_t B = xs[0], Ho = (xs[2] + 2 * pad - k) / stride + 1, Wo = (xs[3] + 2 * pad - k) / stride + 1;

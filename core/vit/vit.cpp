@@ -570,16 +570,15 @@ void check_run_inputs(const VitModel& model, const Tensor& pixels) {
     const Shape xs = shape_of(pixels.values);
     const std::size_t S = cfg.image_size;
     if (xs.size() != 4 || xs[0] == 0 || xs[1] != 3 || xs[2] != S || xs[3] != S)
-        throw ShapeError("run_vit: pixels have shape " + format_shape(xs) + ", expected [B, 3, H, W] = [B, 3, " +
-                         std::to_string(S) + ", " + std::to_string(S) + "] for this model");
+        throw ShapeError(Message(Msg::run_vit_pixels, {{"shape", format_shape(xs)}, {"size", std::to_string(S)}}));
     const auto problems = validate(cfg, xs[0], std::numeric_limits<std::uint64_t>::max());
     if (!problems.empty()) throw ConfigError(problems.front());
     if (model.weights.stem.size() != cfg.stem_channels.size())
-        throw ShapeError("run_vit: " + std::to_string(model.weights.stem.size()) + " stem stages of weights for " +
-                         std::to_string(cfg.stem_channels.size()) + " in the config");
+        throw ShapeError(Message(Msg::run_vit_stem_weights, {{"count", std::to_string(model.weights.stem.size())},
+                                                             {"stages", std::to_string(cfg.stem_channels.size())}}));
     if (model.weights.blocks.size() != cfg.depth)
-        throw ShapeError("run_vit: " + std::to_string(model.weights.blocks.size()) + " blocks of weights for depth " +
-                         std::to_string(cfg.depth));
+        throw ShapeError(Message(Msg::run_vit_block_weights,
+                                 {{"count", std::to_string(model.weights.blocks.size())}, {"depth", std::to_string(cfg.depth)}}));
 }
 
 NonFiniteCheck first_nonfinite(const VitTrace& t) {
@@ -704,7 +703,7 @@ VitModel load_vit_model(const TensorSource& source, std::optional<std::size_t> h
 }
 
 Array sincos_pos_embed(std::size_t dim, std::size_t grid) {
-    if (dim % 4 != 0) throw ShapeError("sincos_pos_embed: dim " + std::to_string(dim) + " must be a multiple of 4");
+    if (dim % 4 != 0) throw ShapeError(Message(Msg::sincos_dim, {{"dim", std::to_string(dim)}}));
     Array pos = xt::zeros<float>({std::size_t{1}, 1 + grid * grid, dim});  // class token: zeros
     const std::size_t quarter = dim / 4;
     for (std::size_t r = 0; r < grid; ++r)
