@@ -132,8 +132,8 @@ void EachViewOption(Ui& ui, S& s, F&& f) {
     f(ui.inspector.range_mode, s.range_mode);
     f(ui.inspector.scale_mode, s.scale_mode);
     f(ui.inspector.colormap, s.colormap);
-    f(ui.heads_shared_scale, s.heads_shared_scale);
-    f(ui.stepper.interval, s.play_interval);
+    f(ui.heads.shared_scale, s.heads_shared_scale);
+    f(ui.selection.stepper.interval, s.play_interval);
     f(ui.recent_files, s.recent_files);
     f(ui.browser.folder, s.browser_folder);
 }
@@ -142,7 +142,7 @@ void SaveSettings(const std::string& path, const UiState& ui, const AttentionCon
     ui::Settings s;
     s.config = config;
     s.has_config = true;
-    s.step = ui.selected_step;
+    s.step = ui.selection.step;
     EachViewOption(ui, s, [](const auto& in_ui, auto& in_file) { in_file = in_ui; });
     s.language = ui::language_code(ui::language());
     try {
@@ -187,10 +187,10 @@ void SetupStyle(float scale, bool software_gl) {
 void HandleKeys(const Trace& trace, UiState& ui) {
     const ImGuiIO& io = ImGui::GetIO();
     if (!io.WantTextInput && !trace.steps.empty()) {
-        if (Pressed(GLFW_KEY_LEFT, true)) ui.stepper.key(ui::StepKey::Prev);
-        if (Pressed(GLFW_KEY_RIGHT, true)) ui.stepper.key(ui::StepKey::Next);
-        if (Pressed(GLFW_KEY_HOME)) ui.stepper.key(ui::StepKey::First);
-        if (Pressed(GLFW_KEY_END)) ui.stepper.key(ui::StepKey::Last);
+        if (Pressed(GLFW_KEY_LEFT, true)) ui.selection.stepper.key(ui::StepKey::Prev);
+        if (Pressed(GLFW_KEY_RIGHT, true)) ui.selection.stepper.key(ui::StepKey::Next);
+        if (Pressed(GLFW_KEY_HOME)) ui.selection.stepper.key(ui::StepKey::First);
+        if (Pressed(GLFW_KEY_END)) ui.selection.stepper.key(ui::StepKey::Last);
         if (Pressed(GLFW_KEY_SPACE)) TogglePlay(ui);
     }
     if (Pressed(GLFW_KEY_F1)) ui.show_help = !ui.show_help;
@@ -226,19 +226,19 @@ void CarrySlice(const Trace& trace, UiState& ui, const std::string& left, const 
     v.spec = ui::carried_slice(from_spec, from->axes(), from->shape(), v.spec, to.axes(), to.shape());
 }
 
-// Keeps ui.selected_step equal to the stepper's step; starts the axis animation on a change.
+// Keeps ui.selection.step equal to the stepper's step; starts the axis animation on a change.
 void SyncSelection(const Trace& trace, UiState& ui) {
-    ui.stepper.set_count(static_cast<int>(trace.steps.size()));
+    ui.selection.stepper.set_count(static_cast<int>(trace.steps.size()));
     if (trace.steps.empty()) return;
-    const std::string& name = trace.steps[static_cast<std::size_t>(ui.stepper.selected)].name;
-    if (ui.stepper.playing) ui.start_hint = false;
-    if (name != ui.selected_step) {
-        if (!ui.selected_step.empty()) ui.start_hint = false;  // the user moved (the first frame only selects)
-        CarrySlice(trace, ui, ui.selected_step, trace.steps[static_cast<std::size_t>(ui.stepper.selected)]);
-        ui.previous_step = ui.selected_step;
-        ui.selected_step = name;
-        ui.step_changed_at = ui.now;
-        ui.scroll_to_selection = true;
+    const std::string& name = trace.steps[static_cast<std::size_t>(ui.selection.stepper.selected)].name;
+    if (ui.selection.stepper.playing) ui.selection.start_hint = false;
+    if (name != ui.selection.step) {
+        if (!ui.selection.step.empty()) ui.selection.start_hint = false;  // the user moved (the first frame only selects)
+        CarrySlice(trace, ui, ui.selection.step, trace.steps[static_cast<std::size_t>(ui.selection.stepper.selected)]);
+        ui.selection.previous = ui.selection.step;
+        ui.selection.step = name;
+        ui.selection.changed_at = ui.now;
+        ui.selection.scroll_into_view = true;
     }
 }
 
@@ -257,7 +257,7 @@ void FollowContent(const Trace& trace, UiState& ui) {
 void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     HandleKeys(trace, ui);
     FollowContent(trace, ui);
-    ui.stepper.tick(ImGui::GetIO().DeltaTime);
+    ui.selection.stepper.tick(ImGui::GetIO().DeltaTime);
     QuizGate(trace, ui);  // the quiz asks before "next" shows a step
     SyncSelection(trace, ui);
     if (ui.classroom.presentation) {  // only the current step, full screen
@@ -522,7 +522,7 @@ bool ShowStartView(Gui& g) {
                              : !g.shot && g.settings && !g.settings->step.empty() ? g.settings->step
                                                                                   : "attn";
     if (!g.trace) {
-        ui.selected_step = start_step;
+        ui.selection.step = start_step;
         return true;
     }
     const Trace& trace = *g.trace;
@@ -1062,14 +1062,14 @@ std::string StateReport(const Gui& g) {
     nlohmann::json j;
     j["trace"] = g.trace != nullptr;
     j["steps"] = g.trace ? g.trace->steps.size() : 0;
-    j["step"] = ui.selected_step;
-    j["step_index"] = ui.stepper.selected;
-    j["playing"] = ui.stepper.playing;
+    j["step"] = ui.selection.step;
+    j["step_index"] = ui.selection.stepper.selected;
+    j["playing"] = ui.selection.stepper.playing;
     j["head"] = nullptr;
     j["batch"] = nullptr;
-    const Step* step = g.trace ? g.trace->find(ui.selected_step) : nullptr;
+    const Step* step = g.trace ? g.trace->find(ui.selection.step) : nullptr;
     j["shape"] = step ? step->shape() : Shape{};
-    const auto view = ui.inspector.views.find(ui.selected_step);
+    const auto view = ui.inspector.views.find(ui.selection.step);
     if (step && view != ui.inspector.views.end() && view->second.has_spec) {
         const ui::SliceSpec& s = view->second.spec;
         const Axes& axes = step->axes();

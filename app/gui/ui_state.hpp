@@ -191,23 +191,31 @@ struct VitScreen {
     bool drop_path_tab = false;          // open the "Drop path" tab at the next frame (set at start)
 };
 
+// The step on screen and the playback through the steps.
+struct StepSelection {
+    ui::Stepper stepper;               // the selected step's index, playing or not, the play interval
+    std::string step;                  // the name of stepper.selected (kept in sync by the frame loop)
+    std::string previous;              // the step shown before (for the axis-move animation)
+    double changed_at = -1e9;          // the time of the last change (UiState::now)
+    bool scroll_into_view = false;     // the pipeline list brings the selected row into view once
+    bool start_hint = true;            // "start here: Play or →" until the user first moves or plays
+};
+
+// The Heads panel's grid.
+struct HeadsGrid {
+    bool shared_scale = true;  // one colour range for every head (else each its own)
+    int focused = -1;          // the head opened large (-1: none)
+};
+
 struct UiState {
-    // ---- selection and playback
-    ui::Stepper stepper;
-    std::string selected_step;   // name of stepper.selected (kept in sync by the frame loop)
-    std::string previous_step;   // the step shown before (for the axis-move animation)
-    double step_changed_at = -1e9;  // time of the last selection change
-    bool scroll_to_selection = false;  // the pipeline list brings the selected row into view once
-    bool start_hint = true;      // "start here: Play or →" until the user first moves or plays
+    StepSelection selection;
     double now = 0.0;            // seconds since start
     bool animate = true;         // false in --screenshot (frames must be final)
     bool screenshot = false;     // --screenshot: nothing that varies between runs (timings) is drawn
 
     InspectorState inspector;
 
-    // ---- heads grid
-    bool heads_shared_scale = true;
-    int focused_head = -1;       // the head opened large (-1: none)
+    HeadsGrid heads;
 
     // ---- panels
     ui::PanelVisibility panels;

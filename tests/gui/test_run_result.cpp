@@ -38,7 +38,7 @@ struct Screen {
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const VitSnapshot> vit;
     bool accept(EngineJob job) { return AcceptResult(run(std::move(job)), trace, vit, ui); }
-    const std::string& selected() const { return trace->steps[static_cast<std::size_t>(ui.stepper.selected)].name; }
+    const std::string& selected() const { return trace->steps[static_cast<std::size_t>(ui.selection.stepper.selected)].name; }
 };
 
 }  // namespace
@@ -47,7 +47,7 @@ TEST_CASE("run result: a config run replaces the trace and opens at the step on 
     Screen screen;
     UiState& ui = screen.ui;
     const std::shared_ptr<const Trace>& trace = screen.trace;
-    ui.selected_step = "k_t";
+    ui.selection.step = "k_t";
     REQUIRE(screen.accept(EngineRunner::config_job(small())));
     REQUIRE(trace);
     CHECK(trace->steps.size() == 17);

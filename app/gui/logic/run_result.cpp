@@ -13,8 +13,8 @@ namespace attnscope {
 void SelectStep(const Trace& trace, UiState& ui, const std::string& name) {
     for (std::size_t i = 0; i < trace.steps.size(); ++i)
         if (trace.steps[i].name == name) {
-            ui.stepper.set_count(static_cast<int>(trace.steps.size()));
-            ui.stepper.select(static_cast<int>(i));
+            ui.selection.stepper.set_count(static_cast<int>(trace.steps.size()));
+            ui.selection.stepper.select(static_cast<int>(i));
             return;
         }
 }
@@ -126,7 +126,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.file.error = {};
         if (first) ui.inspector.views.clear();  // other shapes than the demo's
         CloseFile(ui);
-        SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selected_step));
+        SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selection.step));
     } else if (r.file) {
         const bool same_file = ui.file.path == path;
         ui.file.path = path;
@@ -138,7 +138,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         RememberRecent(ui, path);
         if (!same_file) ui.inspector.views.clear();  // other shapes: zoom and slices start fresh
         ui.inspector.show_difference = FirstDivergence(*trace) != nullptr;
-        SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
+        SelectStep(*trace, ui, same_file ? ui.selection.step : FileStartStep(*r.file, ui.selection.step));
     } else {
         ui.engine.error = {};
         if (!ui.file.path.empty() || was_vit_on_screen) ui.inspector.views.clear();
@@ -146,7 +146,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
         ui.bug = r.zoo ? r.zoo->bug : Bug::None;
         ui.inspector.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
-        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selected_step));
+        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selection.step));
     }
     return true;
 }

@@ -411,7 +411,7 @@ void DrawPatchMerge(const Trace& trace, const PatchMergeRecord& m, UiState& ui) 
     // The selected x0..x3 step lights up its corner of every patch.
     int corner = -1;
     for (int k = 0; k < 4; ++k)
-        if (ui.selected_step == "patch_merge_x" + std::to_string(k)) corner = k;
+        if (ui.selection.step == "patch_merge_x" + std::to_string(k)) corner = k;
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float side = std::min((ImGui::GetContentRegionAvail().x - 60) / 1.5f, 220.0f), half = side * 0.5f;
@@ -509,7 +509,7 @@ void DrawMask(const Trace& trace, UiState& ui) {
 // The windows of the stage the selected step belongs to, or the patch merging between them.
 void DrawWindowedPath(const Trace& trace, UiState& ui) {
     const PatchMergeRecord* merge = trace.beyond->merge.get();
-    const std::string& step = ui.selected_step;
+    const std::string& step = ui.selection.step;
     if (merge && step.rfind("patch_merge_", 0) == 0) {
         DrawPatchMerge(trace, *merge, ui);
     } else if (merge && step.rfind(kStage2Prefix, 0) == 0) {

@@ -76,13 +76,13 @@ void QuizGate(const Trace& trace, UiState& ui) {
         c.asking = -1;
         return;
     }
-    const int current = StepIndex(trace, ui.selected_step);
-    int wanted = ui.stepper.selected;
+    const int current = StepIndex(trace, ui.selection.step);
+    int wanted = ui.selection.stepper.selected;
     if (turned_on && current >= 0 && current + 1 < static_cast<int>(trace.steps.size()))
         wanted = current + 1;  // the quiz starts with the next step's question
     if (current >= 0 && wanted == current + 1 && !c.score.was_asked(trace.steps[static_cast<std::size_t>(wanted)].name)) {
-        ui.stepper.select(current);
-        ui.stepper.playing = false;
+        ui.selection.stepper.select(current);
+        ui.selection.stepper.playing = false;
         if (c.asking != wanted) {
             c.asking = wanted;
             c.answer[0] = '\0';
@@ -96,7 +96,7 @@ void QuizGate(const Trace& trace, UiState& ui) {
 }
 
 bool QuizHidesShape(const UiState& ui, int index, const std::string& step) {
-    return ui.classroom.quiz && index > ui.stepper.selected && !ui.classroom.score.was_asked(step);
+    return ui.classroom.quiz && index > ui.selection.stepper.selected && !ui.classroom.score.was_asked(step);
 }
 
 namespace {
@@ -163,7 +163,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     ui.classroom.slide_title = n.title;
 
     // ---- where we are, and the step's title
-    ImGui::TextDisabled(_("step %d / %zu"), ui.stepper.selected + 1, trace.steps.size());
+    ImGui::TextDisabled(_("step %d / %zu"), ui.selection.stepper.selected + 1, trace.steps.size());
     ImGui::SameLine();
     ImGui::TextColored(WarnColor(), "%s", step->name.c_str());
     if (!n.title.empty()) {
@@ -421,7 +421,7 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
                 c.answered_step = next.name;
                 const int reveal = c.asking;
                 c.asking = -1;
-                ui.stepper.select(reveal);  // reveal the step
+                ui.selection.stepper.select(reveal);  // reveal the step
             }
         }
         if (c.feedback && !c.feedback->given)

@@ -10,14 +10,14 @@ namespace attnscope {
 
 const Step* SelectedStep(const Trace& trace, const UiState& ui) {
     if (trace.steps.empty()) return nullptr;
-    if (const Step* s = trace.find(ui.selected_step)) return s;
-    const int i = std::clamp(ui.stepper.selected, 0, static_cast<int>(trace.steps.size()) - 1);
+    if (const Step* s = trace.find(ui.selection.step)) return s;
+    const int i = std::clamp(ui.selection.stepper.selected, 0, static_cast<int>(trace.steps.size()) - 1);
     return &trace.steps[static_cast<std::size_t>(i)];
 }
 
 void TogglePlay(UiState& ui) {
-    if (!ui.stepper.playing && ui.start_hint) ui.stepper.select(0);
-    ui.stepper.key(ui::StepKey::TogglePlay);
+    if (!ui.selection.stepper.playing && ui.selection.start_hint) ui.selection.stepper.select(0);
+    ui.selection.stepper.key(ui::StepKey::TogglePlay);
 }
 
 void MarkItem(UiState& ui, const std::string& name) {

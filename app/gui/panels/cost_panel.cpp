@@ -79,7 +79,7 @@ void DrawCostPanel(const Trace& trace, UiState& ui) {
         for (const StepCost& s : t.steps) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            if (ImGui::Selectable(s.step.c_str(), s.step == ui.selected_step, ImGuiSelectableFlags_SpanAllColumns))
+            if (ImGui::Selectable(s.step.c_str(), s.step == ui.selection.step, ImGuiSelectableFlags_SpanAllColumns))
                 SelectStep(trace, ui, s.step);
             Cell(Formula(s.params_formula));
             RightCell(s.params ? format_count(s.params) : "");

@@ -58,7 +58,7 @@ void PlotNormsByStep(const Trace& trace, const Gradients& g, UiState& ui) {
     for (std::size_t i = 0; i < n; ++i) {
         const GradStep& s = g.steps[i];
         const float y = p.y + row_h * static_cast<float>(i);
-        const bool selected = s.step == ui.selected_step;
+        const bool selected = s.step == ui.selection.step;
         const bool row_hovered = hovered && mouse.y >= y && mouse.y < y + row_h;
         if (selected || row_hovered)
             dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + width, y + row_h),
@@ -273,7 +273,7 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui) {
         }
         ImGui::EndTable();
     }
-    if (const GradStep* s = g->find(ui.selected_step);
+    if (const GradStep* s = g->find(ui.selection.step);
         s && ImGui::CollapsingHeader(_("Selected step's gradient"), ImGuiTreeNodeFlags_DefaultOpen)) {
         ImGui::PushFont(fonts().mono);
         ImGui::Text("%s %s", s->name.c_str(), format_shape(shape_of(s->tensor.values)).c_str());

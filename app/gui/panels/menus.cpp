@@ -145,7 +145,7 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
     // Where we are, and any status message, on the right.
     if (const Step* s = SelectedStep(trace, ui)) {
         ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-        ImGui::TextDisabled(_("step %d / %zu:"), ui.stepper.selected + 1, trace.steps.size());
+        ImGui::TextDisabled(_("step %d / %zu:"), ui.selection.stepper.selected + 1, trace.steps.size());
         ImGui::SameLine();
         ImGui::TextUnformatted(s->name.c_str());
         ImGui::SameLine();

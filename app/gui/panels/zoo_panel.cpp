@@ -100,7 +100,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
         for (const StepComparison& c : z.comparison.steps) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            if (ImGui::Selectable(c.step.c_str(), c.step == ui.selected_step, ImGuiSelectableFlags_SpanAllColumns))
+            if (ImGui::Selectable(c.step.c_str(), c.step == ui.selection.step, ImGuiSelectableFlags_SpanAllColumns))
                 SelectStep(trace, ui, c.step);
             if (!c.ok() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui::tr_core(c.diagnosis));
             ImGui::TableNextColumn();

@@ -35,9 +35,9 @@ bool Moving(const UiState& ui, double now) {
     bool held = ImGui::IsAnyItemActive();
     for (bool down : io.MouseDown) held = held || down;
     for (bool down : io.KeysDown) held = held || down;
-    const bool step_animation = ui.animate && now - ui.step_changed_at < 0.8;  // the shape view's 0.7 s
+    const bool step_animation = ui.animate && now - ui.selection.changed_at < 0.8;  // the shape view's 0.7 s
     const bool working = ui.engine.busy || ui.vit.loading || !ui.file.loading.empty();
-    return held || step_animation || working || ui.stepper.playing || ui.animating || ui.scroll_to_selection;
+    return held || step_animation || working || ui.selection.stepper.playing || ui.animating || ui.selection.scroll_into_view;
 }
 
 }  // namespace
@@ -84,9 +84,9 @@ void FramePacer::frame_done(const UiState& ui) {
     // A run that ended without a new trace (an error, the head-count question) opens a modal, which
     // ImGui shows a frame later: the end of any run settles like a new trace.
     const bool busy = ui.engine.busy || ui.vit.loading;
-    if (generation != seen_generation_ || ui.stepper.selected != seen_step_ || busy != seen_busy_) {
+    if (generation != seen_generation_ || ui.selection.stepper.selected != seen_step_ || busy != seen_busy_) {
         seen_generation_ = generation;
-        seen_step_ = ui.stepper.selected;
+        seen_step_ = ui.selection.stepper.selected;
         seen_busy_ = busy;
         settle_frames_ = kSettleFrames;
     }
