@@ -193,7 +193,7 @@ void HandleKeys(const Trace& trace, UiState& ui) {
         if (Pressed(GLFW_KEY_END)) ui.selection.stepper.key(ui::StepKey::Last);
         if (Pressed(GLFW_KEY_SPACE)) TogglePlay(ui);
     }
-    if (Pressed(GLFW_KEY_F1)) ui.show_help = !ui.show_help;
+    if (Pressed(GLFW_KEY_F1)) ui.panels.help = !ui.panels.help;
     // Esc clears a followed element (presentation mode, which follows nothing, leaves on Esc).
     const bool escape = Pressed(GLFW_KEY_ESCAPE);
     if (!io.WantTextInput && !ui.classroom.presentation && ui.follow.active() &&
@@ -406,7 +406,7 @@ void LoadSettingsAndOptions(Gui& g) {
         }
     }
     if (options.show_gradients) {  // the Gradients panel takes the right column (heads, row sums)
-        ui.show_gradients = true;
+        ui.panels.gradients = true;
         ui.panels.heads = ui.panels.row_sums = false;
     }
     g.config = options.config;
@@ -511,7 +511,7 @@ bool StartFirstRun(Gui& g) {
 bool ShowStartView(Gui& g) {
     const GuiOptions& options = g.options;
     UiState& ui = g.ui;
-    ui.show_cost = options.show_cost;
+    ui.panels.cost = options.show_cost;
     if (!options.follow_step.empty()) {  // --follow STEP[i,j,...]
         ui.follow.pin(options.follow_step, options.follow_index);
         ui.follow_reveal = options.step.empty();

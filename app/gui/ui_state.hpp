@@ -191,6 +191,18 @@ struct VitScreen {
     bool drop_path_tab = false;          // open the "Drop path" tab at the next frame (set at start)
 };
 
+// Which panels and windows are open: the six of ui::PanelVisibility, which settings.json keeps, and
+// those that open as here in every run.
+struct OpenPanels : ui::PanelVisibility {
+    using ui::PanelVisibility::operator=;  // settings.json's panels replace those six only
+    bool follow = true;      // the Follow panel (View menu), while an element is followed
+    bool image = true;       // the Image panel (View menu) of the ViT on screen
+    bool cost = false;       // the Cost panel (View menu, --cost)
+    bool gradients = false;  // the Gradients panel (View menu, --gradients)
+    bool help = false;       // Help > Keys (F1)
+    bool about = false;      // Help > About attnscope
+};
+
 // The step on screen and the playback through the steps.
 struct StepSelection {
     ui::Stepper stepper;               // the selected step's index, playing or not, the play interval
@@ -217,12 +229,7 @@ struct UiState {
 
     HeadsGrid heads;
 
-    // ---- panels
-    ui::PanelVisibility panels;
-    bool show_help = false;
-    bool show_about = false;
-    bool show_imgui_metrics = false;
-    bool show_gradients = false;  // the Gradients panel (View menu, --gradients)
+    OpenPanels panels;
 
     // ---- gradients panel: one entry per engine run seen, for the saturation demo's table
     struct GradRun {
@@ -246,7 +253,6 @@ struct UiState {
 
     // ---- the ViT on a picture (--model, --image): the Image panel; the other panels show one block
     VitScreen vit;
-    bool show_image = true;                  // the Image panel (View menu)
 
     // ---- the Beyond panel (flash tiles, KV cache, windows)
     ui::BeyondView beyond;
@@ -262,8 +268,6 @@ struct UiState {
     bool follow_reveal = false;              // the inspector moves to the followed element once (--follow, "show")
     std::string follow_key;                  // what follow_related was computed for
     std::vector<Related> follow_related;     // every other step's source / fed elements (cache)
-    bool show_follow = true;                 // the Follow panel (View menu)
-    bool show_cost = false;                  // the Cost panel (View menu)
     Bug bug = Bug::None;                     // the zoo's bug on screen (its buggy trace is shown)
     std::shared_ptr<const ZooRun> zoo;       // the zoo run on screen (null: none)
 

@@ -45,9 +45,9 @@ void RightCell(const std::string& text) {
 }  // namespace
 
 void DrawCostPanel(const Trace& trace, UiState& ui) {
-    if (!ui.show_cost) return;
+    if (!ui.panels.cost) return;
     PlaceWindow(ui, ui::Panel::Cost);
-    if (!ImGui::Begin(ui::window_title(_("Cost"), "Cost").c_str(), &ui.show_cost)) {
+    if (!ImGui::Begin(ui::window_title(_("Cost"), "Cost").c_str(), &ui.panels.cost)) {
         ImGui::End();
         return;
     }

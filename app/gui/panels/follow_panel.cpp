@@ -164,9 +164,9 @@ void FollowedLine(UiState& ui) {
 
 void DrawFollowPanel(const Trace& trace, UiState& ui) {
     const Step* followed = ui.follow.shows_panel() ? trace.find(ui.follow.step) : nullptr;
-    if (!ui.show_follow || !followed) return;
+    if (!ui.panels.follow || !followed) return;
     PlaceWindow(ui, ui::Panel::Follow);
-    if (!ImGui::Begin(ui::window_title(_("Follow an element"), "Follow").c_str(), &ui.show_follow)) {
+    if (!ImGui::Begin(ui::window_title(_("Follow an element"), "Follow").c_str(), &ui.panels.follow)) {
         ImGui::End();
         return;
     }

@@ -223,10 +223,10 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
 }  // namespace
 
 void DrawGradientsPanel(const Trace& trace, UiState& ui) {
-    if (!ui.show_gradients) return;
+    if (!ui.panels.gradients) return;
     PlaceWindow(ui, ui::Panel::Gradients);
     const std::string title = std::string(_("Gradients")) + "###gradients";
-    if (!ImGui::Begin(title.c_str(), &ui.show_gradients)) {
+    if (!ImGui::Begin(title.c_str(), &ui.panels.gradients)) {
         ImGui::End();
         return;
     }
