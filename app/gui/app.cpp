@@ -196,9 +196,9 @@ void HandleKeys(const Trace& trace, UiState& ui) {
     if (Pressed(GLFW_KEY_F1)) ui.panels.help = !ui.panels.help;
     // Esc clears a followed element (presentation mode, which follows nothing, leaves on Esc).
     const bool escape = Pressed(GLFW_KEY_ESCAPE);
-    if (!io.WantTextInput && !ui.classroom.presentation && ui.follow.active() &&
+    if (!io.WantTextInput && !ui.classroom.presentation && ui.follow.element.active() &&
         !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) && escape)
-        ui.follow.clear();
+        ui.follow.element.clear();
     HandleClassroomKeys(ui, Pressed(GLFW_KEY_F5), escape);
     constexpr bool kRepeat = true, kCtrl = true;
     if (Pressed(GLFW_KEY_EQUAL, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_ADD, kRepeat, kCtrl))
@@ -494,11 +494,11 @@ bool StartFirstRun(Gui& g) {
     // --bug: the zoo's run of that bug replaces the config's (waited for in --screenshot; the live
     // app's first run).
     if (!options.bug.empty() && !g.open_file && !g.open_vit && ui.config.errors.empty()) {
-        ui.bug = bug_from_key(options.bug).value_or(Bug::None);
+        ui.zoo.bug = bug_from_key(options.bug).value_or(Bug::None);
         if (g.first_job) {
-            g.first_job = EngineRunner::zoo_job(g.config, ui.bug);
+            g.first_job = EngineRunner::zoo_job(g.config, ui.zoo.bug);
         } else {
-            g.runner.start(EngineRunner::zoo_job(g.config, ui.bug));
+            g.runner.start(EngineRunner::zoo_job(g.config, ui.zoo.bug));
             if (g.shot && !WaitForRun(g, "the zoo job was cancelled")) return false;
         }
     }
@@ -513,8 +513,8 @@ bool ShowStartView(Gui& g) {
     UiState& ui = g.ui;
     ui.panels.cost = options.show_cost;
     if (!options.follow_step.empty()) {  // --follow STEP[i,j,...]
-        ui.follow.pin(options.follow_step, options.follow_index);
-        ui.follow_reveal = options.step.empty();
+        ui.follow.element.pin(options.follow_step, options.follow_index);
+        ui.follow.reveal = options.step.empty();
     }
     // --quiz asks from the first step on (each next step's shape, the lesson's order).
     std::string start_step = !options.step.empty() ? options.step
@@ -527,7 +527,7 @@ bool ShowStartView(Gui& g) {
     }
     const Trace& trace = *g.trace;
     if (!ui.file.path.empty() && options.step.empty()) start_step = SelectedStep(trace, ui)->name;  // FileStartStep's
-    if (ui.zoo && options.step.empty()) start_step = ZooStartStep(*ui.zoo);
+    if (ui.zoo.run && options.step.empty()) start_step = ZooStartStep(*ui.zoo.run);
     if (!trace.find(start_step)) {
         if (!options.step.empty()) {
             std::fprintf(stderr, "attnscope: no step named '%s'; the steps are: %s\n", options.step.c_str(),
@@ -879,8 +879,8 @@ void Rerun(Gui& g) {
     ui.vit.loading = false;
     ui.config.errors = validate(ui.config.draft, memory_budget());
     if (!ui.config.errors.empty()) return;
-    if (ui.bug != Bug::None) {
-        g.runner.start(EngineRunner::zoo_job(ui.config.draft, ui.bug));
+    if (ui.zoo.bug != Bug::None) {
+        g.runner.start(EngineRunner::zoo_job(ui.config.draft, ui.zoo.bug));
         ui.engine.busy = true;
     } else if (trace_bytes(ui.config.draft) > EngineRunner::kWorkerThresholdBytes || g.runner.busy()) {
         g.runner.start(ui.config.draft);  // also supersedes a file still being read
@@ -943,10 +943,10 @@ void HandleCommands(Gui& g) {
     FrameCommands f = TakeCommands(ui);
     if (f.open) OpenFile(g, *f.open);
     if (f.bug) {  // the Bug zoo menu: the buggy run beside the correct one, in the worker
-        ui.bug = *f.bug;
+        ui.zoo.bug = *f.bug;
         f.rerun = true;
         // The zoo runs the single-layer config: what it replaces is said, with the way back.
-        if (ui.bug != Bug::None && (ui.vit.on_screen || !ui.file.path.empty()))
+        if (ui.zoo.bug != Bug::None && (ui.vit.on_screen || !ui.file.path.empty()))
             ui.set_status(_("the Bug zoo runs on the single-layer demo: the ViT or file on screen was closed (File > Open recent brings it back)"));
     }
     f.rerun = f.rerun || f.back_to_config;
@@ -984,7 +984,7 @@ void RenderFrame(Gui& g) {
     g.ui.animating = false;
     g.ui.item_rects.clear();
     DrawFrame(shown, g.vit.get(), g.ui);
-    if (g.ui.follow.end_frame()) g.ui.animating = true;  // the mouse left the followed cell: draw it gone
+    if (g.ui.follow.element.end_frame()) g.ui.animating = true;  // the mouse left the followed cell: draw it gone
     g.backdrop->end_frame();
     ImGui::Render();
     if (softgl_piece_on(SoftGlPiece::occlusion))
@@ -1080,9 +1080,9 @@ std::string StateReport(const Gui& g) {
             if (axes[a] == "B" && !shown) j["batch"] = s.index[a];
         }
     }
-    j["followed"] = ui.follow.active() ? nlohmann::json{{"step", ui.follow.step}, {"index", ui.follow.index}, {"pinned", ui.follow.pinned}}
+    j["followed"] = ui.follow.element.active() ? nlohmann::json{{"step", ui.follow.element.step}, {"index", ui.follow.element.index}, {"pinned", ui.follow.element.pinned}}
                                        : nlohmann::json(nullptr);
-    j["bug"] = ui.zoo ? bug_info(ui.bug).key : "none";
+    j["bug"] = ui.zoo.run ? bug_info(ui.zoo.bug).key : "none";
     j["presentation"] = ui.classroom.presentation;
     j["slide_title"] = ui.classroom.presentation ? ui.classroom.slide_title : std::string();
     const ui::ClassroomState& c = ui.classroom;

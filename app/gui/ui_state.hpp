@@ -203,6 +203,20 @@ struct OpenPanels : ui::PanelVisibility {
     bool about = false;      // Help > About attnscope
 };
 
+// The Follow panel: the element it follows and where that comes from and goes in the other steps.
+struct FollowScreen {
+    ui::FollowState element;        // the element followed (pinned, or hovered now)
+    bool reveal = false;            // the inspector moves to the element once (--follow, "show")
+    std::string related_key;        // what `related` was computed for
+    std::vector<Related> related;   // every other step's source / fed elements (cache)
+};
+
+// The Bug zoo's run on screen.
+struct ZooScreen {
+    Bug bug = Bug::None;                 // the bug chosen (the Bug zoo menu, --bug); its run replaces the config's
+    std::shared_ptr<const ZooRun> run;   // the zoo run on screen (null: none)
+};
+
 // The step on screen and the playback through the steps.
 struct StepSelection {
     ui::Stepper stepper;               // the selected step's index, playing or not, the play interval
@@ -263,13 +277,9 @@ struct UiState {
     // ---- File > Open browser
     FileBrowser browser;
 
-    // ---- teaching: the followed element, the bug zoo, the cost table
-    ui::FollowState follow;                  // the element the Follow panel follows (pinned, or hovered now)
-    bool follow_reveal = false;              // the inspector moves to the followed element once (--follow, "show")
-    std::string follow_key;                  // what follow_related was computed for
-    std::vector<Related> follow_related;     // every other step's source / fed elements (cache)
-    Bug bug = Bug::None;                     // the zoo's bug on screen (its buggy trace is shown)
-    std::shared_ptr<const ZooRun> zoo;       // the zoo run on screen (null: none)
+    // ---- teaching: the followed element, the bug zoo
+    FollowScreen follow;
+    ZooScreen zoo;
 
     // ---- the frame loop
     std::vector<Command> commands;      // asked since the loop last carried them out, in order

@@ -52,7 +52,7 @@ TEST_CASE("run result: a config run replaces the trace and opens at the step on 
     REQUIRE(trace);
     CHECK(trace->steps.size() == 17);
     CHECK(screen.selected() == "k_t");
-    CHECK(ui.bug == Bug::None);
+    CHECK(ui.zoo.bug == Bug::None);
     CHECK(!ui.inspector.show_difference);
     CHECK(ui.trace_generation == 1);
 }
@@ -120,15 +120,15 @@ TEST_CASE("run result: a bug of the zoo opens where it first shows, with its dif
     UiState& ui = screen.ui;
     const std::shared_ptr<const Trace>& trace = screen.trace;
     REQUIRE(screen.accept(EngineRunner::zoo_job(small(), Bug::MissingScale)));
-    CHECK(ui.bug == Bug::MissingScale);
-    REQUIRE(ui.zoo);
-    CHECK(trace.get() == &ui.zoo->buggy);  // the buggy code's steps are on screen
-    CHECK(screen.selected() == ui.zoo->first_step);
+    CHECK(ui.zoo.bug == Bug::MissingScale);
+    REQUIRE(ui.zoo.run);
+    CHECK(trace.get() == &ui.zoo.run->buggy);  // the buggy code's steps are on screen
+    CHECK(screen.selected() == ui.zoo.run->first_step);
     CHECK(ui.inspector.show_difference);
 
     REQUIRE(screen.accept(EngineRunner::config_job(small())));
-    CHECK(ui.bug == Bug::None);
-    CHECK(!ui.zoo);
+    CHECK(ui.zoo.bug == Bug::None);
+    CHECK(!ui.zoo.run);
     CHECK(!ui.inspector.show_difference);
 }
 

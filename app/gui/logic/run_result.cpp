@@ -95,8 +95,8 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
     ui.engine.seconds = r.seconds;
     ++ui.trace_generation;
     if (!r.zoo) {
-        ui.zoo.reset();
-        ui.bug = Bug::None;
+        ui.zoo.run.reset();
+        ui.zoo.bug = Bug::None;
     }
     const bool was_vit_on_screen = ui.vit.on_screen;
     if (!r.vit) {
@@ -143,8 +143,8 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.engine.error = {};
         if (!ui.file.path.empty() || was_vit_on_screen) ui.inspector.views.clear();
         CloseFile(ui);
-        ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
-        ui.bug = r.zoo ? r.zoo->bug : Bug::None;
+        ui.zoo.run = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
+        ui.zoo.bug = r.zoo ? r.zoo->bug : Bug::None;
         ui.inspector.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
         SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selection.step));
     }

@@ -114,8 +114,8 @@ namespace {
 // breaks) and every step after it is said to carry the bug's numbers.
 ui::StepNarrative SlideNarrative(const Trace& trace, const Step& step, const UiState& ui) {
     ui::StepNarrative n = ui::step_narrative(step.name, ui::language(), trace.config.reference);
-    if (!ui.zoo || ui.bug == Bug::None) return n;
-    const BugInfo& info = bug_info(ui.bug);
+    if (!ui.zoo.run || ui.zoo.bug == Bug::None) return n;
+    const BugInfo& info = bug_info(ui.zoo.bug);
     if (step.code.find("# BUG") != std::string::npos) {
         char title[256];
         std::snprintf(title, sizeof title, _("the bug: %s"), ui::tr_core(info.title));

@@ -295,7 +295,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 ImGui::PushFont(fonts().mono);
                 if (hover.hovered) {
                     const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
-                    ui.follow.hover(step->name, idx, hover.clicked);  // followed while hovered; a click pins
+                    ui.follow.element.hover(step->name, idx, hover.clicked);  // followed while hovered; a click pins
                     const float v = slice.at(hover.row, hover.col);
                     const std::string what = show_diff ? _("(yours \u2212 reference) ") + step->name : step->name;
                     const std::string line = what + ui::format_index(idx) + " = " + ui::format_value(v);
@@ -336,7 +336,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                                           ui::format_value(slice.max).c_str());
                 }
                 ImGui::PopFont();
-                if (ui.follow.pinned) FollowedLine(ui);
+                if (ui.follow.element.pinned) FollowedLine(ui);
                 if (any_marked)
                     ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(),
                                        _("flagged rows: |row sum - 1| > %.0e%s"), rs->tolerance,
