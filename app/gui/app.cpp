@@ -237,7 +237,7 @@ void SyncSelection(const Trace& trace, UiState& ui) {
         CarrySlice(trace, ui, ui.selection.step, trace.steps[static_cast<std::size_t>(ui.selection.stepper.selected)]);
         ui.selection.previous = ui.selection.step;
         ui.selection.step = name;
-        ui.selection.changed_at = ui.now;
+        ui.selection.changed_at = ui.frame.now;
         ui.selection.scroll_into_view = true;
     }
 }
@@ -335,8 +335,8 @@ struct Gui {
           width(std::clamp(o.width, 320, 8192)),
           height(std::clamp(o.height, 240, 8192)) {
         if (o.bench) bench.emplace();
-        ui.animate = !shot;
-        ui.screenshot = shot;
+        ui.frame.animate = !shot;
+        ui.frame.screenshot = shot;
     }
 
     const GuiOptions& options;
@@ -375,7 +375,7 @@ struct Gui {
     gfx::RgbTextures pictures;
     std::optional<Backdrop> backdrop;  // made once the GL renderer is known
     GLuint shot_fbo = 0, shot_color = 0;
-    double t0 = 0.0;  // the clock of ui.now starts with the frame loop
+    double t0 = 0.0;  // the clock of ui.frame.now starts with the frame loop
 };
 
 // Fonts are rebuilt when the zoom, presentation mode (larger) or the language (CJK glyphs) change. The
@@ -488,7 +488,7 @@ bool StartFirstRun(Gui& g) {
             }
             g.trace = r.trace;
             ui.engine.seconds = r.seconds;
-            ++ui.trace_generation;
+            ++ui.frame.trace_generation;
         }
     }
     // --bug: the zoo's run of that bug replaces the config's (waited for in --screenshot; the live
@@ -981,16 +981,16 @@ void RenderFrame(Gui& g) {
     }
     ImGui::NewFrame();
     g.backdrop->begin_frame();
-    g.ui.animating = false;
-    g.ui.item_rects.clear();
+    g.ui.frame.animating = false;
+    g.ui.frame.item_rects.clear();
     DrawFrame(shown, g.vit.get(), g.ui);
-    if (g.ui.follow.element.end_frame()) g.ui.animating = true;  // the mouse left the followed cell: draw it gone
+    if (g.ui.follow.element.end_frame()) g.ui.frame.animating = true;  // the mouse left the followed cell: draw it gone
     g.backdrop->end_frame();
     ImGui::Render();
     if (softgl_piece_on(SoftGlPiece::occlusion))
         DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
     const ImVec4 clear = g.backdrop->arrange(ImGui::GetDrawData());  // software GL: the clear paints the panels
-    if (SkippedWindowUncovered()) g.ui.animating = true;             // Heads skipped its grid, and Follow went away
+    if (SkippedWindowUncovered()) g.ui.frame.animating = true;             // Heads skipped its grid, and Follow went away
     g.heatmaps.flush();
     g.pictures.flush();
 
@@ -1113,10 +1113,10 @@ std::string StateReport(const Gui& g) {
                                                {"choice", ui.heads_question.choice}};
     j["run_error"] = english(ui.engine.error);
     j["config_errors"] = ui.config.errors;  // the Config panel's draft the engine refused
-    j["status"] = ui.status;
+    j["status"] = ui.status.text;
     j["back_to_demo_enabled"] = !ui.file.path.empty() || ui.vit.on_screen;  // File > Back to the demo / config
     j["items"] = nlohmann::json::object();
-    for (const auto& [name, r] : ui.item_rects) j["items"][name] = {r.x, r.y, r.w, r.h};
+    for (const auto& [name, r] : ui.frame.item_rects) j["items"][name] = {r.x, r.y, r.w, r.h};
     j["layout"] = nlohmann::json::parse(LayoutReport());
     return j.dump(1) + "\n";
 }
@@ -1190,7 +1190,7 @@ void Shutdown(Gui& g) {
 int run_gui(const GuiOptions& options) {
     Gui gui(options);
     if (const char* state = std::getenv("ATTNSCOPE_STATE_JSON")) gui.state_path = state;
-    gui.ui.record_items = !gui.state_path.empty();
+    gui.ui.frame.record_items = !gui.state_path.empty();
     LoadSettingsAndOptions(gui);
     if (!CheckOptions(gui)) return 2;
     if (!StartFirstRun(gui)) return 2;
@@ -1218,7 +1218,7 @@ int run_gui(const GuiOptions& options) {
     gui.t0 = glfwGetTime();
     while (!glfwWindowShouldClose(gui.window) && !gui.ui.asked<command::Quit>() && !g_stop) {
         if (!FrameDue(gui)) continue;
-        gui.ui.now = glfwGetTime() - gui.t0;
+        gui.ui.frame.now = glfwGetTime() - gui.t0;
         FollowDisplay(gui);
         RebuildFontsIfChanged(gui);
         FollowPresentationMode(gui);

@@ -61,7 +61,7 @@ GuiBench::GuiBench() {
 }
 
 void GuiBench::before_frame(const Trace& trace, UiState& ui) {
-    ui.animate = false;
+    ui.frame.animate = false;
     have_trace_ = !trace.steps.empty();
     flash_ = trace.beyond && trace.beyond->flash;
     if (last_phase_ == Phase::MapPans || last_phase_ == Phase::MapHeads)  // the previous frame's panel time

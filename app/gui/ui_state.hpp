@@ -217,12 +217,31 @@ struct ZooScreen {
     std::shared_ptr<const ZooRun> run;   // the zoo run on screen (null: none)
 };
 
+// The frame being drawn: what the frame loop tells the panels, and what they tell it back.
+struct FrameState {
+    double now = 0.0;                   // seconds since the frame loop started
+    bool animate = true;                // false in --screenshot (frames must be final)
+    bool screenshot = false;            // --screenshot: nothing that varies between runs (timings) is drawn
+    std::uint64_t trace_generation = 0; // bumps when a new trace is swapped in (texture keys)
+    bool animating = false;             // a panel animates by itself: the frame loop draws the next frame too
+    bool record_items = false;          // ATTNSCOPE_STATE_JSON is set: item_rects are recorded
+    // Where this frame drew the items a test clicks (menus, heads, the quiz's field), by a stable
+    // name ("menu:File", "bug:softmax-dim-2", "head:3"); empty unless record_items.
+    std::map<std::string, ui::Rect> item_rects;
+};
+
+// The one line at the menu bar's right (an export written, a settings error), shown for 8 s.
+struct StatusLine {
+    std::string text;    // what it says ("": nothing)
+    double time = -1e9;  // when it was set (FrameState::now)
+};
+
 // The step on screen and the playback through the steps.
 struct StepSelection {
     ui::Stepper stepper;               // the selected step's index, playing or not, the play interval
     std::string step;                  // the name of stepper.selected (kept in sync by the frame loop)
     std::string previous;              // the step shown before (for the axis-move animation)
-    double changed_at = -1e9;          // the time of the last change (UiState::now)
+    double changed_at = -1e9;          // the time of the last change (FrameState::now)
     bool scroll_into_view = false;     // the pipeline list brings the selected row into view once
     bool start_hint = true;            // "start here: Play or →" until the user first moves or plays
 };
@@ -234,10 +253,8 @@ struct HeadsGrid {
 };
 
 struct UiState {
+    FrameState frame;
     StepSelection selection;
-    double now = 0.0;            // seconds since start
-    bool animate = true;         // false in --screenshot (frames must be final)
-    bool screenshot = false;     // --screenshot: nothing that varies between runs (timings) is drawn
 
     InspectorState inspector;
 
@@ -283,14 +300,8 @@ struct UiState {
 
     // ---- the frame loop
     std::vector<Command> commands;      // asked since the loop last carried them out, in order
-    bool animating = false;             // a panel animates by itself: the frame loop draws the next frame too
     ui::ExportDialog export_dialog;     // File > Export heatmap as PNG
-    std::string status;                 // one line in the menu bar (export written, settings error)
-    double status_time = -1e9;
-    // ATTNSCOPE_STATE_JSON: where this frame drew the items a test clicks (menus, heads, the quiz's
-    // field), by a stable name ("menu:File", "bug:softmax-dim-2", "head:3"); empty otherwise.
-    bool record_items = false;
-    std::map<std::string, ui::Rect> item_rects;
+    StatusLine status;
 
     // ---- classroom: presentation mode, the shape quiz (panels/classroom_panel.cpp)
     ui::ClassroomState classroom;
@@ -311,7 +322,6 @@ struct UiState {
     // reaching outside the display is moved back inside once per generation (PlaceWindow).
     std::uint64_t keep_inside_generation = 0;
     std::array<std::uint64_t, std::size(ui::kAllPanels)> kept_inside{};
-    std::uint64_t trace_generation = 0; // bumps when a new trace is swapped in (texture keys)
 
     gfx::HeatmapRenderer* heatmaps = nullptr;  // owned by the frame loop
     gfx::RgbTextures* pictures = nullptr;      // owned by the frame loop (the Image panel's textures)
@@ -338,8 +348,8 @@ struct UiState {
     }
 
     void set_status(std::string text) {
-        status = std::move(text);
-        status_time = now;
+        status.text = std::move(text);
+        status.time = frame.now;
     }
 };
 

@@ -54,7 +54,7 @@ TEST_CASE("run result: a config run replaces the trace and opens at the step on 
     CHECK(screen.selected() == "k_t");
     CHECK(ui.zoo.bug == Bug::None);
     CHECK(!ui.inspector.show_difference);
-    CHECK(ui.trace_generation == 1);
+    CHECK(ui.frame.trace_generation == 1);
 }
 
 TEST_CASE("run result: a failed run keeps the trace on screen and says why where it was asked") {

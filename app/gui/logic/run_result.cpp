@@ -59,7 +59,7 @@ void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t blo
                   std::shared_ptr<const Trace>& trace, UiState& ui) {
     ui.vit.block = std::min(block, vit->trace.blocks.size() - 1);
     trace = std::shared_ptr<const Trace>(vit, &vit->trace.blocks[ui.vit.block].attention);
-    ++ui.trace_generation;
+    ++ui.frame.trace_generation;
 }
 
 void RememberRecent(UiState& ui, const std::string& path) {
@@ -93,7 +93,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
     }
     trace = r.trace;
     ui.engine.seconds = r.seconds;
-    ++ui.trace_generation;
+    ++ui.frame.trace_generation;
     if (!r.zoo) {
         ui.zoo.run.reset();
         ui.zoo.bug = Bug::None;

@@ -65,7 +65,7 @@ void HandleClassroomKeys(UiState& ui, bool f5, bool escape) {
 // goes back to the current step and the Quiz window asks for the next step's shape first.
 void QuizGate(const Trace& trace, UiState& ui) {
     ui::ClassroomState& c = ui.classroom;
-    c.show_trace(ui.trace_generation);  // a new trace: a new quiz
+    c.show_trace(ui.frame.trace_generation);  // a new trace: a new quiz
     if (trace.steps.empty()) {  // the first run still going: the quiz asks once it is there
         c.asking = -1;
         return;
@@ -237,10 +237,10 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const float column_h = body_h - quiz_h;
     ImGui::BeginGroup();
     ImGui::BeginChild("##narrative", ImVec2(text_w, column_h), false);
-    if (ui.record_items) {  // the region and its first line (the live tests check the line stays in sight)
+    if (ui.frame.record_items) {  // the region and its first line (the live tests check the line stays in sight)
         const ImVec2 at = ImGui::GetCursorScreenPos();
-        ui.item_rects["slide:narrative"] = ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, column_h};
-        ui.item_rects["slide:narrative_first_line"] = ui::Rect{at.x, at.y, text_w, ImGui::GetTextLineHeight()};
+        ui.frame.item_rects["slide:narrative"] = ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, column_h};
+        ui.frame.item_rects["slide:narrative_first_line"] = ui::Rect{at.x, at.y, text_w, ImGui::GetTextLineHeight()};
     }
     WrappedText(n.text.empty() ? step->note.c_str() : n.text.c_str());  // Chinese breaks between characters
     // The engine's note on memory (English only), except on a ViT's slide, where the class token's
@@ -281,7 +281,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const std::string slice_name = ui::describe_slice(step->name, spec, shape.size());
     ImGui::TextDisabled("%s", slice_name.c_str());
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.frame.trace_generation),
                   step->name.c_str(), slice_name.c_str());
     static const ui::Slice2D kEmpty;
     const ui::Slice2D& slice =

@@ -21,15 +21,15 @@ void TogglePlay(UiState& ui) {
 }
 
 void MarkItem(UiState& ui, const std::string& name) {
-    if (!ui.record_items) return;
+    if (!ui.frame.record_items) return;
     const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    ui.item_rects[name] = ui::Rect{a.x, a.y, b.x - a.x, b.y - a.y};
+    ui.frame.item_rects[name] = ui::Rect{a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
 bool BeginMarkedMenu(UiState& ui, const char* label, const char* id, bool enabled) {
-    if (ui.record_items) {  // the label drawn next, as BeginMenu lays it out in a menu bar
+    if (ui.frame.record_items) {  // the label drawn next, as BeginMenu lays it out in a menu bar
         const ImVec2 at = ImGui::GetCursorScreenPos();
-        ui.item_rects[std::string("menu:") + id] =
+        ui.frame.item_rects[std::string("menu:") + id] =
             ui::Rect{at.x, at.y, ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x, ImGui::GetFrameHeight()};
     }
     return ImGui::BeginMenu(label, enabled);

@@ -56,7 +56,7 @@ void Thumbnail(const Trace& trace, UiState& ui, const Step& step, const Boxes& b
     const ui::SliceSpec spec = ThumbnailSpec(ui, step, boxes);
     const std::string slot = "follow:" + step.name;
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/%s/%d,%d", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/%s/%d,%d", static_cast<unsigned long long>(ui.frame.trace_generation),
                   ui::describe_slice(step.name, spec, step.shape().size()).c_str(), spec.row_axis, spec.col_axis);
     const ui::Slice2D& slice = ui.heatmaps->slice(slot, key, [&] { return ui::extract_slice(step.tensor().values, spec); });
     const ui::Colormap cmap = ui::resolve_colormap(ui.inspector.colormap, step.stats.min, step.stats.max);
@@ -98,7 +98,7 @@ ImU32 FollowColor(int role) {
 
 const std::vector<Related>& FollowedElements(const Trace& trace, UiState& ui) {
     char key[320];
-    std::snprintf(key, sizeof key, "%llu/%d/%s%s", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/%d/%s%s", static_cast<unsigned long long>(ui.frame.trace_generation),
                   static_cast<int>(GraphBug(ui)), ui.follow.element.step.c_str(), ui::format_index(ui.follow.element.index).c_str());
     if (key != ui.follow.related_key) {
         ui.follow.related_key = key;

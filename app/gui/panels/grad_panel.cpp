@@ -87,7 +87,7 @@ void GradientHeatmap(const Trace& trace, const GradStep& g, UiState& ui, float h
     const Shape shape = shape_of(g.tensor.values);
     const ui::SliceSpec spec = ui::normalized(ViewFor(ui, *step).spec, shape);
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/grad/%s/%s/%d,%d", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/grad/%s/%s/%d,%d", static_cast<unsigned long long>(ui.frame.trace_generation),
                   g.step.c_str(), ui::describe_slice("", spec, shape.size()).c_str(), spec.row_axis, spec.col_axis);
     const ui::Slice2D& slice =
         ui.heatmaps->slice("gradients", key, [&] { return ui::extract_slice(g.tensor.values, spec); });
@@ -113,11 +113,11 @@ void GradientHeatmap(const Trace& trace, const GradStep& g, UiState& ui, float h
 }
 
 void RememberRun(const Trace& trace, const Gradients& g, UiState& ui) {
-    if (!ui.grad_runs.empty() && ui.grad_runs.back().generation == ui.trace_generation) return;
+    if (!ui.grad_runs.empty() && ui.grad_runs.back().generation == ui.frame.trace_generation) return;
     const Step* attn = trace.find(StepId::attn);
     if (!attn) return;
     UiState::GradRun r;
-    r.generation = ui.trace_generation;
+    r.generation = ui.frame.trace_generation;
     r.dim = trace.config.dim;
     r.head_dim = trace.config.head_dim();
     r.scaled = trace.config.scaled;

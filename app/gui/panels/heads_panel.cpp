@@ -77,7 +77,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     for (std::size_t hd = 0; hd < shown; ++hd) {
         const ui::SliceSpec spec = ui::head_slice(axes, shape, view.spec, hd);
         char key[256];
-        std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+        std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.frame.trace_generation),
                       step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
         slots[hd] = "head" + std::to_string(hd);
         if (!ui.heatmaps) continue;

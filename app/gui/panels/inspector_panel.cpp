@@ -226,7 +226,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
 
     // ---- the slice and its texture (uploaded only when the slice changes)
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/%s%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/%s%s/%s", static_cast<unsigned long long>(ui.frame.trace_generation),
                   show_diff ? "diff:" : "", step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
     std::snprintf(key + std::strlen(key), sizeof key - std::strlen(key), "/%d,%d", spec.row_axis, spec.col_axis);
     static const ui::Slice2D kEmpty;

@@ -151,10 +151,10 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", ui::tr_code(s->code).c_str());
     }
-    if (!ui.status.empty() && ui.now - ui.status_time < 8.0) {
-        const float w = ImGui::CalcTextSize(ui.status.c_str()).x;
+    if (!ui.status.text.empty() && ui.frame.now - ui.status.time < 8.0) {
+        const float w = ImGui::CalcTextSize(ui.status.text.c_str()).x;
         ImGui::SameLine(ImGui::GetWindowWidth() - w - ImGui::GetFontSize());
-        ImGui::TextColored(WarnColor(), "%s", ui.status.c_str());
+        ImGui::TextColored(WarnColor(), "%s", ui.status.text.c_str());
     }
     ImGui::EndMainMenuBar();
 }
