@@ -127,7 +127,7 @@ void SaveLayout(const std::string& path) {
 // The view options the settings file keeps, each once: f(the UiState's field, the Settings' field).
 template <typename Ui, typename S, typename F>
 void EachViewOption(Ui& ui, S& s, F&& f) {
-    f(ui.ui_scale, s.ui_scale);
+    f(ui.scale.zoom, s.ui_scale);
     f(ui.panels, s.panels);
     f(ui.inspector.range_mode, s.range_mode);
     f(ui.inspector.scale_mode, s.scale_mode);
@@ -202,10 +202,10 @@ void HandleKeys(const Trace& trace, UiState& ui) {
     HandleClassroomKeys(ui, Pressed(GLFW_KEY_F5), escape);
     constexpr bool kRepeat = true, kCtrl = true;
     if (Pressed(GLFW_KEY_EQUAL, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_ADD, kRepeat, kCtrl))
-        ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
+        ui.scale.zoom_in();
     if (Pressed(GLFW_KEY_MINUS, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_SUBTRACT, kRepeat, kCtrl))
-        ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
-    if (Pressed(GLFW_KEY_0, false, kCtrl)) ui.ui_scale = 1.0f;
+        ui.scale.zoom_out();
+    if (Pressed(GLFW_KEY_0, false, kCtrl)) ui.scale.zoom = 1.0f;
     if (Pressed(GLFW_KEY_Q, false, kCtrl)) ui.ask(command::Quit{});
     if (Pressed(GLFW_KEY_O, false, kCtrl)) OpenFileBrowser(ui);
     if (Pressed(GLFW_KEY_L, false, kCtrl)) ResetLayout(ui);
@@ -247,11 +247,11 @@ void SyncSelection(const Trace& trace, UiState& ui) {
 // arranged them (or imgui.ini did, before the first panel was placed).
 void FollowContent(const Trace& trace, UiState& ui) {
     const bool vit = ui.vit.on_screen, divergence = FirstDivergence(trace) != nullptr;
-    if (vit == ui.layout_vit && divergence == ui.layout_divergence) return;
-    ui.layout_vit = vit;
-    ui.layout_divergence = divergence;
-    const bool placed = std::any_of(ui.layout_asked.begin(), ui.layout_asked.end(), [](const ui::Rect& r) { return r.w > 0.0f; });
-    if (placed && !PanelsArrangedByUser(ui)) ++ui.layout_generation;
+    if (vit == ui.layout.vit && divergence == ui.layout.divergence) return;
+    ui.layout.vit = vit;
+    ui.layout.divergence = divergence;
+    const bool placed = std::any_of(ui.layout.asked.begin(), ui.layout.asked.end(), [](const ui::Rect& r) { return r.w > 0.0f; });
+    if (placed && !PanelsArrangedByUser(ui)) ++ui.layout.generation;
 }
 
 void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
@@ -385,8 +385,8 @@ struct Gui {
 // keeps the slide's large text.
 float FontScale(const UiState& ui) {
     const bool slide = ui.classroom.presentation;
-    const float display = slide ? std::max(ui.display_scale, 1.0f) : ui.display_scale;
-    return std::min(display * ui.ui_scale, ui::kMaxUiScale) * (slide ? ui.presentation_scale : 1.0f);
+    const float display = slide ? std::max(ui.scale.display, 1.0f) : ui.scale.display;
+    return std::min(display * ui.scale.zoom, ui::kMaxUiScale) * (slide ? ui.scale.presentation : 1.0f);
 }
 
 // The saved settings (never in --screenshot mode, so screenshots are reproducible), the command
@@ -642,16 +642,16 @@ ui::DisplayInfo CurrentDisplay(GLFWwindow* window) {
 // every machine.
 void ChooseDisplayScale(Gui& g) {
     ui::DisplayInfo d{static_cast<float>(g.width), static_cast<float>(g.height), 1.0f};
-    g.ui.presentation_scale = ui::presentation_scale(d.w, d.h);
+    g.ui.scale.presentation = ui::presentation_scale(d.w, d.h);
     if (!g.shot) {
         GLFWmonitor* monitor = glfwGetPrimaryMonitor();
         if (const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr)
-            g.ui.presentation_scale = ui::presentation_scale(static_cast<float>(mode->width), static_cast<float>(mode->height));
+            g.ui.scale.presentation = ui::presentation_scale(static_cast<float>(mode->width), static_cast<float>(mode->height));
         d = CurrentDisplay(g.window);
         g.arranged_for = g.last_display = d;
-        ++g.ui.keep_inside_generation;  // a layout saved on a larger screen comes back inside this one
+        ++g.ui.layout.keep_inside_generation;  // a layout saved on a larger screen comes back inside this one
     }
-    g.ui.display_scale = ui::default_ui_scale(d.w, d.h, d.content_scale);
+    g.ui.scale.display = ui::default_ui_scale(d.w, d.h, d.content_scale);
 }
 
 // The language and the classroom options, then the fonts and the style at the UI's scale. Chinese
@@ -669,7 +669,7 @@ void SetupFonts(Gui& g) {
     }
     ui.classroom.presentation = options.presentation;
     ui.classroom.quiz = options.quiz;
-    if (g.shot) ui.ui_scale = 1.0f;
+    if (g.shot) ui.scale.zoom = 1.0f;
     g.built_scale = FontScale(ui);
     g.built_language = ui::language();
     build_fonts(g.built_scale, g.built_language == ui::Language::Chinese);
@@ -745,12 +745,12 @@ void FollowDisplay(Gui& g) {
     }
     if (now.w == g.last_display.w && now.h == g.last_display.h && now.content_scale == g.last_display.content_scale) return;
     g.last_display = now;
-    const ui::FitChange c = ui::follow_display(g.arranged_for, g.ui.display_scale, now, PanelsArrangedByUser(g.ui));
-    g.ui.display_scale = c.display_scale;
-    g.ui.ui_scale = std::min(g.ui.ui_scale, ui::kMaxUiScale / g.ui.display_scale);  // the zoom's ceiling, as Ctrl+= keeps it
+    const ui::FitChange c = ui::follow_display(g.arranged_for, g.ui.scale.display, now, PanelsArrangedByUser(g.ui));
+    g.ui.scale.display = c.display_scale;
+    g.ui.scale.zoom = std::min(g.ui.scale.zoom, ui::kMaxUiScale / g.ui.scale.display);  // the zoom's ceiling, as Ctrl+= keeps it
     if (c.new_reference) g.arranged_for = now;
-    if (c.replace) ++g.ui.layout_generation;
-    if (c.keep_inside) ++g.ui.keep_inside_generation;
+    if (c.replace) ++g.ui.layout.generation;
+    if (c.keep_inside) ++g.ui.layout.keep_inside_generation;
     if (c.tell) {
         char text[160];
         std::snprintf(text, sizeof text, _("window resized: the panels are placed again for %d x %d (Ctrl+L does the same)"),

@@ -51,21 +51,21 @@ ui::Rect DefaultRect(const UiState& ui, ui::Panel p) {
     in.display_w = ImGui::GetIO().DisplaySize.x;
     in.display_h = ImGui::GetIO().DisplaySize.y;
     in.menu_h = ImGui::GetFrameHeight();  // the main menu bar's height follows the font, so the UI scale
-    in.scale = ui.display_scale * ui.ui_scale;
-    in.vit = ui.layout_vit;
-    in.divergence = ui.layout_divergence;
+    in.scale = ui.scale.display * ui.scale.zoom;
+    in.vit = ui.layout.vit;
+    in.divergence = ui.layout.divergence;
     return ui::default_rect(p, in);
 }
 
 bool TakeLayoutReset(UiState& ui, ui::Panel p) {
-    std::uint64_t& placed = ui.layout_placed[static_cast<std::size_t>(p)];
-    if (placed == ui.layout_generation) return false;
-    placed = ui.layout_generation;
+    std::uint64_t& placed = ui.layout.placed[static_cast<std::size_t>(p)];
+    if (placed == ui.layout.generation) return false;
+    placed = ui.layout.generation;
     return true;
 }
 
 void ResetLayout(UiState& ui) {
-    ++ui.layout_generation;
+    ++ui.layout.generation;
     ui.set_status(_("layout reset: every panel is back in its place"));
 }
 
@@ -83,12 +83,12 @@ void PlaceWindow(UiState& ui, ui::Panel p) {
     const std::size_t i = static_cast<std::size_t>(p);
     const bool reset = TakeLayoutReset(ui, p);
     const ui::Rect r = DefaultRect(ui, p);
-    if (reset || ui.layout_asked[i].w <= 0.0f) ui.layout_asked[i] = r;  // the first time: unless imgui.ini has it
-    if (!reset && ui.kept_inside[i] != ui.keep_inside_generation) {
+    if (reset || ui.layout.asked[i].w <= 0.0f) ui.layout.asked[i] = r;  // the first time: unless imgui.ini has it
+    if (!reset && ui.layout.kept_inside[i] != ui.layout.keep_inside_generation) {
         // The user's arrangement on a changed window: the panel as it is, moved inside the display
         // under the menu bar. Checked once its window exists (a saved one is made by its first Begin).
         if (const ImGuiWindow* w = PanelWindow(p)) {
-            ui.kept_inside[i] = ui.keep_inside_generation;
+            ui.layout.kept_inside[i] = ui.layout.keep_inside_generation;
             const ImVec2 d = ImGui::GetIO().DisplaySize;
             const float top = ImGui::GetFrameHeight();
             const ui::Rect now = WindowRect(*w);
@@ -107,7 +107,7 @@ void PlaceWindow(UiState& ui, ui::Panel p) {
 
 bool PanelsArrangedByUser(const UiState& ui) {
     for (ui::Panel p : ui::kAllPanels) {
-        const ui::Rect& asked = ui.layout_asked[static_cast<std::size_t>(p)];
+        const ui::Rect& asked = ui.layout.asked[static_cast<std::size_t>(p)];
         if (p == ui::Panel::Quiz || asked.w <= 0.0f) continue;  // the quiz sizes itself to its text
         const ImGuiWindow* w = PanelWindow(p);
         if (w && w->Active && ui::moved_from(asked, WindowRect(*w))) return true;

@@ -74,9 +74,9 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem(_("Cost"), nullptr, &ui.panels.cost);
         if (ui.vit.on_screen) ImGui::MenuItem(_("Image (ViT)"), nullptr, &ui.panels.image);
         ImGui::Separator();
-        if (ImGui::MenuItem(_("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
-        if (ImGui::MenuItem(_("Zoom out"), "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
-        if (ImGui::MenuItem(_("Reset zoom"), "Ctrl+0")) ui.ui_scale = 1.0f;
+        if (ImGui::MenuItem(_("Zoom in"), "Ctrl+=")) ui.scale.zoom_in();
+        if (ImGui::MenuItem(_("Zoom out"), "Ctrl+-")) ui.scale.zoom_out();
+        if (ImGui::MenuItem(_("Reset zoom"), "Ctrl+0")) ui.scale.zoom = 1.0f;
         if (ImGui::MenuItem(_("Reset layout"), "Ctrl+L")) ResetLayout(ui);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(_("Every panel back to its place and size for this window and zoom"));
