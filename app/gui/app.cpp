@@ -27,7 +27,6 @@
 #include <stb_image.h>
 
 #include "run.hpp"
-#include "softgl/backdrop.hpp"
 #include "bench_gui.hpp"
 #include "embedded_icon.hpp"
 #include "logic/core_text.hpp"
@@ -46,8 +45,7 @@
 #include "logic/layout.hpp"
 #include "logic/renderer.hpp"
 #include "logic/settings.hpp"
-#include "softgl/occlusion.hpp"
-#include "softgl/pieces.hpp"
+#include "softgl/softgl.hpp"
 #include "panels/panels.hpp"
 #include "ui_state.hpp"
 
@@ -157,10 +155,8 @@ void ApplySettings(const ui::Settings& s, UiState& ui) {
     if (auto language = ui::parse_language(s.language)) ui::set_language(*language);
 }
 
-// software_gl: convex fills (rounded frames, circles) without their anti-aliased fringe, which a
-// software rasterizer sets up on this thread (logic/renderer.hpp): without it frames take less of
-// the app thread (README, Benchmark: GUI).
-void SetupStyle(float scale, bool software_gl) {
+// The app's look at the UI's scale, with what a software rasterizer leaves out (softgl.hpp).
+void SetupStyle(float scale, const SoftGl& softgl) {
     ImGuiStyle style;
     ImGui::StyleColorsDark(&style);
     style.WindowRounding = 4.0f;
@@ -175,7 +171,7 @@ void SetupStyle(float scale, bool software_gl) {
     // the grab stands.
     style.Colors[ImGuiCol_SliderGrab].w = 0.45f;
     style.Colors[ImGuiCol_SliderGrabActive].w = 0.65f;
-    style.AntiAliasedFill = !(software_gl && softgl_piece_on(SoftGlPiece::fringe));
+    softgl.adjust_style(style);
     style.ScaleAllSizes(scale);
     ImGui::GetStyle() = style;
 }
@@ -362,7 +358,7 @@ struct Gui {
     // frames to leave a changed window alone (presentation mode just gave the window back).
     ui::DisplayInfo arranged_for, last_display;
     int display_settle = 0;
-    bool software_gl = false;
+    std::optional<SoftGl> softgl;  // made once the GL renderer is known
     std::string ini_path;
     bool keep_layout = false;  // the live app keeps the window layout in imgui.ini
     FramePacer pacer;          // the live app draws only when something can have changed
@@ -373,7 +369,6 @@ struct Gui {
     ui::Language built_language = ui::Language::English;
     gfx::HeatmapRenderer heatmaps;
     gfx::RgbTextures pictures;
-    std::optional<Backdrop> backdrop;  // made once the GL renderer is known
     GLuint shot_fbo = 0, shot_color = 0;
     double t0 = 0.0;  // the clock of ui.frame.now starts with the frame loop
 };
@@ -602,7 +597,7 @@ bool LoadGl(Gui& g) {
         return false;
     }
     const std::string gl_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-    g.software_gl = ui::software_renderer(gl_renderer);
+    g.softgl.emplace(ui::software_renderer(gl_renderer), ImVec4(0.06f, 0.06f, 0.07f, 1.0f));  // the colour between windows
     g.ui.gl_info = std::string(reinterpret_cast<const char*>(glGetString(GL_VERSION))) + " / " + gl_renderer;
     return true;
 }
@@ -673,7 +668,7 @@ void SetupFonts(Gui& g) {
     g.built_scale = FontScale(ui);
     g.built_language = ui::language();
     build_fonts(g.built_scale, g.built_language == ui::Language::Chinese);
-    SetupStyle(g.built_scale, g.software_gl);
+    SetupStyle(g.built_scale, *g.softgl);
     if (!ui.classroom.font_message.empty()) ui.set_status(ui.classroom.font_message);
 }
 
@@ -695,13 +690,12 @@ void CreateScreenshotTarget(Gui& g) {
     }
 }
 
-// The panels' GL objects (heatmaps, pictures), the backdrop and the screenshot's target.
+// The panels' GL objects (heatmaps, pictures) and the screenshot's target.
 void SetupRenderers(Gui& g) {
     std::string gfx_error;
     if (!g.heatmaps.init(&gfx_error)) std::fprintf(stderr, "attnscope: heatmaps disabled: %s\n", gfx_error.c_str());
     g.ui.heatmaps = &g.heatmaps;
     g.ui.pictures = &g.pictures;
-    g.backdrop.emplace(ImVec4(0.06f, 0.06f, 0.07f, 1.0f), g.software_gl);  // the colour between windows
     if (g.shot) CreateScreenshotTarget(g);
 }
 
@@ -768,7 +762,7 @@ void RebuildFontsIfChanged(Gui& g) {
     build_fonts(g.built_scale, g.built_language == ui::Language::Chinese);
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();
-    SetupStyle(g.built_scale, g.software_gl);
+    SetupStyle(g.built_scale, *g.softgl);
 }
 
 // Presentation mode fills the monitor; leaving it puts the window back where it was (the frames
@@ -980,17 +974,15 @@ void RenderFrame(Gui& g) {
         io.DeltaTime = 1.0f / 60.0f;
     }
     ImGui::NewFrame();
-    g.backdrop->begin_frame();
+    g.softgl->begin_frame();
     g.ui.frame.animating = false;
     g.ui.frame.item_rects.clear();
     DrawFrame(shown, g.vit.get(), g.ui);
     if (g.ui.follow.element.end_frame()) g.ui.frame.animating = true;  // the mouse left the followed cell: draw it gone
-    g.backdrop->end_frame();
+    g.softgl->before_render();
     ImGui::Render();
-    if (softgl_piece_on(SoftGlPiece::occlusion))
-        DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
-    const ImVec4 clear = g.backdrop->arrange(ImGui::GetDrawData());  // software GL: the clear paints the panels
-    if (SkippedWindowUncovered()) g.ui.frame.animating = true;             // Heads skipped its grid, and Follow went away
+    const ImVec4 clear = g.softgl->after_render(ImGui::GetDrawData());  // software GL: the clear paints the panels
+    if (g.softgl->skipped_window_uncovered()) g.ui.frame.animating = true;  // Heads skipped its grid, and Follow went away
     g.heatmaps.flush();
     g.pictures.flush();
 
@@ -1034,7 +1026,7 @@ bool BenchFrame(Gui& g) {
     const ImDrawData* dd = ImGui::GetDrawData();
     int commands = 0;
     for (int i = 0; i < dd->CmdListsCount; ++i) commands += dd->CmdLists[i]->CmdBuffer.Size;
-    g.bench->before_finish(dd->TotalVtxCount, commands, static_cast<int>(g.backdrop->painted_by_clear()));
+    g.bench->before_finish(dd->TotalVtxCount, commands, static_cast<int>(g.softgl->painted_by_clear()));
     glFinish();  // the frame's texture uploads and drawing are done
     if (g.bench->after_frame(g.heatmaps.uploads())) return true;
     std::printf("%s\n", g.bench->result().c_str());

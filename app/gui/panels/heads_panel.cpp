@@ -9,7 +9,7 @@
 
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
-#include "softgl/occlusion.hpp"
+#include "softgl/softgl.hpp"
 #include "logic/map_fit.hpp"
 #include "logic/slice.hpp"
 #include "panels/panels.hpp"
