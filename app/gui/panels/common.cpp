@@ -1,8 +1,8 @@
 #include <imgui.h>
-#include <imgui_internal.h>
 
 #include <algorithm>
 
+#include "layout_report.hpp"
 #include "logic/display_fit.hpp"
 #include "panels/panels.hpp"
 
@@ -69,16 +69,6 @@ void ResetLayout(UiState& ui) {
     ui.set_status(_("layout reset: every panel is back in its place"));
 }
 
-namespace {
-
-// A panel's ImGui window (null before its first Begin), found by its English ID whatever its title.
-ImGuiWindow* PanelWindow(ui::Panel p) { return ImGui::FindWindowByName((std::string("###") + ui::panel_id(p)).c_str()); }
-
-// Its rectangle when not collapsed.
-ui::Rect WindowRect(const ImGuiWindow& w) { return {w.Pos.x, w.Pos.y, w.SizeFull.x, w.SizeFull.y}; }
-
-}  // namespace
-
 void PlaceWindow(UiState& ui, ui::Panel p) {
     const std::size_t i = static_cast<std::size_t>(p);
     const bool reset = TakeLayoutReset(ui, p);
@@ -87,11 +77,11 @@ void PlaceWindow(UiState& ui, ui::Panel p) {
     if (!reset && ui.layout.kept_inside[i] != ui.layout.keep_inside_generation) {
         // The user's arrangement on a changed window: the panel as it is, moved inside the display
         // under the menu bar. Checked once its window exists (a saved one is made by its first Begin).
-        if (const ImGuiWindow* w = PanelWindow(p)) {
+        if (const std::optional<PanelWindow> w = FindPanelWindow(p)) {
             ui.layout.kept_inside[i] = ui.layout.keep_inside_generation;
             const ImVec2 d = ImGui::GetIO().DisplaySize;
             const float top = ImGui::GetFrameHeight();
-            const ui::Rect now = WindowRect(*w);
+            const ui::Rect now = w->rect;
             const ui::Rect in = ui::keep_inside(now, {0.0f, top, d.x, std::max(d.y - top, 1.0f)});
             if (ui::moved_from(now, in)) {
                 ImGui::SetNextWindowPos(ImVec2(in.x, in.y), ImGuiCond_Always);
@@ -109,8 +99,8 @@ bool PanelsArrangedByUser(const UiState& ui) {
     for (ui::Panel p : ui::kAllPanels) {
         const ui::Rect& asked = ui.layout.asked[static_cast<std::size_t>(p)];
         if (p == ui::Panel::Quiz || asked.w <= 0.0f) continue;  // the quiz sizes itself to its text
-        const ImGuiWindow* w = PanelWindow(p);
-        if (w && w->Active && ui::moved_from(asked, WindowRect(*w))) return true;
+        const std::optional<PanelWindow> w = FindPanelWindow(p);
+        if (w && w->active && ui::moved_from(asked, w->rect)) return true;
     }
     return false;
 }

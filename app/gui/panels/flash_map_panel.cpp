@@ -4,7 +4,6 @@
 // (core attention_tile through the tile cache of logic/flash_map). Hover: one exact weight.
 // Everything comes from core/paths/attention_tiles; nothing is computed here.
 #include <imgui.h>
-#include <imgui_internal.h>  // SetItemUsingMouseWheel: the wheel zooms the map instead of scrolling the window
 
 #include <algorithm>
 #include <chrono>
@@ -97,7 +96,7 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     const float base = side / static_cast<float>(N);
     const float max_zoom = std::max(1.0f, static_cast<float>(N) / 8.0f);  // at least 8 x 8 cells in view
     if (hovered) {
-        ImGui::SetItemUsingMouseWheel();
+        TakeMouseWheel();  // the wheel zooms the map
         if (io.MouseWheel != 0.0f) {  // zoom around the mouse
             const float mx = v.pan_x + (io.MousePos.x - a.x) / (base * v.zoom);
             const float my = v.pan_y + (io.MousePos.y - a.y) / (base * v.zoom);
