@@ -197,10 +197,8 @@ void HandleKeys(const Trace& trace, UiState& ui) {
         ui.follow.element.clear();
     HandleClassroomKeys(ui, Pressed(GLFW_KEY_F5), escape);
     constexpr bool kRepeat = true, kCtrl = true;
-    if (Pressed(GLFW_KEY_EQUAL, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_ADD, kRepeat, kCtrl))
-        ui.scale.zoom_in();
-    if (Pressed(GLFW_KEY_MINUS, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_SUBTRACT, kRepeat, kCtrl))
-        ui.scale.zoom_out();
+    if (Pressed(GLFW_KEY_EQUAL, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_ADD, kRepeat, kCtrl)) ui.scale.zoom_in();
+    if (Pressed(GLFW_KEY_MINUS, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_SUBTRACT, kRepeat, kCtrl)) ui.scale.zoom_out();
     if (Pressed(GLFW_KEY_0, false, kCtrl)) ui.scale.zoom = 1.0f;
     if (Pressed(GLFW_KEY_Q, false, kCtrl)) ui.ask(command::Quit{});
     if (Pressed(GLFW_KEY_O, false, kCtrl)) OpenFileBrowser(ui);
@@ -229,7 +227,8 @@ void SyncSelection(const Trace& trace, UiState& ui) {
     const std::string& name = trace.steps[static_cast<std::size_t>(ui.selection.stepper.selected)].name;
     if (ui.selection.stepper.playing) ui.selection.start_hint = false;
     if (name != ui.selection.step) {
-        if (!ui.selection.step.empty()) ui.selection.start_hint = false;  // the user moved (the first frame only selects)
+        // The user moved (the first frame only selects).
+        if (!ui.selection.step.empty()) ui.selection.start_hint = false;
         CarrySlice(trace, ui, ui.selection.step, trace.steps[static_cast<std::size_t>(ui.selection.stepper.selected)]);
         ui.selection.previous = ui.selection.step;
         ui.selection.step = name;
@@ -246,7 +245,8 @@ void FollowContent(const Trace& trace, UiState& ui) {
     if (vit == ui.layout.vit && divergence == ui.layout.divergence) return;
     ui.layout.vit = vit;
     ui.layout.divergence = divergence;
-    const bool placed = std::any_of(ui.layout.asked.begin(), ui.layout.asked.end(), [](const ui::Rect& r) { return r.w > 0.0f; });
+    const bool placed =
+        std::any_of(ui.layout.asked.begin(), ui.layout.asked.end(), [](const ui::Rect& r) { return r.w > 0.0f; });
     if (placed && !PanelsArrangedByUser(ui)) ++ui.layout.generation;
 }
 
@@ -597,7 +597,8 @@ bool LoadGl(Gui& g) {
         return false;
     }
     const std::string gl_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-    g.softgl.emplace(ui::software_renderer(gl_renderer), ImVec4(0.06f, 0.06f, 0.07f, 1.0f));  // the colour between windows
+    const ImVec4 backdrop(0.06f, 0.06f, 0.07f, 1.0f);  // the colour between windows
+    g.softgl.emplace(ui::software_renderer(gl_renderer), backdrop);
     g.ui.gl_info = std::string(reinterpret_cast<const char*>(glGetString(GL_VERSION))) + " / " + gl_renderer;
     return true;
 }
@@ -641,7 +642,8 @@ void ChooseDisplayScale(Gui& g) {
     if (!g.shot) {
         GLFWmonitor* monitor = glfwGetPrimaryMonitor();
         if (const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr)
-            g.ui.scale.presentation = ui::presentation_scale(static_cast<float>(mode->width), static_cast<float>(mode->height));
+            g.ui.scale.presentation =
+                ui::presentation_scale(static_cast<float>(mode->width), static_cast<float>(mode->height));
         d = CurrentDisplay(g.window);
         g.arranged_for = g.last_display = d;
         ++g.ui.layout.keep_inside_generation;  // a layout saved on a larger screen comes back inside this one
@@ -741,7 +743,8 @@ void FollowDisplay(Gui& g) {
     g.last_display = now;
     const ui::FitChange c = ui::follow_display(g.arranged_for, g.ui.scale.display, now, PanelsArrangedByUser(g.ui));
     g.ui.scale.display = c.display_scale;
-    g.ui.scale.zoom = std::min(g.ui.scale.zoom, ui::kMaxUiScale / g.ui.scale.display);  // the zoom's ceiling, as Ctrl+= keeps it
+    // The zoom's ceiling, as Ctrl+= keeps it.
+    g.ui.scale.zoom = std::min(g.ui.scale.zoom, ui::kMaxUiScale / g.ui.scale.display);
     if (c.new_reference) g.arranged_for = now;
     if (c.replace) ++g.ui.layout.generation;
     if (c.keep_inside) ++g.ui.layout.keep_inside_generation;
@@ -982,7 +985,8 @@ void RenderFrame(Gui& g) {
     g.softgl->before_render();
     ImGui::Render();
     const ImVec4 clear = g.softgl->after_render(ImGui::GetDrawData());  // software GL: the clear paints the panels
-    if (g.softgl->skipped_window_uncovered()) g.ui.frame.animating = true;  // Heads skipped its grid, and Follow went away
+    // Heads skipped its grid, and Follow went away: the grid is drawn next frame.
+    if (g.softgl->skipped_window_uncovered()) g.ui.frame.animating = true;
     g.heatmaps.flush();
     g.pictures.flush();
 
@@ -1072,8 +1076,10 @@ std::string StateReport(const Gui& g) {
             if (axes[a] == "B" && !shown) j["batch"] = s.index[a];
         }
     }
-    j["followed"] = ui.follow.element.active() ? nlohmann::json{{"step", ui.follow.element.step}, {"index", ui.follow.element.index}, {"pinned", ui.follow.element.pinned}}
-                                       : nlohmann::json(nullptr);
+    j["followed"] = ui.follow.element.active() ? nlohmann::json{{"step", ui.follow.element.step},
+                                                                {"index", ui.follow.element.index},
+                                                                {"pinned", ui.follow.element.pinned}}
+                                               : nlohmann::json(nullptr);
     j["bug"] = ui.zoo.run ? bug_info(ui.zoo.bug).key : "none";
     j["presentation"] = ui.classroom.presentation;
     j["slide_title"] = ui.classroom.presentation ? ui.classroom.slide_title : std::string();

@@ -74,12 +74,12 @@ using Command = std::variant<command::Open, command::Rerun, command::BackToConfi
 
 // The frame being drawn: what the frame loop tells the panels, and what they tell it back.
 struct FrameState {
-    double now = 0.0;                   // seconds since the frame loop started
-    bool animate = true;                // false in --screenshot (frames must be final)
-    bool screenshot = false;            // --screenshot: nothing that varies between runs (timings) is drawn
-    std::uint64_t trace_generation = 0; // bumps when a new trace is swapped in (texture keys)
-    bool animating = false;             // a panel animates by itself: the frame loop draws the next frame too
-    bool record_items = false;          // ATTNSCOPE_STATE_JSON is set: item_rects are recorded
+    double now = 0.0;                    // seconds since the frame loop started
+    bool animate = true;                 // false in --screenshot (frames must be final)
+    bool screenshot = false;             // --screenshot: nothing that varies between runs (timings) is drawn
+    std::uint64_t trace_generation = 0;  // bumps when a new trace is swapped in (texture keys)
+    bool animating = false;              // a panel animates by itself: the frame loop draws the next frame too
+    bool record_items = false;           // ATTNSCOPE_STATE_JSON is set: item_rects are recorded
     // Where this frame drew the items a test clicks (menus, heads, the quiz's field), by a stable
     // name ("menu:File", "bug:softmax-dim-2", "head:3"); empty unless record_items.
     std::map<std::string, ui::Rect> item_rects;
@@ -93,24 +93,24 @@ struct StatusLine {
 
 // The step on screen and the playback through the steps.
 struct StepSelection {
-    ui::Stepper stepper;               // the selected step's index, playing or not, the play interval
-    std::string step;                  // the name of stepper.selected (kept in sync by the frame loop)
-    std::string previous;              // the step shown before (for the axis-move animation)
-    double changed_at = -1e9;          // the time of the last change (FrameState::now)
-    bool scroll_into_view = false;     // the pipeline list brings the selected row into view once
-    bool start_hint = true;            // "start here: Play or →" until the user first moves or plays
+    ui::Stepper stepper;            // the selected step's index, playing or not, the play interval
+    std::string step;               // the name of stepper.selected (kept in sync by the frame loop)
+    std::string previous;           // the step shown before (for the axis-move animation)
+    double changed_at = -1e9;       // the time of the last change (FrameState::now)
+    bool scroll_into_view = false;  // the pipeline list brings the selected row into view once
+    bool start_hint = true;         // "start here: Play or →" until the user first moves or plays
 };
 
 // Which panels and windows are open: the six of ui::PanelVisibility, which settings.json keeps, and
 // those that open as here in every run.
 struct OpenPanels : ui::PanelVisibility {
     using ui::PanelVisibility::operator=;  // settings.json's panels replace those six only
-    bool follow = true;      // the Follow panel (View menu), while an element is followed
-    bool image = true;       // the Image panel (View menu) of the ViT on screen
-    bool cost = false;       // the Cost panel (View menu, --cost)
-    bool gradients = false;  // the Gradients panel (View menu, --gradients)
-    bool help = false;       // Help > Keys (F1)
-    bool about = false;      // Help > About attnscope
+    bool follow = true;                    // the Follow panel (View menu), while an element is followed
+    bool image = true;                     // the Image panel (View menu) of the ViT on screen
+    bool cost = false;                     // the Cost panel (View menu, --cost)
+    bool gradients = false;                // the Gradients panel (View menu, --gradients)
+    bool help = false;                     // Help > Keys (F1)
+    bool about = false;                    // Help > About attnscope
 };
 
 struct InspectorView {
@@ -241,16 +241,16 @@ struct HeadsGrid {
 
 // The Follow panel: the element it follows and where that comes from and goes in the other steps.
 struct FollowScreen {
-    ui::FollowState element;        // the element followed (pinned, or hovered now)
-    bool reveal = false;            // the inspector moves to the element once (--follow, "show")
-    std::string related_key;        // what `related` was computed for
-    std::vector<Related> related;   // every other step's source / fed elements (cache)
+    ui::FollowState element;       // the element followed (pinned, or hovered now)
+    bool reveal = false;           // the inspector moves to the element once (--follow, "show")
+    std::string related_key;       // what `related` was computed for
+    std::vector<Related> related;  // every other step's source / fed elements (cache)
 };
 
 // The Bug zoo's run on screen.
 struct ZooScreen {
-    Bug bug = Bug::None;                 // the bug chosen (the Bug zoo menu, --bug); its run replaces the config's
-    std::shared_ptr<const ZooRun> run;   // the zoo run on screen (null: none)
+    Bug bug = Bug::None;                // the bug chosen (the Bug zoo menu, --bug); its run replaces the config's
+    std::shared_ptr<const ZooRun> run;  // the zoo run on screen (null: none)
 };
 
 // The UI's size: the display's scale, the user's zoom on top of it, presentation mode's. The frame
@@ -269,15 +269,17 @@ struct UiScale {
 // arrangement stays: each panel reaching outside the display is moved back inside once per
 // generation.
 struct PanelLayout {
-    std::uint64_t generation = 0;              // bumps when the panels go back to their default places
-    bool vit = false;                          // the default arrangement is for a ViT's picture (ui::LayoutInput)
-    bool divergence = false;                   // ... for a divergence's difference map in the inspector
-    std::array<std::uint64_t, std::size(ui::kAllPanels)> placed{};       // the generation each was last placed in
+    template <typename T>
+    using PerPanel = std::array<T, std::size(ui::kAllPanels)>;  // indexed by ui::Panel
+    std::uint64_t generation = 0;  // bumps when the panels go back to their default places
+    bool vit = false;              // the default arrangement is for a ViT's picture (ui::LayoutInput)
+    bool divergence = false;       // ... for a divergence's difference map in the inspector
+    PerPanel<std::uint64_t> placed{};  // the generation each panel was last placed in
     // The rectangle each panel was last placed at (w 0: not yet): a panel elsewhere now was moved or
     // resized by the user, or restored from imgui.ini (logic/display_fit.hpp: moved_from).
-    std::array<ui::Rect, std::size(ui::kAllPanels)> asked{};
+    PerPanel<ui::Rect> asked{};
     std::uint64_t keep_inside_generation = 0;  // bumps when the user's arrangement must come inside the window
-    std::array<std::uint64_t, std::size(ui::kAllPanels)> kept_inside{};  // the keep_inside_generation each was checked in
+    PerPanel<std::uint64_t> kept_inside{};     // the keep_inside_generation each panel was last checked in
 };
 
 // The whole screen's state, in the groups above: what the frame loop and the panels share.
@@ -292,17 +294,17 @@ struct UiState {
     OpenPanels panels;
 
     // ---- each panel's own state
-    ConfigScreen config;           // the Config panel
-    EngineStatus engine;           // the engine's worker
-    InspectorState inspector;      // the Tensor inspector
-    HeadsGrid heads;               // the Heads panel
-    VitScreen vit;                 // the ViT on a picture (--model, --image): the Image panel
-    ui::BeyondView beyond;         // the Beyond panel (flash tiles, KV cache, windows)
-    ui::FlashMapView flash_map;    // the flash path's Attention map: its view
+    ConfigScreen config;                            // the Config panel
+    EngineStatus engine;                            // the engine's worker
+    InspectorState inspector;                       // the Tensor inspector
+    HeadsGrid heads;                                // the Heads panel
+    VitScreen vit;                                  // the ViT on a picture (--model, --image): the Image panel
+    ui::BeyondView beyond;                          // the Beyond panel (flash tiles, KV cache, windows)
+    ui::FlashMapView flash_map;                     // the flash path's Attention map: its view
     std::shared_ptr<ui::FlashMap> flash_map_state;  // ... its overview and tile cache (tiles on demand)
-    FollowScreen follow;           // the Follow panel
-    ZooScreen zoo;                 // the Bug zoo
-    ui::ClassroomState classroom;  // presentation mode, the shape quiz (panels/classroom_panel.cpp)
+    FollowScreen follow;                            // the Follow panel
+    ZooScreen zoo;                                  // the Bug zoo
+    ui::ClassroomState classroom;                   // presentation mode, the shape quiz (panels/classroom_panel.cpp)
     // The Gradients panel: one entry per engine run seen, for the saturation demo's table.
     struct GradRun {
         std::uint64_t generation = 0;

@@ -38,7 +38,9 @@ struct Screen {
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const VitSnapshot> vit;
     bool accept(EngineJob job) { return AcceptResult(run(std::move(job)), trace, vit, ui); }
-    const std::string& selected() const { return trace->steps[static_cast<std::size_t>(ui.selection.stepper.selected)].name; }
+    const std::string& selected() const {
+        return trace->steps[static_cast<std::size_t>(ui.selection.stepper.selected)].name;
+    }
 };
 
 }  // namespace

@@ -117,8 +117,8 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     // the picture spans whole blocks; the last block is cut at N
     const ImVec2 uv1(static_cast<float>(r.tokens) / static_cast<float>(r.col_blocks * r.tile_cols),
                      static_cast<float>(r.tokens) / static_cast<float>(r.row_blocks * r.tile_rows));
-    DrawPicture(dl, ui, "beyond/flash_tiles", std::to_string(ui.frame.trace_generation) + "/" + std::to_string(v.tile), p0,
-                ImVec2(p0.x + side, p0.y + side), uv1, [&] {
+    DrawPicture(dl, ui, "beyond/flash_tiles", std::to_string(ui.frame.trace_generation) + "/" + std::to_string(v.tile),
+                p0, ImVec2(p0.x + side, p0.y + side), uv1, [&] {
                     const auto states = ui::tile_states(r, v.tile);
                     return ui::cell_picture(r.row_blocks, r.col_blocks, 512, [&](std::size_t rb, std::size_t cb) {
                         return ui::tile_colour(states[rb * r.col_blocks + cb]);
@@ -329,8 +329,9 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
                                     IM_COL32(204, 121, 167, 255), IM_COL32(240, 228, 66, 255), IM_COL32(213, 94, 0, 255),
                                     IM_COL32(0, 114, 178, 255), IM_COL32(170, 170, 170, 255)};
     const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);  // the other windows: 110 / 255 over the panel
-    DrawPicture(dl, ui, "beyond/windows", prefix + std::to_string(ui.frame.trace_generation) + "/" + std::to_string(local),
-                p0, ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
+    DrawPicture(dl, ui, "beyond/windows",
+                prefix + std::to_string(ui.frame.trace_generation) + "/" + std::to_string(local), p0,
+                ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
                     return ui::cell_picture(r.grid, r.grid, 512, [&](std::size_t i, std::size_t j) {
                         const std::size_t w = ui::window_of_token(r, i, j);
                         const ImVec4 c = ImGui::ColorConvertU32ToFloat4(palette[w % 8]);
@@ -359,8 +360,8 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
         for (std::size_t k = 0; k < M2 * M2; ++k) hi = std::max(hi, values[k]);
         const Step* masked = trace.find(prefix + "masked");  // shifted windows: -inf where Swin's mask hides a pair
         const float* hidden = masked ? masked->tensor().values.data() + (v.window * h + v.head) * M2 * M2 : nullptr;
-        const std::string key = prefix + std::to_string(ui.frame.trace_generation) + "/" + std::to_string(v.window) + "/" +
-                                std::to_string(v.head);
+        const std::string key = prefix + std::to_string(ui.frame.trace_generation) + "/" + std::to_string(v.window) +
+                                "/" + std::to_string(v.head);
         DrawPicture(dl, ui, "beyond/window_attn", key, q0, ImVec2(q0.x + side, q0.y + side), ImVec2(1, 1),
                     [&] { return ValuesPicture(values, M2, M2, 0.0f, hi, hidden); });
         dl->AddRect(q0, ImVec2(q0.x + side, q0.y + side), IM_COL32(200, 200, 200, 255));
@@ -536,12 +537,14 @@ void DrawBeyondPanel(const Trace& trace, UiState& ui) {
         ui.beyond.generation = ui.frame.trace_generation;
         ui.beyond.tile = ui.beyond.token = ui.beyond.window = 0;
         ui.beyond.last_advance = ui.frame.now;
-        if (ui.frame.screenshot && trace.beyond && trace.beyond->flash) {  // a still frame mid-animation, on a computed tile
+        // A screenshot: a still frame mid-animation, on a computed tile.
+        if (ui.frame.screenshot && trace.beyond && trace.beyond->flash) {
             const auto& tiles = trace.beyond->flash->tiles;
             ui.beyond.tile = tiles.size() * 3 / 5;
             while (ui.beyond.tile > 0 && ui.beyond.tile < tiles.size() && tiles[ui.beyond.tile].skipped) --ui.beyond.tile;
         }
-        if (ui.frame.screenshot && trace.beyond && trace.beyond->kv) ui.beyond.token = trace.beyond->kv->tokens.size() * 2 / 3;
+        if (ui.frame.screenshot && trace.beyond && trace.beyond->kv)
+            ui.beyond.token = trace.beyond->kv->tokens.size() * 2 / 3;
         if (trace.beyond && trace.beyond->windows && trace.beyond->windows->shift)  // the window that wraps: masked pairs
             ui.beyond.window = trace.beyond->windows->windows - 1;
     }

@@ -239,7 +239,8 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     ImGui::BeginChild("##narrative", ImVec2(text_w, column_h), false);
     if (ui.frame.record_items) {  // the region and its first line (the live tests check the line stays in sight)
         const ImVec2 at = ImGui::GetCursorScreenPos();
-        ui.frame.item_rects["slide:narrative"] = ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, column_h};
+        ui.frame.item_rects["slide:narrative"] =
+            ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, column_h};
         ui.frame.item_rects["slide:narrative_first_line"] = ui::Rect{at.x, at.y, text_w, ImGui::GetTextLineHeight()};
     }
     WrappedText(n.text.empty() ? step->note.c_str() : n.text.c_str());  // Chinese breaks between characters

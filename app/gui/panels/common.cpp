@@ -29,8 +29,8 @@ void MarkItem(UiState& ui, const std::string& name) {
 bool BeginMarkedMenu(UiState& ui, const char* label, const char* id, bool enabled) {
     if (ui.frame.record_items) {  // the label drawn next, as BeginMenu lays it out in a menu bar
         const ImVec2 at = ImGui::GetCursorScreenPos();
-        ui.frame.item_rects[std::string("menu:") + id] =
-            ui::Rect{at.x, at.y, ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x, ImGui::GetFrameHeight()};
+        ui.frame.item_rects[std::string("menu:") + id] = ui::Rect{
+            at.x, at.y, ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x, ImGui::GetFrameHeight()};
     }
     return ImGui::BeginMenu(label, enabled);
 }

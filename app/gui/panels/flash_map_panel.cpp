@@ -96,7 +96,7 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     const float base = side / static_cast<float>(N);
     const float max_zoom = std::max(1.0f, static_cast<float>(N) / 8.0f);  // at least 8 x 8 cells in view
     if (hovered) {
-        TakeMouseWheel();  // the wheel zooms the map
+        TakeMouseWheel();             // the wheel zooms the map
         if (io.MouseWheel != 0.0f) {  // zoom around the mouse
             const float mx = v.pan_x + (io.MousePos.x - a.x) / (base * v.zoom);
             const float my = v.pan_y + (io.MousePos.y - a.y) / (base * v.zoom);
@@ -127,8 +127,8 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     if (pending || !map.overview_done()) ui.frame.animating = true;  // more bands or tiles to compute next frame
     char key[192];
     std::snprintf(key, sizeof key, "%llu/%zu/%zu/%d/%zu:%zu/%zu:%zu/%zu/%zu",
-                  static_cast<unsigned long long>(ui.frame.trace_generation), v.batch, v.head, plan.exact ? 1 : 0, plan.r0,
-                  plan.r1, plan.c0, plan.c1, plan.factor, plan.exact ? 0 : map.overview_bands_done());
+                  static_cast<unsigned long long>(ui.frame.trace_generation), v.batch, v.head, plan.exact ? 1 : 0,
+                  plan.r0, plan.r1, plan.c0, plan.c1, plan.factor, plan.exact ? 0 : map.overview_bands_done());
     static const ui::Slice2D kEmpty;
     const ui::Slice2D& picture = ui.heatmaps ? ui.heatmaps->slice("flash_map", key, [&] {
         return plan.exact ? map.exact_picture(N, v.batch, v.head, plan) : map.overview_picture(plan);
@@ -178,8 +178,9 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         const ui::MapPlan whole =
             ui::plan_viewport(N, map.overview_block(), 0, 0, float(N), float(N), mini, mini, false);
         char mini_key[96];
-        std::snprintf(mini_key, sizeof mini_key, "%llu/%zu/%zu/%zu/%zu", static_cast<unsigned long long>(ui.frame.trace_generation),
-                      v.batch, v.head, whole.factor, map.overview_bands_done());
+        std::snprintf(mini_key, sizeof mini_key, "%llu/%zu/%zu/%zu/%zu",
+                      static_cast<unsigned long long>(ui.frame.trace_generation), v.batch, v.head, whole.factor,
+                      map.overview_bands_done());
         ui.heatmaps->slice("flash_map_overview", mini_key, [&] { return map.overview_picture(whole); });
         ui::ColorRange mini_range = range;  // its own 0 .. max: the whole map's peaks
         mini_range.hi = std::max(map.overview().max, 1e-12f);

@@ -29,7 +29,8 @@ const std::vector<Related>& CorrectRelated(const Trace& trace, const UiState& ui
         key = ui.follow.related_key;
         related.clear();
         try {
-            related = follow_element(attention_graph(trace.config, Bug::None), ui.follow.element.step, ui.follow.element.index);
+            related = follow_element(attention_graph(trace.config, Bug::None), ui.follow.element.step,
+                                     ui.follow.element.index);
         } catch (const std::exception&) {
         }
     }
@@ -99,13 +100,15 @@ ImU32 FollowColor(int role) {
 const std::vector<Related>& FollowedElements(const Trace& trace, UiState& ui) {
     char key[320];
     std::snprintf(key, sizeof key, "%llu/%d/%s%s", static_cast<unsigned long long>(ui.frame.trace_generation),
-                  static_cast<int>(GraphBug(ui)), ui.follow.element.step.c_str(), ui::format_index(ui.follow.element.index).c_str());
+                  static_cast<int>(GraphBug(ui)), ui.follow.element.step.c_str(),
+                  ui::format_index(ui.follow.element.index).c_str());
     if (key != ui.follow.related_key) {
         ui.follow.related_key = key;
         ui.follow.related.clear();
         if (!ui.follow.element.step.empty() && trace.find(ui.follow.element.step)) {
             try {
-                ui.follow.related = follow_element(attention_graph(trace.config, GraphBug(ui)), ui.follow.element.step, ui.follow.element.index);
+                ui.follow.related = follow_element(attention_graph(trace.config, GraphBug(ui)), ui.follow.element.step,
+                                                   ui.follow.element.index);
             } catch (const std::exception&) {  // a file trace whose sizes the config does not know
             }
         }
@@ -155,7 +158,8 @@ void FollowedLine(UiState& ui) {
     ImGui::SameLine();
     if (ImGui::SmallButton(_("clear (Esc)"))) ui.follow.element.clear();
     // One line always (the inspector keeps its height for it): the explanation only where it fits.
-    const char* what = ui.follow.element.pinned ? _("pinned: outlines mark where it comes from and what it feeds") : _("(hover)");
+    const char* what =
+        ui.follow.element.pinned ? _("pinned: outlines mark where it comes from and what it feeds") : _("(hover)");
     if (FitsOnThisLine(ImGui::CalcTextSize(what).x, ImGui::GetStyle().ItemSpacing.x)) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", what);

@@ -123,7 +123,8 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         if (s) {
             range = ui.heads.shared_scale
                         ? ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.inspector.scale_mode)
-                        : ui::make_range(ui::RangeMode::PerSlice, s->min, s->max, 0, 0, 0, 0, cmap, ui.inspector.scale_mode);
+                        : ui::make_range(ui::RangeMode::PerSlice, s->min, s->max, 0, 0, 0, 0, cmap,
+                                         ui.inspector.scale_mode);
         }
         const std::uintptr_t tex = ui.heatmaps && s ? ui.heatmaps->texture(slots[hd], range) : 0;
         // Label: "head 3" and, on attention maps, the row-sum status of this head.

@@ -95,7 +95,8 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     }
     // The scrollbar's room always kept: its coming and going (a caption one line longer) would
     // resize the pictures under the mouse.
-    const bool open = ImGui::Begin((title + "###Image").c_str(), &ui.panels.image, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+    const bool open =
+        ImGui::Begin((title + "###Image").c_str(), &ui.panels.image, ImGuiWindowFlags_AlwaysVerticalScrollbar);
     panel_w = ImGui::GetWindowWidth();
     if (!open) {
         ImGui::End();

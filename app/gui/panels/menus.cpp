@@ -163,7 +163,8 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
     if (ui.panels.help) {
         ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
                                 ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin(ui::window_title(_("Keys"), "Keys").c_str(), &ui.panels.help, ImGuiWindowFlags_AlwaysAutoResize)) {
+        if (ImGui::Begin(ui::window_title(_("Keys"), "Keys").c_str(), &ui.panels.help,
+                         ImGuiWindowFlags_AlwaysAutoResize)) {
             const char* const keys[][2] = {
                 {"\u2190 / \u2192", _("previous / next step")},
                 {"Home / End", _("first / last step")},
@@ -194,7 +195,8 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
     if (ui.panels.about) {
         ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
                                 ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin(ui::window_title(_("About attnscope"), "About").c_str(), &ui.panels.about, ImGuiWindowFlags_AlwaysAutoResize)) {
+        if (ImGui::Begin(ui::window_title(_("About attnscope"), "About").c_str(), &ui.panels.about,
+                         ImGuiWindowFlags_AlwaysAutoResize)) {
             ImGui::Text(_("attnscope: step through multi-head attention"));
             ImGui::TextDisabled(_("Every panel reads the recorded trace of ViTAttention.forward;"));
             ImGui::TextDisabled(_("nothing on screen is recomputed by the UI."));

@@ -137,8 +137,8 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         check_w = std::max(check_w, ImGui::CalcTextSize(status.back().label.c_str()).x);
     }
     // A bug whose code stops with a shape error: a last row for the step that failed.
-    const bool stopped = ui.zoo.run && ui.zoo.run->bug == ui.zoo.bug && !ui.zoo.run->failure.empty() && !ui.zoo.run->first_step.empty() &&
-                         !trace.find(ui.zoo.run->first_step);
+    const bool stopped = ui.zoo.run && ui.zoo.run->bug == ui.zoo.bug && !ui.zoo.run->failure.empty() &&
+                         !ui.zoo.run->first_step.empty() && !trace.find(ui.zoo.run->first_step);
     const std::string stops = _("\u2717 shape error: the run stops here");
     if (stopped) check_w = std::max(check_w, ImGui::CalcTextSize(stops.c_str()).x);
     const float cell = 2.0f * ImGui::GetStyle().CellPadding.x + 1.0f;

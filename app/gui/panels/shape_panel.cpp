@@ -264,7 +264,8 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
     }
     dl->ChannelsSetCurrent(1);
     // The output row, animated from the input positions for a moment after a step change.
-    const float t = ui.frame.animate ? ui::ease_in_out(static_cast<float>((ui.frame.now - ui.selection.changed_at) / 0.7)) : 1.0f;
+    const float t =
+        ui.frame.animate ? ui::ease_in_out(static_cast<float>((ui.frame.now - ui.selection.changed_at) / 0.7)) : 1.0f;
     dl->AddText(ImVec2(origin.x, out_y + fs * 0.7f), text, step.name.c_str());
     for (std::size_t i = 0; i < out.x.size(); ++i) {
         float x = out.x[i];

@@ -37,7 +37,8 @@ bool Moving(const UiState& ui, double now) {
     for (bool down : io.KeysDown) held = held || down;
     const bool step_animation = ui.frame.animate && now - ui.selection.changed_at < 0.8;  // the shape view's 0.7 s
     const bool working = ui.engine.busy || ui.vit.loading || !ui.file.loading.empty();
-    return held || step_animation || working || ui.selection.stepper.playing || ui.frame.animating || ui.selection.scroll_into_view;
+    return held || step_animation || working || ui.selection.stepper.playing || ui.frame.animating ||
+           ui.selection.scroll_into_view;
 }
 
 }  // namespace
@@ -95,7 +96,7 @@ void FramePacer::frame_done(const UiState& ui) {
     auto at = [&](double t) {
         if (t > now) deadline_ = deadline_ > 0.0 ? std::min(deadline_, t) : t;
     };
-    if (!ui.status.text.empty()) at(ui.status.time + 8.0 + 0.01);  // menus.cpp shows it for 8 s
+    if (!ui.status.text.empty()) at(ui.status.time + 8.0 + 0.01);                        // menus.cpp shows it for 8 s
     if (GImGui->SettingsDirtyTimer > 0.0f) at(now + GImGui->SettingsDirtyTimer + 0.01);  // imgui.ini
 }
 
