@@ -27,7 +27,6 @@
 #include <stb_image.h>
 
 #include "run.hpp"
-#include "softgl/backdrop.hpp"
 #include "bench_gui.hpp"
 #include "embedded_icon.hpp"
 #include "logic/core_text.hpp"
@@ -46,8 +45,7 @@
 #include "logic/layout.hpp"
 #include "logic/renderer.hpp"
 #include "logic/settings.hpp"
-#include "softgl/occlusion.hpp"
-#include "softgl/pieces.hpp"
+#include "softgl/softgl.hpp"
 #include "panels/panels.hpp"
 #include "ui_state.hpp"
 
@@ -127,13 +125,13 @@ void SaveLayout(const std::string& path) {
 // The view options the settings file keeps, each once: f(the UiState's field, the Settings' field).
 template <typename Ui, typename S, typename F>
 void EachViewOption(Ui& ui, S& s, F&& f) {
-    f(ui.ui_scale, s.ui_scale);
+    f(ui.scale.zoom, s.ui_scale);
     f(ui.panels, s.panels);
     f(ui.inspector.range_mode, s.range_mode);
     f(ui.inspector.scale_mode, s.scale_mode);
     f(ui.inspector.colormap, s.colormap);
-    f(ui.heads_shared_scale, s.heads_shared_scale);
-    f(ui.stepper.interval, s.play_interval);
+    f(ui.heads.shared_scale, s.heads_shared_scale);
+    f(ui.selection.stepper.interval, s.play_interval);
     f(ui.recent_files, s.recent_files);
     f(ui.browser.folder, s.browser_folder);
 }
@@ -142,7 +140,7 @@ void SaveSettings(const std::string& path, const UiState& ui, const AttentionCon
     ui::Settings s;
     s.config = config;
     s.has_config = true;
-    s.step = ui.selected_step;
+    s.step = ui.selection.step;
     EachViewOption(ui, s, [](const auto& in_ui, auto& in_file) { in_file = in_ui; });
     s.language = ui::language_code(ui::language());
     try {
@@ -157,10 +155,8 @@ void ApplySettings(const ui::Settings& s, UiState& ui) {
     if (auto language = ui::parse_language(s.language)) ui::set_language(*language);
 }
 
-// software_gl: convex fills (rounded frames, circles) without their anti-aliased fringe, which a
-// software rasterizer sets up on this thread (logic/renderer.hpp): without it frames take less of
-// the app thread (README, Benchmark: GUI).
-void SetupStyle(float scale, bool software_gl) {
+// The app's look at the UI's scale, with what a software rasterizer leaves out (softgl.hpp).
+void SetupStyle(float scale, const SoftGl& softgl) {
     ImGuiStyle style;
     ImGui::StyleColorsDark(&style);
     style.WindowRounding = 4.0f;
@@ -175,7 +171,7 @@ void SetupStyle(float scale, bool software_gl) {
     // the grab stands.
     style.Colors[ImGuiCol_SliderGrab].w = 0.45f;
     style.Colors[ImGuiCol_SliderGrabActive].w = 0.65f;
-    style.AntiAliasedFill = !(software_gl && softgl_piece_on(SoftGlPiece::fringe));
+    softgl.adjust_style(style);
     style.ScaleAllSizes(scale);
     ImGui::GetStyle() = style;
 }
@@ -187,25 +183,23 @@ void SetupStyle(float scale, bool software_gl) {
 void HandleKeys(const Trace& trace, UiState& ui) {
     const ImGuiIO& io = ImGui::GetIO();
     if (!io.WantTextInput && !trace.steps.empty()) {
-        if (Pressed(GLFW_KEY_LEFT, true)) ui.stepper.key(ui::StepKey::Prev);
-        if (Pressed(GLFW_KEY_RIGHT, true)) ui.stepper.key(ui::StepKey::Next);
-        if (Pressed(GLFW_KEY_HOME)) ui.stepper.key(ui::StepKey::First);
-        if (Pressed(GLFW_KEY_END)) ui.stepper.key(ui::StepKey::Last);
+        if (Pressed(GLFW_KEY_LEFT, true)) ui.selection.stepper.key(ui::StepKey::Prev);
+        if (Pressed(GLFW_KEY_RIGHT, true)) ui.selection.stepper.key(ui::StepKey::Next);
+        if (Pressed(GLFW_KEY_HOME)) ui.selection.stepper.key(ui::StepKey::First);
+        if (Pressed(GLFW_KEY_END)) ui.selection.stepper.key(ui::StepKey::Last);
         if (Pressed(GLFW_KEY_SPACE)) TogglePlay(ui);
     }
-    if (Pressed(GLFW_KEY_F1)) ui.show_help = !ui.show_help;
+    if (Pressed(GLFW_KEY_F1)) ui.panels.help = !ui.panels.help;
     // Esc clears a followed element (presentation mode, which follows nothing, leaves on Esc).
     const bool escape = Pressed(GLFW_KEY_ESCAPE);
-    if (!io.WantTextInput && !ui.classroom.presentation && ui.follow.active() &&
+    if (!io.WantTextInput && !ui.classroom.presentation && ui.follow.element.active() &&
         !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) && escape)
-        ui.follow.clear();
+        ui.follow.element.clear();
     HandleClassroomKeys(ui, Pressed(GLFW_KEY_F5), escape);
     constexpr bool kRepeat = true, kCtrl = true;
-    if (Pressed(GLFW_KEY_EQUAL, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_ADD, kRepeat, kCtrl))
-        ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
-    if (Pressed(GLFW_KEY_MINUS, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_SUBTRACT, kRepeat, kCtrl))
-        ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
-    if (Pressed(GLFW_KEY_0, false, kCtrl)) ui.ui_scale = 1.0f;
+    if (Pressed(GLFW_KEY_EQUAL, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_ADD, kRepeat, kCtrl)) ui.scale.zoom_in();
+    if (Pressed(GLFW_KEY_MINUS, kRepeat, kCtrl) || Pressed(GLFW_KEY_KP_SUBTRACT, kRepeat, kCtrl)) ui.scale.zoom_out();
+    if (Pressed(GLFW_KEY_0, false, kCtrl)) ui.scale.zoom = 1.0f;
     if (Pressed(GLFW_KEY_Q, false, kCtrl)) ui.ask(command::Quit{});
     if (Pressed(GLFW_KEY_O, false, kCtrl)) OpenFileBrowser(ui);
     if (Pressed(GLFW_KEY_L, false, kCtrl)) ResetLayout(ui);
@@ -226,19 +220,20 @@ void CarrySlice(const Trace& trace, UiState& ui, const std::string& left, const 
     v.spec = ui::carried_slice(from_spec, from->axes(), from->shape(), v.spec, to.axes(), to.shape());
 }
 
-// Keeps ui.selected_step equal to the stepper's step; starts the axis animation on a change.
+// Keeps ui.selection.step equal to the stepper's step; starts the axis animation on a change.
 void SyncSelection(const Trace& trace, UiState& ui) {
-    ui.stepper.set_count(static_cast<int>(trace.steps.size()));
+    ui.selection.stepper.set_count(static_cast<int>(trace.steps.size()));
     if (trace.steps.empty()) return;
-    const std::string& name = trace.steps[static_cast<std::size_t>(ui.stepper.selected)].name;
-    if (ui.stepper.playing) ui.start_hint = false;
-    if (name != ui.selected_step) {
-        if (!ui.selected_step.empty()) ui.start_hint = false;  // the user moved (the first frame only selects)
-        CarrySlice(trace, ui, ui.selected_step, trace.steps[static_cast<std::size_t>(ui.stepper.selected)]);
-        ui.previous_step = ui.selected_step;
-        ui.selected_step = name;
-        ui.step_changed_at = ui.now;
-        ui.scroll_to_selection = true;
+    const std::string& name = trace.steps[static_cast<std::size_t>(ui.selection.stepper.selected)].name;
+    if (ui.selection.stepper.playing) ui.selection.start_hint = false;
+    if (name != ui.selection.step) {
+        // The user moved (the first frame only selects).
+        if (!ui.selection.step.empty()) ui.selection.start_hint = false;
+        CarrySlice(trace, ui, ui.selection.step, trace.steps[static_cast<std::size_t>(ui.selection.stepper.selected)]);
+        ui.selection.previous = ui.selection.step;
+        ui.selection.step = name;
+        ui.selection.changed_at = ui.frame.now;
+        ui.selection.scroll_into_view = true;
     }
 }
 
@@ -247,17 +242,18 @@ void SyncSelection(const Trace& trace, UiState& ui) {
 // arranged them (or imgui.ini did, before the first panel was placed).
 void FollowContent(const Trace& trace, UiState& ui) {
     const bool vit = ui.vit.on_screen, divergence = FirstDivergence(trace) != nullptr;
-    if (vit == ui.layout_vit && divergence == ui.layout_divergence) return;
-    ui.layout_vit = vit;
-    ui.layout_divergence = divergence;
-    const bool placed = std::any_of(ui.layout_asked.begin(), ui.layout_asked.end(), [](const ui::Rect& r) { return r.w > 0.0f; });
-    if (placed && !PanelsArrangedByUser(ui)) ++ui.layout_generation;
+    if (vit == ui.layout.vit && divergence == ui.layout.divergence) return;
+    ui.layout.vit = vit;
+    ui.layout.divergence = divergence;
+    const bool placed =
+        std::any_of(ui.layout.asked.begin(), ui.layout.asked.end(), [](const ui::Rect& r) { return r.w > 0.0f; });
+    if (placed && !PanelsArrangedByUser(ui)) ++ui.layout.generation;
 }
 
 void DrawFrame(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     HandleKeys(trace, ui);
     FollowContent(trace, ui);
-    ui.stepper.tick(ImGui::GetIO().DeltaTime);
+    ui.selection.stepper.tick(ImGui::GetIO().DeltaTime);
     QuizGate(trace, ui);  // the quiz asks before "next" shows a step
     SyncSelection(trace, ui);
     if (ui.classroom.presentation) {  // only the current step, full screen
@@ -335,8 +331,8 @@ struct Gui {
           width(std::clamp(o.width, 320, 8192)),
           height(std::clamp(o.height, 240, 8192)) {
         if (o.bench) bench.emplace();
-        ui.animate = !shot;
-        ui.screenshot = shot;
+        ui.frame.animate = !shot;
+        ui.frame.screenshot = shot;
     }
 
     const GuiOptions& options;
@@ -362,7 +358,7 @@ struct Gui {
     // frames to leave a changed window alone (presentation mode just gave the window back).
     ui::DisplayInfo arranged_for, last_display;
     int display_settle = 0;
-    bool software_gl = false;
+    std::optional<SoftGl> softgl;  // made once the GL renderer is known
     std::string ini_path;
     bool keep_layout = false;  // the live app keeps the window layout in imgui.ini
     FramePacer pacer;          // the live app draws only when something can have changed
@@ -373,9 +369,8 @@ struct Gui {
     ui::Language built_language = ui::Language::English;
     gfx::HeatmapRenderer heatmaps;
     gfx::RgbTextures pictures;
-    std::optional<Backdrop> backdrop;  // made once the GL renderer is known
     GLuint shot_fbo = 0, shot_color = 0;
-    double t0 = 0.0;  // the clock of ui.now starts with the frame loop
+    double t0 = 0.0;  // the clock of ui.frame.now starts with the frame loop
 };
 
 // Fonts are rebuilt when the zoom, presentation mode (larger) or the language (CJK glyphs) change. The
@@ -385,8 +380,8 @@ struct Gui {
 // keeps the slide's large text.
 float FontScale(const UiState& ui) {
     const bool slide = ui.classroom.presentation;
-    const float display = slide ? std::max(ui.display_scale, 1.0f) : ui.display_scale;
-    return std::min(display * ui.ui_scale, ui::kMaxUiScale) * (slide ? ui.presentation_scale : 1.0f);
+    const float display = slide ? std::max(ui.scale.display, 1.0f) : ui.scale.display;
+    return std::min(display * ui.scale.zoom, ui::kMaxUiScale) * (slide ? ui.scale.presentation : 1.0f);
 }
 
 // The saved settings (never in --screenshot mode, so screenshots are reproducible), the command
@@ -406,7 +401,7 @@ void LoadSettingsAndOptions(Gui& g) {
         }
     }
     if (options.show_gradients) {  // the Gradients panel takes the right column (heads, row sums)
-        ui.show_gradients = true;
+        ui.panels.gradients = true;
         ui.panels.heads = ui.panels.row_sums = false;
     }
     g.config = options.config;
@@ -488,17 +483,17 @@ bool StartFirstRun(Gui& g) {
             }
             g.trace = r.trace;
             ui.engine.seconds = r.seconds;
-            ++ui.trace_generation;
+            ++ui.frame.trace_generation;
         }
     }
     // --bug: the zoo's run of that bug replaces the config's (waited for in --screenshot; the live
     // app's first run).
     if (!options.bug.empty() && !g.open_file && !g.open_vit && ui.config.errors.empty()) {
-        ui.bug = bug_from_key(options.bug).value_or(Bug::None);
+        ui.zoo.bug = bug_from_key(options.bug).value_or(Bug::None);
         if (g.first_job) {
-            g.first_job = EngineRunner::zoo_job(g.config, ui.bug);
+            g.first_job = EngineRunner::zoo_job(g.config, ui.zoo.bug);
         } else {
-            g.runner.start(EngineRunner::zoo_job(g.config, ui.bug));
+            g.runner.start(EngineRunner::zoo_job(g.config, ui.zoo.bug));
             if (g.shot && !WaitForRun(g, "the zoo job was cancelled")) return false;
         }
     }
@@ -511,10 +506,10 @@ bool StartFirstRun(Gui& g) {
 bool ShowStartView(Gui& g) {
     const GuiOptions& options = g.options;
     UiState& ui = g.ui;
-    ui.show_cost = options.show_cost;
+    ui.panels.cost = options.show_cost;
     if (!options.follow_step.empty()) {  // --follow STEP[i,j,...]
-        ui.follow.pin(options.follow_step, options.follow_index);
-        ui.follow_reveal = options.step.empty();
+        ui.follow.element.pin(options.follow_step, options.follow_index);
+        ui.follow.reveal = options.step.empty();
     }
     // --quiz asks from the first step on (each next step's shape, the lesson's order).
     std::string start_step = !options.step.empty() ? options.step
@@ -522,12 +517,12 @@ bool ShowStartView(Gui& g) {
                              : !g.shot && g.settings && !g.settings->step.empty() ? g.settings->step
                                                                                   : "attn";
     if (!g.trace) {
-        ui.selected_step = start_step;
+        ui.selection.step = start_step;
         return true;
     }
     const Trace& trace = *g.trace;
     if (!ui.file.path.empty() && options.step.empty()) start_step = SelectedStep(trace, ui)->name;  // FileStartStep's
-    if (ui.zoo && options.step.empty()) start_step = ZooStartStep(*ui.zoo);
+    if (ui.zoo.run && options.step.empty()) start_step = ZooStartStep(*ui.zoo.run);
     if (!trace.find(start_step)) {
         if (!options.step.empty()) {
             std::fprintf(stderr, "attnscope: no step named '%s'; the steps are: %s\n", options.step.c_str(),
@@ -602,7 +597,8 @@ bool LoadGl(Gui& g) {
         return false;
     }
     const std::string gl_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-    g.software_gl = ui::software_renderer(gl_renderer);
+    const ImVec4 backdrop(0.06f, 0.06f, 0.07f, 1.0f);  // the colour between windows
+    g.softgl.emplace(ui::software_renderer(gl_renderer), backdrop);
     g.ui.gl_info = std::string(reinterpret_cast<const char*>(glGetString(GL_VERSION))) + " / " + gl_renderer;
     return true;
 }
@@ -642,16 +638,17 @@ ui::DisplayInfo CurrentDisplay(GLFWwindow* window) {
 // every machine.
 void ChooseDisplayScale(Gui& g) {
     ui::DisplayInfo d{static_cast<float>(g.width), static_cast<float>(g.height), 1.0f};
-    g.ui.presentation_scale = ui::presentation_scale(d.w, d.h);
+    g.ui.scale.presentation = ui::presentation_scale(d.w, d.h);
     if (!g.shot) {
         GLFWmonitor* monitor = glfwGetPrimaryMonitor();
         if (const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr)
-            g.ui.presentation_scale = ui::presentation_scale(static_cast<float>(mode->width), static_cast<float>(mode->height));
+            g.ui.scale.presentation =
+                ui::presentation_scale(static_cast<float>(mode->width), static_cast<float>(mode->height));
         d = CurrentDisplay(g.window);
         g.arranged_for = g.last_display = d;
-        ++g.ui.keep_inside_generation;  // a layout saved on a larger screen comes back inside this one
+        ++g.ui.layout.keep_inside_generation;  // a layout saved on a larger screen comes back inside this one
     }
-    g.ui.display_scale = ui::default_ui_scale(d.w, d.h, d.content_scale);
+    g.ui.scale.display = ui::default_ui_scale(d.w, d.h, d.content_scale);
 }
 
 // The language and the classroom options, then the fonts and the style at the UI's scale. Chinese
@@ -669,11 +666,11 @@ void SetupFonts(Gui& g) {
     }
     ui.classroom.presentation = options.presentation;
     ui.classroom.quiz = options.quiz;
-    if (g.shot) ui.ui_scale = 1.0f;
+    if (g.shot) ui.scale.zoom = 1.0f;
     g.built_scale = FontScale(ui);
     g.built_language = ui::language();
     build_fonts(g.built_scale, g.built_language == ui::Language::Chinese);
-    SetupStyle(g.built_scale, g.software_gl);
+    SetupStyle(g.built_scale, *g.softgl);
     if (!ui.classroom.font_message.empty()) ui.set_status(ui.classroom.font_message);
 }
 
@@ -695,13 +692,12 @@ void CreateScreenshotTarget(Gui& g) {
     }
 }
 
-// The panels' GL objects (heatmaps, pictures), the backdrop and the screenshot's target.
+// The panels' GL objects (heatmaps, pictures) and the screenshot's target.
 void SetupRenderers(Gui& g) {
     std::string gfx_error;
     if (!g.heatmaps.init(&gfx_error)) std::fprintf(stderr, "attnscope: heatmaps disabled: %s\n", gfx_error.c_str());
     g.ui.heatmaps = &g.heatmaps;
     g.ui.pictures = &g.pictures;
-    g.backdrop.emplace(ImVec4(0.06f, 0.06f, 0.07f, 1.0f), g.software_gl);  // the colour between windows
     if (g.shot) CreateScreenshotTarget(g);
 }
 
@@ -745,12 +741,13 @@ void FollowDisplay(Gui& g) {
     }
     if (now.w == g.last_display.w && now.h == g.last_display.h && now.content_scale == g.last_display.content_scale) return;
     g.last_display = now;
-    const ui::FitChange c = ui::follow_display(g.arranged_for, g.ui.display_scale, now, PanelsArrangedByUser(g.ui));
-    g.ui.display_scale = c.display_scale;
-    g.ui.ui_scale = std::min(g.ui.ui_scale, ui::kMaxUiScale / g.ui.display_scale);  // the zoom's ceiling, as Ctrl+= keeps it
+    const ui::FitChange c = ui::follow_display(g.arranged_for, g.ui.scale.display, now, PanelsArrangedByUser(g.ui));
+    g.ui.scale.display = c.display_scale;
+    // The zoom's ceiling, as Ctrl+= keeps it.
+    g.ui.scale.zoom = std::min(g.ui.scale.zoom, ui::kMaxUiScale / g.ui.scale.display);
     if (c.new_reference) g.arranged_for = now;
-    if (c.replace) ++g.ui.layout_generation;
-    if (c.keep_inside) ++g.ui.keep_inside_generation;
+    if (c.replace) ++g.ui.layout.generation;
+    if (c.keep_inside) ++g.ui.layout.keep_inside_generation;
     if (c.tell) {
         char text[160];
         std::snprintf(text, sizeof text, _("window resized: the panels are placed again for %d x %d (Ctrl+L does the same)"),
@@ -768,7 +765,7 @@ void RebuildFontsIfChanged(Gui& g) {
     build_fonts(g.built_scale, g.built_language == ui::Language::Chinese);
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();
-    SetupStyle(g.built_scale, g.software_gl);
+    SetupStyle(g.built_scale, *g.softgl);
 }
 
 // Presentation mode fills the monitor; leaving it puts the window back where it was (the frames
@@ -879,8 +876,8 @@ void Rerun(Gui& g) {
     ui.vit.loading = false;
     ui.config.errors = validate(ui.config.draft, memory_budget());
     if (!ui.config.errors.empty()) return;
-    if (ui.bug != Bug::None) {
-        g.runner.start(EngineRunner::zoo_job(ui.config.draft, ui.bug));
+    if (ui.zoo.bug != Bug::None) {
+        g.runner.start(EngineRunner::zoo_job(ui.config.draft, ui.zoo.bug));
         ui.engine.busy = true;
     } else if (trace_bytes(ui.config.draft) > EngineRunner::kWorkerThresholdBytes || g.runner.busy()) {
         g.runner.start(ui.config.draft);  // also supersedes a file still being read
@@ -943,10 +940,10 @@ void HandleCommands(Gui& g) {
     FrameCommands f = TakeCommands(ui);
     if (f.open) OpenFile(g, *f.open);
     if (f.bug) {  // the Bug zoo menu: the buggy run beside the correct one, in the worker
-        ui.bug = *f.bug;
+        ui.zoo.bug = *f.bug;
         f.rerun = true;
         // The zoo runs the single-layer config: what it replaces is said, with the way back.
-        if (ui.bug != Bug::None && (ui.vit.on_screen || !ui.file.path.empty()))
+        if (ui.zoo.bug != Bug::None && (ui.vit.on_screen || !ui.file.path.empty()))
             ui.set_status(_("the Bug zoo runs on the single-layer demo: the ViT or file on screen was closed (File > Open recent brings it back)"));
     }
     f.rerun = f.rerun || f.back_to_config;
@@ -980,17 +977,16 @@ void RenderFrame(Gui& g) {
         io.DeltaTime = 1.0f / 60.0f;
     }
     ImGui::NewFrame();
-    g.backdrop->begin_frame();
-    g.ui.animating = false;
-    g.ui.item_rects.clear();
+    g.softgl->begin_frame();
+    g.ui.frame.animating = false;
+    g.ui.frame.item_rects.clear();
     DrawFrame(shown, g.vit.get(), g.ui);
-    if (g.ui.follow.end_frame()) g.ui.animating = true;  // the mouse left the followed cell: draw it gone
-    g.backdrop->end_frame();
+    if (g.ui.follow.element.end_frame()) g.ui.frame.animating = true;  // the mouse left the followed cell: draw it gone
+    g.softgl->before_render();
     ImGui::Render();
-    if (softgl_piece_on(SoftGlPiece::occlusion))
-        DropCoveredWindows(ImGui::GetDrawData());  // e.g. Heads under Follow: llvmpipe would fill it in vain
-    const ImVec4 clear = g.backdrop->arrange(ImGui::GetDrawData());  // software GL: the clear paints the panels
-    if (SkippedWindowUncovered()) g.ui.animating = true;             // Heads skipped its grid, and Follow went away
+    const ImVec4 clear = g.softgl->after_render(ImGui::GetDrawData());  // software GL: the clear paints the panels
+    // Heads skipped its grid, and Follow went away: the grid is drawn next frame.
+    if (g.softgl->skipped_window_uncovered()) g.ui.frame.animating = true;
     g.heatmaps.flush();
     g.pictures.flush();
 
@@ -1034,7 +1030,7 @@ bool BenchFrame(Gui& g) {
     const ImDrawData* dd = ImGui::GetDrawData();
     int commands = 0;
     for (int i = 0; i < dd->CmdListsCount; ++i) commands += dd->CmdLists[i]->CmdBuffer.Size;
-    g.bench->before_finish(dd->TotalVtxCount, commands, static_cast<int>(g.backdrop->painted_by_clear()));
+    g.bench->before_finish(dd->TotalVtxCount, commands, static_cast<int>(g.softgl->painted_by_clear()));
     glFinish();  // the frame's texture uploads and drawing are done
     if (g.bench->after_frame(g.heatmaps.uploads())) return true;
     std::printf("%s\n", g.bench->result().c_str());
@@ -1062,14 +1058,14 @@ std::string StateReport(const Gui& g) {
     nlohmann::json j;
     j["trace"] = g.trace != nullptr;
     j["steps"] = g.trace ? g.trace->steps.size() : 0;
-    j["step"] = ui.selected_step;
-    j["step_index"] = ui.stepper.selected;
-    j["playing"] = ui.stepper.playing;
+    j["step"] = ui.selection.step;
+    j["step_index"] = ui.selection.stepper.selected;
+    j["playing"] = ui.selection.stepper.playing;
     j["head"] = nullptr;
     j["batch"] = nullptr;
-    const Step* step = g.trace ? g.trace->find(ui.selected_step) : nullptr;
+    const Step* step = g.trace ? g.trace->find(ui.selection.step) : nullptr;
     j["shape"] = step ? step->shape() : Shape{};
-    const auto view = ui.inspector.views.find(ui.selected_step);
+    const auto view = ui.inspector.views.find(ui.selection.step);
     if (step && view != ui.inspector.views.end() && view->second.has_spec) {
         const ui::SliceSpec& s = view->second.spec;
         const Axes& axes = step->axes();
@@ -1080,9 +1076,11 @@ std::string StateReport(const Gui& g) {
             if (axes[a] == "B" && !shown) j["batch"] = s.index[a];
         }
     }
-    j["followed"] = ui.follow.active() ? nlohmann::json{{"step", ui.follow.step}, {"index", ui.follow.index}, {"pinned", ui.follow.pinned}}
-                                       : nlohmann::json(nullptr);
-    j["bug"] = ui.zoo ? bug_info(ui.bug).key : "none";
+    j["followed"] = ui.follow.element.active() ? nlohmann::json{{"step", ui.follow.element.step},
+                                                                {"index", ui.follow.element.index},
+                                                                {"pinned", ui.follow.element.pinned}}
+                                               : nlohmann::json(nullptr);
+    j["bug"] = ui.zoo.run ? bug_info(ui.zoo.bug).key : "none";
     j["presentation"] = ui.classroom.presentation;
     j["slide_title"] = ui.classroom.presentation ? ui.classroom.slide_title : std::string();
     const ui::ClassroomState& c = ui.classroom;
@@ -1114,10 +1112,10 @@ std::string StateReport(const Gui& g) {
     j["run_error"] = english(ui.engine.error);
     j["config_errors"] = nlohmann::json::array();  // the Config panel's draft the engine refused
     for (const Message& e : ui.config.errors) j["config_errors"].push_back(english(e));
-    j["status"] = ui.status;
+    j["status"] = ui.status.text;
     j["back_to_demo_enabled"] = !ui.file.path.empty() || ui.vit.on_screen;  // File > Back to the demo / config
     j["items"] = nlohmann::json::object();
-    for (const auto& [name, r] : ui.item_rects) j["items"][name] = {r.x, r.y, r.w, r.h};
+    for (const auto& [name, r] : ui.frame.item_rects) j["items"][name] = {r.x, r.y, r.w, r.h};
     j["layout"] = nlohmann::json::parse(LayoutReport());
     return j.dump(1) + "\n";
 }
@@ -1191,7 +1189,7 @@ void Shutdown(Gui& g) {
 int run_gui(const GuiOptions& options) {
     Gui gui(options);
     if (const char* state = std::getenv("ATTNSCOPE_STATE_JSON")) gui.state_path = state;
-    gui.ui.record_items = !gui.state_path.empty();
+    gui.ui.frame.record_items = !gui.state_path.empty();
     LoadSettingsAndOptions(gui);
     if (!CheckOptions(gui)) return 2;
     if (!StartFirstRun(gui)) return 2;
@@ -1219,7 +1217,7 @@ int run_gui(const GuiOptions& options) {
     gui.t0 = glfwGetTime();
     while (!glfwWindowShouldClose(gui.window) && !gui.ui.asked<command::Quit>() && !g_stop) {
         if (!FrameDue(gui)) continue;
-        gui.ui.now = glfwGetTime() - gui.t0;
+        gui.ui.frame.now = glfwGetTime() - gui.t0;
         FollowDisplay(gui);
         RebuildFontsIfChanged(gui);
         FollowPresentationMode(gui);

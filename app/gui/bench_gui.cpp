@@ -61,7 +61,7 @@ GuiBench::GuiBench() {
 }
 
 void GuiBench::before_frame(const Trace& trace, UiState& ui) {
-    ui.animate = false;
+    ui.frame.animate = false;
     have_trace_ = !trace.steps.empty();
     flash_ = trace.beyond && trace.beyond->flash;
     if (last_phase_ == Phase::MapPans || last_phase_ == Phase::MapHeads)  // the previous frame's panel time
@@ -78,19 +78,19 @@ void GuiBench::before_frame(const Trace& trace, UiState& ui) {
         ui.flash_map.head = (ui.flash_map.head + 1) % trace.config.heads;
     }
     if (phase_ == Phase::Steps && !trace.steps.empty())
-        ui.stepper.select((ui.stepper.selected + 1) % static_cast<int>(trace.steps.size()));
+        ui.selection.stepper.select((ui.selection.stepper.selected + 1) % static_cast<int>(trace.steps.size()));
     if (phase_ == Phase::Heads) {
         const auto at = std::find_if(trace.steps.begin(), trace.steps.end(), [](const Step& s) { return s.name == "attn"; });
         if (at != trace.steps.end()) {
             const Step* attn = &*at;
-            ui.stepper.select(static_cast<int>(at - trace.steps.begin()));
+            ui.selection.stepper.select(static_cast<int>(at - trace.steps.begin()));
             const Shape shape = attn->shape();
             const std::size_t heads = shape.size() == 4 ? shape[1] : 1;
             const std::size_t head = static_cast<std::size_t>(frame_ + 1) % heads;
             InspectorView& view = ui.inspector.views[attn->name];
             view.spec = ui::head_slice(attn->axes(), shape, view.spec, head);
             view.has_spec = true;
-            ui.focused_head = static_cast<int>(head);
+            ui.heads.focused = static_cast<int>(head);
         }
     }
     wall_start_ = clock_ms(CLOCK_MONOTONIC);

@@ -1,4 +1,4 @@
-// --layout-json and the live tests' layout: read from ImGui's internal window and table records.
+// Where the panels are (layout_report.hpp): read from ImGui's internal window and table records.
 #include "layout_report.hpp"
 
 #include <algorithm>
@@ -49,6 +49,12 @@ std::vector<ui::PanelReport::Cut> MeasureCuts(ImGuiContext& ctx, const ImGuiWind
 }
 
 }  // namespace
+
+std::optional<PanelWindow> FindPanelWindow(ui::Panel p) {
+    const ImGuiWindow* w = ImGui::FindWindowByName((std::string("###") + ui::panel_id(p)).c_str());
+    if (!w) return std::nullopt;
+    return PanelWindow{{w->Pos.x, w->Pos.y, w->SizeFull.x, w->SizeFull.y}, w->Active};
+}
 
 std::string LayoutReport() {
     ImGuiContext& ctx = *GImGui;

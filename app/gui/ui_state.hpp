@@ -3,6 +3,7 @@
 // command here (UiState::ask) and the frame loop (app.cpp) carries it out.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +71,47 @@ struct Quit {};
 using Command = std::variant<command::Open, command::Rerun, command::BackToConfig, command::ShowBug,
                              command::ShowVitBlock, command::FreshVit, command::RunPositions, command::RunDropPath,
                              command::ExportHeatmap, command::Quit>;
+
+// The frame being drawn: what the frame loop tells the panels, and what they tell it back.
+struct FrameState {
+    double now = 0.0;                    // seconds since the frame loop started
+    bool animate = true;                 // false in --screenshot (frames must be final)
+    bool screenshot = false;             // --screenshot: nothing that varies between runs (timings) is drawn
+    std::uint64_t trace_generation = 0;  // bumps when a new trace is swapped in (texture keys)
+    bool animating = false;              // a panel animates by itself: the frame loop draws the next frame too
+    bool record_items = false;           // ATTNSCOPE_STATE_JSON is set: item_rects are recorded
+    // Where this frame drew the items a test clicks (menus, heads, the quiz's field), by a stable
+    // name ("menu:File", "bug:softmax-dim-2", "head:3"); empty unless record_items.
+    std::map<std::string, ui::Rect> item_rects;
+};
+
+// The one line at the menu bar's right (an export written, a settings error), shown for 8 s.
+struct StatusLine {
+    std::string text;    // what it says ("": nothing)
+    double time = -1e9;  // when it was set (FrameState::now)
+};
+
+// The step on screen and the playback through the steps.
+struct StepSelection {
+    ui::Stepper stepper;            // the selected step's index, playing or not, the play interval
+    std::string step;               // the name of stepper.selected (kept in sync by the frame loop)
+    std::string previous;           // the step shown before (for the axis-move animation)
+    double changed_at = -1e9;       // the time of the last change (FrameState::now)
+    bool scroll_into_view = false;  // the pipeline list brings the selected row into view once
+    bool start_hint = true;         // "start here: Play or →" until the user first moves or plays
+};
+
+// Which panels and windows are open: the six of ui::PanelVisibility, which settings.json keeps, and
+// those that open as here in every run.
+struct OpenPanels : ui::PanelVisibility {
+    using ui::PanelVisibility::operator=;  // settings.json's panels replace those six only
+    bool follow = true;                    // the Follow panel (View menu), while an element is followed
+    bool image = true;                     // the Image panel (View menu) of the ViT on screen
+    bool cost = false;                     // the Cost panel (View menu, --cost)
+    bool gradients = false;                // the Gradients panel (View menu, --gradients)
+    bool help = false;                     // Help > Keys (F1)
+    bool about = false;                    // Help > About attnscope
+};
 
 struct InspectorView {
     ui::SliceSpec spec;
@@ -191,32 +233,79 @@ struct VitScreen {
     bool drop_path_tab = false;          // open the "Drop path" tab at the next frame (set at start)
 };
 
+// The Heads panel's grid.
+struct HeadsGrid {
+    bool shared_scale = true;  // one colour range for every head (else each its own)
+    int focused = -1;          // the head opened large (-1: none)
+};
+
+// The Follow panel: the element it follows and where that comes from and goes in the other steps.
+struct FollowScreen {
+    ui::FollowState element;       // the element followed (pinned, or hovered now)
+    bool reveal = false;           // the inspector moves to the element once (--follow, "show")
+    std::string related_key;       // what `related` was computed for
+    std::vector<Related> related;  // every other step's source / fed elements (cache)
+};
+
+// The Bug zoo's run on screen.
+struct ZooScreen {
+    Bug bug = Bug::None;                // the bug chosen (the Bug zoo menu, --bug); its run replaces the config's
+    std::shared_ptr<const ZooRun> run;  // the zoo run on screen (null: none)
+};
+
+// The UI's size: the display's scale, the user's zoom on top of it, presentation mode's. The frame
+// loop rebuilds the fonts when they change.
+struct UiScale {
+    float display = 1.0f;       // the scale the display asks for (ui::default_ui_scale), chosen again on a resize
+    float zoom = 1.0f;          // the zoom on top of it: Ctrl+= / Ctrl+- (settings.json's ui_scale)
+    float presentation = 2.0f;  // presentation mode's text over the UI's, for the screen it fills
+    void zoom_in() { zoom = std::min(zoom * 1.1f, ui::kMaxUiScale / display); }
+    void zoom_out() { zoom = std::max(zoom / 1.1f, 0.5f); }
+};
+
+// Where the panels go (panels/common.cpp: PlaceWindow). View > Reset layout bumps the generation;
+// each panel is placed at its default rectangle once per generation, the first time when it is
+// first shown. The frame loop bumps keep_inside_generation when the window changed but the user's
+// arrangement stays: each panel reaching outside the display is moved back inside once per
+// generation.
+struct PanelLayout {
+    template <typename T>
+    using PerPanel = std::array<T, std::size(ui::kAllPanels)>;  // indexed by ui::Panel
+    std::uint64_t generation = 0;  // bumps when the panels go back to their default places
+    bool vit = false;              // the default arrangement is for a ViT's picture (ui::LayoutInput)
+    bool divergence = false;       // ... for a divergence's difference map in the inspector
+    PerPanel<std::uint64_t> placed{};  // the generation each panel was last placed in
+    // The rectangle each panel was last placed at (w 0: not yet): a panel elsewhere now was moved or
+    // resized by the user, or restored from imgui.ini (logic/display_fit.hpp: moved_from).
+    PerPanel<ui::Rect> asked{};
+    std::uint64_t keep_inside_generation = 0;  // bumps when the user's arrangement must come inside the window
+    PerPanel<std::uint64_t> kept_inside{};     // the keep_inside_generation each panel was last checked in
+};
+
+// The whole screen's state, in the groups above: what the frame loop and the panels share.
 struct UiState {
-    // ---- selection and playback
-    ui::Stepper stepper;
-    std::string selected_step;   // name of stepper.selected (kept in sync by the frame loop)
-    std::string previous_step;   // the step shown before (for the axis-move animation)
-    double step_changed_at = -1e9;  // time of the last selection change
-    bool scroll_to_selection = false;  // the pipeline list brings the selected row into view once
-    bool start_hint = true;      // "start here: Play or →" until the user first moves or plays
-    double now = 0.0;            // seconds since start
-    bool animate = true;         // false in --screenshot (frames must be final)
-    bool screenshot = false;     // --screenshot: nothing that varies between runs (timings) is drawn
+    // ---- the frame loop: the frame, the commands the panels queue, the status line
+    FrameState frame;
+    std::vector<Command> commands;  // asked since the loop last carried them out, in order
+    StatusLine status;
 
-    InspectorState inspector;
+    // ---- the step on screen and the panels open
+    StepSelection selection;
+    OpenPanels panels;
 
-    // ---- heads grid
-    bool heads_shared_scale = true;
-    int focused_head = -1;       // the head opened large (-1: none)
-
-    // ---- panels
-    ui::PanelVisibility panels;
-    bool show_help = false;
-    bool show_about = false;
-    bool show_imgui_metrics = false;
-    bool show_gradients = false;  // the Gradients panel (View menu, --gradients)
-
-    // ---- gradients panel: one entry per engine run seen, for the saturation demo's table
+    // ---- each panel's own state
+    ConfigScreen config;                            // the Config panel
+    EngineStatus engine;                            // the engine's worker
+    InspectorState inspector;                       // the Tensor inspector
+    HeadsGrid heads;                                // the Heads panel
+    VitScreen vit;                                  // the ViT on a picture (--model, --image): the Image panel
+    ui::BeyondView beyond;                          // the Beyond panel (flash tiles, KV cache, windows)
+    ui::FlashMapView flash_map;                     // the flash path's Attention map: its view
+    std::shared_ptr<ui::FlashMap> flash_map_state;  // ... its overview and tile cache (tiles on demand)
+    FollowScreen follow;                            // the Follow panel
+    ZooScreen zoo;                                  // the Bug zoo
+    ui::ClassroomState classroom;                   // presentation mode, the shape quiz (panels/classroom_panel.cpp)
+    // The Gradients panel: one entry per engine run seen, for the saturation demo's table.
     struct GradRun {
         std::uint64_t generation = 0;
         std::size_t dim = 0, head_dim = 0;
@@ -226,75 +315,23 @@ struct UiState {
     };
     std::vector<GradRun> grad_runs;  // oldest first, at most a few
 
-    // ---- the Config panel and the engine
-    ConfigScreen config;
-    EngineStatus engine;
-
-    // ---- the open file, and the question a file without a head count asks
+    // ---- files: the one on screen, the dialogs about files, File > Open
     OpenFile file;
-    HeadsQuestionDialog heads_question;
-    std::string modal_on_screen;             // the id of the modal this frame shows ("cannot_open"), or ""
-    std::vector<std::string> recent_files;   // most recent first (settings.json)
-
-    // ---- the ViT on a picture (--model, --image): the Image panel; the other panels show one block
-    VitScreen vit;
-    bool show_image = true;                  // the Image panel (View menu)
-
-    // ---- the Beyond panel (flash tiles, KV cache, windows)
-    ui::BeyondView beyond;
-    // ---- the flash path's Attention map (tiles on demand; the state holds the overview and tile cache)
-    ui::FlashMapView flash_map;
-    std::shared_ptr<ui::FlashMap> flash_map_state;
-
-    // ---- File > Open browser
-    FileBrowser browser;
-
-    // ---- teaching: the followed element, the bug zoo, the cost table
-    ui::FollowState follow;                  // the element the Follow panel follows (pinned, or hovered now)
-    bool follow_reveal = false;              // the inspector moves to the followed element once (--follow, "show")
-    std::string follow_key;                  // what follow_related was computed for
-    std::vector<Related> follow_related;     // every other step's source / fed elements (cache)
-    bool show_follow = true;                 // the Follow panel (View menu)
-    bool show_cost = false;                  // the Cost panel (View menu)
-    Bug bug = Bug::None;                     // the zoo's bug on screen (its buggy trace is shown)
-    std::shared_ptr<const ZooRun> zoo;       // the zoo run on screen (null: none)
-
-    // ---- the frame loop
-    std::vector<Command> commands;      // asked since the loop last carried them out, in order
-    bool animating = false;             // a panel animates by itself: the frame loop draws the next frame too
-    ui::ExportDialog export_dialog;     // File > Export heatmap as PNG
-    std::string status;                 // one line in the menu bar (export written, settings error)
-    double status_time = -1e9;
-    // ATTNSCOPE_STATE_JSON: where this frame drew the items a test clicks (menus, heads, the quiz's
-    // field), by a stable name ("menu:File", "bug:softmax-dim-2", "head:3"); empty otherwise.
-    bool record_items = false;
-    std::map<std::string, ui::Rect> item_rects;
-
-    // ---- classroom: presentation mode, the shape quiz (panels/classroom_panel.cpp)
-    ui::ClassroomState classroom;
+    HeadsQuestionDialog heads_question;     // a file without a head count asks for it
+    std::string modal_on_screen;            // the id of the modal this frame shows ("cannot_open"), or ""
+    FileBrowser browser;                    // File > Open's folder browser
+    ui::ExportDialog export_dialog;         // File > Export heatmap as PNG
+    std::vector<std::string> recent_files;  // most recent first (settings.json)
 
     // ---- look
-    float display_scale = 1.0f;         // the scale the display asks for (ui::default_ui_scale), chosen again on a resize
-    float ui_scale = 1.0f;              // the zoom on top of it: Ctrl+= / Ctrl+- (fonts are rebuilt by the frame loop)
-    float presentation_scale = 2.0f;    // presentation mode's text over the UI's, for the screen it fills
-    // View > Reset layout bumps the generation; each panel is placed at its default rectangle once
-    // per generation (panels/common.cpp: PlaceWindow), the first time when it is first shown.
-    std::uint64_t layout_generation = 0;
-    bool layout_vit = false, layout_divergence = false;  // what the default arrangement is for (ui::LayoutInput)
-    std::array<std::uint64_t, std::size(ui::kAllPanels)> layout_placed{};
-    // The rectangle each panel was last placed at (w 0: not yet): a panel elsewhere now was moved or
-    // resized by the user, or restored from imgui.ini (logic/display_fit.hpp: moved_from).
-    std::array<ui::Rect, std::size(ui::kAllPanels)> layout_asked{};
-    // The frame loop bumps it when the window changed but the user's arrangement stays: each panel
-    // reaching outside the display is moved back inside once per generation (PlaceWindow).
-    std::uint64_t keep_inside_generation = 0;
-    std::array<std::uint64_t, std::size(ui::kAllPanels)> kept_inside{};
-    std::uint64_t trace_generation = 0; // bumps when a new trace is swapped in (texture keys)
+    UiScale scale;
+    PanelLayout layout;
 
-    gfx::HeatmapRenderer* heatmaps = nullptr;  // owned by the frame loop
-    gfx::RgbTextures* pictures = nullptr;      // owned by the frame loop (the Image panel's textures)
-    std::string gl_info;                // GL_VERSION / GL_RENDERER for Help > About
-    std::string settings_path;          // "" in --screenshot mode (nothing is read or written)
+    // ---- what the frame loop owns and lends
+    gfx::HeatmapRenderer* heatmaps = nullptr;  // the heatmaps' textures
+    gfx::RgbTextures* pictures = nullptr;      // the Image panel's textures
+    std::string gl_info;                       // GL_VERSION / GL_RENDERER for Help > About
+    std::string settings_path;                 // "" in --screenshot mode (nothing is read or written)
 
     void ask(Command c) { commands.push_back(std::move(c)); }
     template <typename T>
@@ -316,8 +353,8 @@ struct UiState {
     }
 
     void set_status(std::string text) {
-        status = std::move(text);
-        status_time = now;
+        status.text = std::move(text);
+        status.time = frame.now;
     }
 };
 

@@ -1,6 +1,6 @@
 #include "widgets.hpp"
 
-#include <imgui_internal.h>
+#include <imgui_internal.h>  // SetItemUsingMouseWheel, GetContentRegionMaxAbs
 
 #include <algorithm>
 #include <cmath>
@@ -150,6 +150,8 @@ void WrappedTooltip(const char* text, float width) {
     ImGui::EndTooltip();
 }
 
+void TakeMouseWheel() { ImGui::SetItemUsingMouseWheel(); }
+
 void HelpMarker(const char* text) {
     ImGui::PushTextWrapPos(-1.0f);  // never broken inside wrapped text
     ImGui::TextDisabled("(?)");
@@ -189,7 +191,7 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
     v.zoom = std::clamp(v.zoom, 1.0f, 512.0f);
     const ImGuiIO& io = ImGui::GetIO();
     if (o.view && item_hovered) {
-        ImGui::SetItemUsingMouseWheel();
+        TakeMouseWheel();
         if (io.MouseWheel != 0.0f) {
             const float old_cw = cw * v.zoom, old_ch = ch * v.zoom;
             const float mx = v.pan_x + (io.MousePos.x - p0.x) / old_cw;

@@ -57,6 +57,9 @@ float ButtonWidth(const char* label);
 void HelpMarker(const char* text);
 // A tooltip of text wrapped at `width` font sizes (call when the item is hovered).
 void WrappedTooltip(const char* text, float width = 28.0f);
+// The last item takes the mouse wheel (call while it is hovered): the wheel zooms it instead of
+// scrolling the window. ImGui 1.86 has this among its internals only, which widgets.cpp includes.
+void TakeMouseWheel();
 
 struct HeatmapOptions {
     const char* id = "heatmap";

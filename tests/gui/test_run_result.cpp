@@ -38,7 +38,9 @@ struct Screen {
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const VitSnapshot> vit;
     bool accept(EngineJob job) { return AcceptResult(run(std::move(job)), trace, vit, ui); }
-    const std::string& selected() const { return trace->steps[static_cast<std::size_t>(ui.stepper.selected)].name; }
+    const std::string& selected() const {
+        return trace->steps[static_cast<std::size_t>(ui.selection.stepper.selected)].name;
+    }
 };
 
 }  // namespace
@@ -47,14 +49,14 @@ TEST_CASE("run result: a config run replaces the trace and opens at the step on 
     Screen screen;
     UiState& ui = screen.ui;
     const std::shared_ptr<const Trace>& trace = screen.trace;
-    ui.selected_step = "k_t";
+    ui.selection.step = "k_t";
     REQUIRE(screen.accept(EngineRunner::config_job(small())));
     REQUIRE(trace);
     CHECK(trace->steps.size() == 17);
     CHECK(screen.selected() == "k_t");
-    CHECK(ui.bug == Bug::None);
+    CHECK(ui.zoo.bug == Bug::None);
     CHECK(!ui.inspector.show_difference);
-    CHECK(ui.trace_generation == 1);
+    CHECK(ui.frame.trace_generation == 1);
 }
 
 TEST_CASE("run result: a failed run keeps the trace on screen and says why where it was asked") {
@@ -120,15 +122,15 @@ TEST_CASE("run result: a bug of the zoo opens where it first shows, with its dif
     UiState& ui = screen.ui;
     const std::shared_ptr<const Trace>& trace = screen.trace;
     REQUIRE(screen.accept(EngineRunner::zoo_job(small(), Bug::MissingScale)));
-    CHECK(ui.bug == Bug::MissingScale);
-    REQUIRE(ui.zoo);
-    CHECK(trace.get() == &ui.zoo->buggy);  // the buggy code's steps are on screen
-    CHECK(screen.selected() == ui.zoo->first_step);
+    CHECK(ui.zoo.bug == Bug::MissingScale);
+    REQUIRE(ui.zoo.run);
+    CHECK(trace.get() == &ui.zoo.run->buggy);  // the buggy code's steps are on screen
+    CHECK(screen.selected() == ui.zoo.run->first_step);
     CHECK(ui.inspector.show_difference);
 
     REQUIRE(screen.accept(EngineRunner::config_job(small())));
-    CHECK(ui.bug == Bug::None);
-    CHECK(!ui.zoo);
+    CHECK(ui.zoo.bug == Bug::None);
+    CHECK(!ui.zoo.run);
     CHECK(!ui.inspector.show_difference);
 }
 

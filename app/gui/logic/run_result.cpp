@@ -13,8 +13,8 @@ namespace attnscope {
 void SelectStep(const Trace& trace, UiState& ui, const std::string& name) {
     for (std::size_t i = 0; i < trace.steps.size(); ++i)
         if (trace.steps[i].name == name) {
-            ui.stepper.set_count(static_cast<int>(trace.steps.size()));
-            ui.stepper.select(static_cast<int>(i));
+            ui.selection.stepper.set_count(static_cast<int>(trace.steps.size()));
+            ui.selection.stepper.select(static_cast<int>(i));
             return;
         }
 }
@@ -59,7 +59,7 @@ void ShowVitBlock(const std::shared_ptr<const VitSnapshot>& vit, std::size_t blo
                   std::shared_ptr<const Trace>& trace, UiState& ui) {
     ui.vit.block = std::min(block, vit->trace.blocks.size() - 1);
     trace = std::shared_ptr<const Trace>(vit, &vit->trace.blocks[ui.vit.block].attention);
-    ++ui.trace_generation;
+    ++ui.frame.trace_generation;
 }
 
 void RememberRecent(UiState& ui, const std::string& path) {
@@ -93,10 +93,10 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
     }
     trace = r.trace;
     ui.engine.seconds = r.seconds;
-    ++ui.trace_generation;
+    ++ui.frame.trace_generation;
     if (!r.zoo) {
-        ui.zoo.reset();
-        ui.bug = Bug::None;
+        ui.zoo.run.reset();
+        ui.zoo.bug = Bug::None;
     }
     const bool was_vit_on_screen = ui.vit.on_screen;
     if (!r.vit) {
@@ -126,7 +126,7 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         ui.file.error = {};
         if (first) ui.inspector.views.clear();  // other shapes than the demo's
         CloseFile(ui);
-        SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selected_step));
+        SelectStep(*trace, ui, ConfigStartStep(*trace, ui.selection.step));
     } else if (r.file) {
         const bool same_file = ui.file.path == path;
         ui.file.path = path;
@@ -138,15 +138,15 @@ bool AcceptResult(const EngineResult& r, std::shared_ptr<const Trace>& trace, st
         RememberRecent(ui, path);
         if (!same_file) ui.inspector.views.clear();  // other shapes: zoom and slices start fresh
         ui.inspector.show_difference = FirstDivergence(*trace) != nullptr;
-        SelectStep(*trace, ui, same_file ? ui.selected_step : FileStartStep(*r.file, ui.selected_step));
+        SelectStep(*trace, ui, same_file ? ui.selection.step : FileStartStep(*r.file, ui.selection.step));
     } else {
         ui.engine.error = {};
         if (!ui.file.path.empty() || was_vit_on_screen) ui.inspector.views.clear();
         CloseFile(ui);
-        ui.zoo = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
-        ui.bug = r.zoo ? r.zoo->bug : Bug::None;
+        ui.zoo.run = r.zoo;  // a bug-zoo run: the buggy trace with its differences from the correct one
+        ui.zoo.bug = r.zoo ? r.zoo->bug : Bug::None;
         ui.inspector.show_difference = r.zoo && FirstDivergence(*trace) != nullptr;
-        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selected_step));
+        SelectStep(*trace, ui, r.zoo ? ZooStartStep(*r.zoo) : ConfigStartStep(*trace, ui.selection.step));
     }
     return true;
 }

@@ -70,11 +70,11 @@ void BlockLines(ImDrawList* dl, ImVec2 p0, float side, std::size_t n, std::size_
 }
 
 void Animate(UiState& ui, std::size_t* position, std::size_t count, double interval) {
-    if (!ui.beyond.playing || !ui.animate || count == 0) return;
-    ui.animating = true;
-    if (ui.now - ui.beyond.last_advance >= interval) {
+    if (!ui.beyond.playing || !ui.frame.animate || count == 0) return;
+    ui.frame.animating = true;
+    if (ui.frame.now - ui.beyond.last_advance >= interval) {
         *position = (*position + 1) % count;
-        ui.beyond.last_advance = ui.now;
+        ui.beyond.last_advance = ui.frame.now;
     }
 }
 
@@ -117,8 +117,8 @@ void DrawFlash(const Trace& trace, const FlashRecord& r, UiState& ui) {
     // the picture spans whole blocks; the last block is cut at N
     const ImVec2 uv1(static_cast<float>(r.tokens) / static_cast<float>(r.col_blocks * r.tile_cols),
                      static_cast<float>(r.tokens) / static_cast<float>(r.row_blocks * r.tile_rows));
-    DrawPicture(dl, ui, "beyond/flash_tiles", std::to_string(ui.trace_generation) + "/" + std::to_string(v.tile), p0,
-                ImVec2(p0.x + side, p0.y + side), uv1, [&] {
+    DrawPicture(dl, ui, "beyond/flash_tiles", std::to_string(ui.frame.trace_generation) + "/" + std::to_string(v.tile),
+                p0, ImVec2(p0.x + side, p0.y + side), uv1, [&] {
                     const auto states = ui::tile_states(r, v.tile);
                     return ui::cell_picture(r.row_blocks, r.col_blocks, 512, [&](std::size_t rb, std::size_t cb) {
                         return ui::tile_colour(states[rb * r.col_blocks + cb]);
@@ -329,8 +329,9 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
                                     IM_COL32(204, 121, 167, 255), IM_COL32(240, 228, 66, 255), IM_COL32(213, 94, 0, 255),
                                     IM_COL32(0, 114, 178, 255), IM_COL32(170, 170, 170, 255)};
     const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);  // the other windows: 110 / 255 over the panel
-    DrawPicture(dl, ui, "beyond/windows", prefix + std::to_string(ui.trace_generation) + "/" + std::to_string(local),
-                p0, ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
+    DrawPicture(dl, ui, "beyond/windows",
+                prefix + std::to_string(ui.frame.trace_generation) + "/" + std::to_string(local), p0,
+                ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
                     return ui::cell_picture(r.grid, r.grid, 512, [&](std::size_t i, std::size_t j) {
                         const std::size_t w = ui::window_of_token(r, i, j);
                         const ImVec4 c = ImGui::ColorConvertU32ToFloat4(palette[w % 8]);
@@ -359,8 +360,8 @@ void DrawWindows(const Trace& trace, const WindowRecord& r, std::size_t h, const
         for (std::size_t k = 0; k < M2 * M2; ++k) hi = std::max(hi, values[k]);
         const Step* masked = trace.find(prefix + "masked");  // shifted windows: -inf where Swin's mask hides a pair
         const float* hidden = masked ? masked->tensor().values.data() + (v.window * h + v.head) * M2 * M2 : nullptr;
-        const std::string key = prefix + std::to_string(ui.trace_generation) + "/" + std::to_string(v.window) + "/" +
-                                std::to_string(v.head);
+        const std::string key = prefix + std::to_string(ui.frame.trace_generation) + "/" + std::to_string(v.window) +
+                                "/" + std::to_string(v.head);
         DrawPicture(dl, ui, "beyond/window_attn", key, q0, ImVec2(q0.x + side, q0.y + side), ImVec2(1, 1),
                     [&] { return ValuesPicture(values, M2, M2, 0.0f, hi, hidden); });
         dl->AddRect(q0, ImVec2(q0.x + side, q0.y + side), IM_COL32(200, 200, 200, 255));
@@ -411,12 +412,12 @@ void DrawPatchMerge(const Trace& trace, const PatchMergeRecord& m, UiState& ui) 
     // The selected x0..x3 step lights up its corner of every patch.
     int corner = -1;
     for (int k = 0; k < 4; ++k)
-        if (ui.selected_step == "patch_merge_x" + std::to_string(k)) corner = k;
+        if (ui.selection.step == "patch_merge_x" + std::to_string(k)) corner = k;
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float side = std::min((ImGui::GetContentRegionAvail().x - 60) / 1.5f, 220.0f), half = side * 0.5f;
     const ImVec2 g0 = ImGui::GetCursorScreenPos();
-    const std::string key = std::to_string(ui.trace_generation) + "/" + std::to_string(corner);
+    const std::string key = std::to_string(ui.frame.trace_generation) + "/" + std::to_string(corner);
     // Dimmed unless it is the selected corner (or none is selected).
     auto corner_colour = [corner](std::size_t k) {
         const float a = corner < 0 || int(k) == corner ? 1.0f : 0.3f;
@@ -491,7 +492,7 @@ void DrawMask(const Trace& trace, UiState& ui) {
     for (std::size_t b = 0; b < std::min<std::size_t>(s[0], 2); ++b) {
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
         // N x N' pairs as one picture (at most 256 pixels a side): seen or hidden.
-        DrawPicture(dl, ui, "beyond/mask" + std::to_string(b), std::to_string(ui.trace_generation), p0,
+        DrawPicture(dl, ui, "beyond/mask" + std::to_string(b), std::to_string(ui.frame.trace_generation), p0,
                     ImVec2(p0.x + side, p0.y + side), ImVec2(1, 1), [&] {
                         return ui::cell_picture(N, N, 256, [&](std::size_t i, std::size_t j) {
                             return std::isinf(masked->tensor().values(b, 0, i, j)) ? std::array<std::uint8_t, 3>{60, 60, 60}
@@ -509,7 +510,7 @@ void DrawMask(const Trace& trace, UiState& ui) {
 // The windows of the stage the selected step belongs to, or the patch merging between them.
 void DrawWindowedPath(const Trace& trace, UiState& ui) {
     const PatchMergeRecord* merge = trace.beyond->merge.get();
-    const std::string& step = ui.selected_step;
+    const std::string& step = ui.selection.step;
     if (merge && step.rfind("patch_merge_", 0) == 0) {
         DrawPatchMerge(trace, *merge, ui);
     } else if (merge && step.rfind(kStage2Prefix, 0) == 0) {
@@ -532,16 +533,18 @@ void DrawBeyondPanel(const Trace& trace, UiState& ui) {
     if (!trace.beyond && !masked) return;
     bool& visible = trace.beyond ? ui.beyond.visible : ui.beyond.mask_visible;
     if (!visible) return;
-    if (ui.beyond.generation != ui.trace_generation) {  // a new trace: start its animation again
-        ui.beyond.generation = ui.trace_generation;
+    if (ui.beyond.generation != ui.frame.trace_generation) {  // a new trace: start its animation again
+        ui.beyond.generation = ui.frame.trace_generation;
         ui.beyond.tile = ui.beyond.token = ui.beyond.window = 0;
-        ui.beyond.last_advance = ui.now;
-        if (ui.screenshot && trace.beyond && trace.beyond->flash) {  // a still frame mid-animation, on a computed tile
+        ui.beyond.last_advance = ui.frame.now;
+        // A screenshot: a still frame mid-animation, on a computed tile.
+        if (ui.frame.screenshot && trace.beyond && trace.beyond->flash) {
             const auto& tiles = trace.beyond->flash->tiles;
             ui.beyond.tile = tiles.size() * 3 / 5;
             while (ui.beyond.tile > 0 && ui.beyond.tile < tiles.size() && tiles[ui.beyond.tile].skipped) --ui.beyond.tile;
         }
-        if (ui.screenshot && trace.beyond && trace.beyond->kv) ui.beyond.token = trace.beyond->kv->tokens.size() * 2 / 3;
+        if (ui.frame.screenshot && trace.beyond && trace.beyond->kv)
+            ui.beyond.token = trace.beyond->kv->tokens.size() * 2 / 3;
         if (trace.beyond && trace.beyond->windows && trace.beyond->windows->shift)  // the window that wraps: masked pairs
             ui.beyond.window = trace.beyond->windows->windows - 1;
     }

@@ -65,7 +65,7 @@ void HandleClassroomKeys(UiState& ui, bool f5, bool escape) {
 // goes back to the current step and the Quiz window asks for the next step's shape first.
 void QuizGate(const Trace& trace, UiState& ui) {
     ui::ClassroomState& c = ui.classroom;
-    c.show_trace(ui.trace_generation);  // a new trace: a new quiz
+    c.show_trace(ui.frame.trace_generation);  // a new trace: a new quiz
     if (trace.steps.empty()) {  // the first run still going: the quiz asks once it is there
         c.asking = -1;
         return;
@@ -76,13 +76,13 @@ void QuizGate(const Trace& trace, UiState& ui) {
         c.asking = -1;
         return;
     }
-    const int current = StepIndex(trace, ui.selected_step);
-    int wanted = ui.stepper.selected;
+    const int current = StepIndex(trace, ui.selection.step);
+    int wanted = ui.selection.stepper.selected;
     if (turned_on && current >= 0 && current + 1 < static_cast<int>(trace.steps.size()))
         wanted = current + 1;  // the quiz starts with the next step's question
     if (current >= 0 && wanted == current + 1 && !c.score.was_asked(trace.steps[static_cast<std::size_t>(wanted)].name)) {
-        ui.stepper.select(current);
-        ui.stepper.playing = false;
+        ui.selection.stepper.select(current);
+        ui.selection.stepper.playing = false;
         if (c.asking != wanted) {
             c.asking = wanted;
             c.answer[0] = '\0';
@@ -96,7 +96,7 @@ void QuizGate(const Trace& trace, UiState& ui) {
 }
 
 bool QuizHidesShape(const UiState& ui, int index, const std::string& step) {
-    return ui.classroom.quiz && index > ui.stepper.selected && !ui.classroom.score.was_asked(step);
+    return ui.classroom.quiz && index > ui.selection.stepper.selected && !ui.classroom.score.was_asked(step);
 }
 
 namespace {
@@ -114,8 +114,8 @@ namespace {
 // breaks) and every step after it is said to carry the bug's numbers.
 ui::StepNarrative SlideNarrative(const Trace& trace, const Step& step, const UiState& ui) {
     ui::StepNarrative n = ui::step_narrative(step.name, ui::language(), trace.config.reference);
-    if (!ui.zoo || ui.bug == Bug::None) return n;
-    const BugInfo& info = bug_info(ui.bug);
+    if (!ui.zoo.run || ui.zoo.bug == Bug::None) return n;
+    const BugInfo& info = bug_info(ui.zoo.bug);
     if (step.code.find("# BUG") != std::string::npos) {
         char title[256];
         std::snprintf(title, sizeof title, _("the bug: %s"), ui::tr_core(info.title));
@@ -163,7 +163,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     ui.classroom.slide_title = n.title;
 
     // ---- where we are, and the step's title
-    ImGui::TextDisabled(_("step %d / %zu"), ui.stepper.selected + 1, trace.steps.size());
+    ImGui::TextDisabled(_("step %d / %zu"), ui.selection.stepper.selected + 1, trace.steps.size());
     ImGui::SameLine();
     ImGui::TextColored(WarnColor(), "%s", step->name.c_str());
     if (!n.title.empty()) {
@@ -237,10 +237,11 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const float column_h = body_h - quiz_h;
     ImGui::BeginGroup();
     ImGui::BeginChild("##narrative", ImVec2(text_w, column_h), false);
-    if (ui.record_items) {  // the region and its first line (the live tests check the line stays in sight)
+    if (ui.frame.record_items) {  // the region and its first line (the live tests check the line stays in sight)
         const ImVec2 at = ImGui::GetCursorScreenPos();
-        ui.item_rects["slide:narrative"] = ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, column_h};
-        ui.item_rects["slide:narrative_first_line"] = ui::Rect{at.x, at.y, text_w, ImGui::GetTextLineHeight()};
+        ui.frame.item_rects["slide:narrative"] =
+            ui::Rect{ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, text_w, column_h};
+        ui.frame.item_rects["slide:narrative_first_line"] = ui::Rect{at.x, at.y, text_w, ImGui::GetTextLineHeight()};
     }
     WrappedText(n.text.empty() ? step->note.c_str() : n.text.c_str());  // Chinese breaks between characters
     // The engine's note on memory (English only), except on a ViT's slide, where the class token's
@@ -281,7 +282,7 @@ void DrawPresentation(const Trace& trace, const VitSnapshot* vit, UiState& ui) {
     const std::string slice_name = ui::describe_slice(step->name, spec, shape.size());
     ImGui::TextDisabled("%s", slice_name.c_str());
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.frame.trace_generation),
                   step->name.c_str(), slice_name.c_str());
     static const ui::Slice2D kEmpty;
     const ui::Slice2D& slice =
@@ -421,7 +422,7 @@ void DrawQuizBody(const Trace& trace, UiState& ui, float wrap) {
                 c.answered_step = next.name;
                 const int reveal = c.asking;
                 c.asking = -1;
-                ui.stepper.select(reveal);  // reveal the step
+                ui.selection.stepper.select(reveal);  // reveal the step
             }
         }
         if (c.feedback && !c.feedback->given)

@@ -183,7 +183,7 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
     } else if (!trace.steps.empty() && trace.source_path.empty()) {
         const AttentionConfig& s = trace.config;
         if (!SameConfig(s, c)) ImGui::TextColored(WarnColor(), _("showing the last good trace:"));
-        else if (ui.screenshot) ImGui::TextColored(OkColor(), _("\u2713 on screen:"));
+        else if (ui.frame.screenshot) ImGui::TextColored(OkColor(), _("\u2713 on screen:"));
         else ImGui::TextColored(OkColor(), _("\u2713 on screen (engine ran in %.1f ms):"), ui.engine.seconds * 1e3);
         char line[256];
         std::snprintf(line, sizeof line, _("B=%zu N=%zu C=%zu h=%zu qkv_bias=%s seed=%llu %s"), s.batch, s.tokens,

@@ -45,9 +45,9 @@ void RightCell(const std::string& text) {
 }  // namespace
 
 void DrawCostPanel(const Trace& trace, UiState& ui) {
-    if (!ui.show_cost) return;
+    if (!ui.panels.cost) return;
     PlaceWindow(ui, ui::Panel::Cost);
-    if (!ImGui::Begin(ui::window_title(_("Cost"), "Cost").c_str(), &ui.show_cost)) {
+    if (!ImGui::Begin(ui::window_title(_("Cost"), "Cost").c_str(), &ui.panels.cost)) {
         ImGui::End();
         return;
     }
@@ -79,7 +79,7 @@ void DrawCostPanel(const Trace& trace, UiState& ui) {
         for (const StepCost& s : t.steps) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            if (ImGui::Selectable(s.step.c_str(), s.step == ui.selected_step, ImGuiSelectableFlags_SpanAllColumns))
+            if (ImGui::Selectable(s.step.c_str(), s.step == ui.selection.step, ImGuiSelectableFlags_SpanAllColumns))
                 SelectStep(trace, ui, s.step);
             Cell(Formula(s.params_formula));
             RightCell(s.params ? format_count(s.params) : "");

@@ -36,7 +36,7 @@ void OpenExportDialog(UiState& ui) {
     d.error.clear();
     d.confirm_path.clear();
     if (d.folder.empty()) d.folder = ui.browser.folder.empty() ? "." : ui.browser.folder;
-    std::snprintf(d.name, sizeof d.name, "%s", ui::default_export_name(ui.selected_step).c_str());
+    std::snprintf(d.name, sizeof d.name, "%s", ui::default_export_name(ui.selection.step).c_str());
 }
 
 void DrawExportDialog(UiState& ui) {

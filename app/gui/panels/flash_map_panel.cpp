@@ -4,7 +4,6 @@
 // (core attention_tile through the tile cache of logic/flash_map). Hover: one exact weight.
 // Everything comes from core/paths/attention_tiles; nothing is computed here.
 #include <imgui.h>
-#include <imgui_internal.h>  // SetItemUsingMouseWheel: the wheel zooms the map instead of scrolling the window
 
 #include <algorithm>
 #include <chrono>
@@ -43,14 +42,14 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     ui::FlashMap& map = *ui.flash_map_state;
     const AttentionConfig& cfg = trace.config;
     const std::size_t N = cfg.tokens;
-    if (v.generation != ui.trace_generation) {  // a new trace: new tiles, the whole map in view
-        v.generation = ui.trace_generation;
+    if (v.generation != ui.frame.trace_generation) {  // a new trace: new tiles, the whole map in view
+        v.generation = ui.frame.trace_generation;
         map.reset();
         v.batch = std::min(v.batch, cfg.batch - 1), v.head = std::min(v.head, cfg.heads - 1);
         v.zoom = 1.0f, v.pan_x = v.pan_y = 0.0f;
         // A still frame of a large map shows exact tiles (the first 128 queries and keys) and the
         // overview in the corner.
-        if (ui.screenshot && N > ui::kExactMaxSide) v.zoom = static_cast<float>(N) / 128.0f;
+        if (ui.frame.screenshot && N > ui::kExactMaxSide) v.zoom = static_cast<float>(N) / 128.0f;
     }
     PlaceWindow(ui, ui::Panel::AttentionMap);
     if (!ImGui::Begin(ui::window_title(_("Attention map (flash)"), "Attention map").c_str(), &v.visible)) {
@@ -82,12 +81,12 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
                   "on screen (exact, 256 x 256 per tile, a cache of 64 MiB). Zoomed out, each pixel shows the MAX "
                   "of the weights it covers, so peaks stay visible. Wheel: zoom, drag: pan, double-click: fit."));
 
-    const double budget = ui.screenshot ? -1.0 : kFrameBudget;
+    const double budget = ui.frame.screenshot ? -1.0 : kFrameBudget;
     map.advance_overview(src, v.batch, v.head, budget);
 
     // ---- the map: a square area, the legend beside it
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float text_h = ImGui::GetTextLineHeightWithSpacing() * (ui.screenshot ? 3.0f : 5.0f);
+    const float text_h = ImGui::GetTextLineHeightWithSpacing() * (ui.frame.screenshot ? 3.0f : 5.0f);
     const float side = std::max(40.0f, std::min(avail.x - ColorLegendWidth() - ImGui::GetStyle().ItemSpacing.x,
                                                  avail.y - text_h));
     const ImVec2 a = ImGui::GetCursorScreenPos(), z(a.x + side, a.y + side);
@@ -97,7 +96,7 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
     const float base = side / static_cast<float>(N);
     const float max_zoom = std::max(1.0f, static_cast<float>(N) / 8.0f);  // at least 8 x 8 cells in view
     if (hovered) {
-        ImGui::SetItemUsingMouseWheel();
+        TakeMouseWheel();             // the wheel zooms the map
         if (io.MouseWheel != 0.0f) {  // zoom around the mouse
             const float mx = v.pan_x + (io.MousePos.x - a.x) / (base * v.zoom);
             const float my = v.pan_y + (io.MousePos.y - a.y) / (base * v.zoom);
@@ -125,11 +124,11 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         pending = map.compute_tiles(src, v.batch, v.head, plan, budget < 0 ? -1.0 : std::max(0.0, budget - spent));
         if (pending) plan = ui::plan_viewport(N, map.overview_block(), v.pan_x, v.pan_y, visible, visible, side, side, false);
     }
-    if (pending || !map.overview_done()) ui.animating = true;  // more bands or tiles to compute next frame
+    if (pending || !map.overview_done()) ui.frame.animating = true;  // more bands or tiles to compute next frame
     char key[192];
     std::snprintf(key, sizeof key, "%llu/%zu/%zu/%d/%zu:%zu/%zu:%zu/%zu/%zu",
-                  static_cast<unsigned long long>(ui.trace_generation), v.batch, v.head, plan.exact ? 1 : 0, plan.r0,
-                  plan.r1, plan.c0, plan.c1, plan.factor, plan.exact ? 0 : map.overview_bands_done());
+                  static_cast<unsigned long long>(ui.frame.trace_generation), v.batch, v.head, plan.exact ? 1 : 0,
+                  plan.r0, plan.r1, plan.c0, plan.c1, plan.factor, plan.exact ? 0 : map.overview_bands_done());
     static const ui::Slice2D kEmpty;
     const ui::Slice2D& picture = ui.heatmaps ? ui.heatmaps->slice("flash_map", key, [&] {
         return plan.exact ? map.exact_picture(N, v.batch, v.head, plan) : map.overview_picture(plan);
@@ -179,8 +178,9 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         const ui::MapPlan whole =
             ui::plan_viewport(N, map.overview_block(), 0, 0, float(N), float(N), mini, mini, false);
         char mini_key[96];
-        std::snprintf(mini_key, sizeof mini_key, "%llu/%zu/%zu/%zu/%zu", static_cast<unsigned long long>(ui.trace_generation),
-                      v.batch, v.head, whole.factor, map.overview_bands_done());
+        std::snprintf(mini_key, sizeof mini_key, "%llu/%zu/%zu/%zu/%zu",
+                      static_cast<unsigned long long>(ui.frame.trace_generation), v.batch, v.head, whole.factor,
+                      map.overview_bands_done());
         ui.heatmaps->slice("flash_map_overview", mini_key, [&] { return map.overview_picture(whole); });
         ui::ColorRange mini_range = range;  // its own 0 .. max: the whole map's peaks
         mini_range.hi = std::max(map.overview().max, 1e-12f);
@@ -242,7 +242,7 @@ void DrawFlashMapPanel(const Trace& trace, UiState& ui) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
     v.frame_ms = frame_ms;
     v.frame_ms_max = std::max(v.frame_ms_max, frame_ms);
-    if (!ui.screenshot) {  // timings vary between runs: never in a screenshot
+    if (!ui.frame.screenshot) {  // timings vary between runs: never in a screenshot
         const AttentionTileCache& c = map.cache();
         ImGui::PushTextWrapPos(0.0f);
         ImGui::TextDisabled(_("tile %.2f ms, overview %.0f ms, panel %.1f ms (max %.1f); cache %zu tiles, %s of %s"),

@@ -19,17 +19,18 @@ using ui::_;
 
 namespace {
 
-Bug GraphBug(const UiState& ui) { return ui.zoo ? ui.zoo->bug : Bug::None; }
+Bug GraphBug(const UiState& ui) { return ui.zoo.run ? ui.zoo.run->bug : Bug::None; }
 
 // The same element followed through the correct pipeline (a zoo bug: where it should come from).
 const std::vector<Related>& CorrectRelated(const Trace& trace, const UiState& ui) {
     static std::string key;
     static std::vector<Related> related;
-    if (key != ui.follow_key) {
-        key = ui.follow_key;
+    if (key != ui.follow.related_key) {
+        key = ui.follow.related_key;
         related.clear();
         try {
-            related = follow_element(attention_graph(trace.config, Bug::None), ui.follow.step, ui.follow.index);
+            related = follow_element(attention_graph(trace.config, Bug::None), ui.follow.element.step,
+                                     ui.follow.element.index);
         } catch (const std::exception&) {
         }
     }
@@ -56,7 +57,7 @@ void Thumbnail(const Trace& trace, UiState& ui, const Step& step, const Boxes& b
     const ui::SliceSpec spec = ThumbnailSpec(ui, step, boxes);
     const std::string slot = "follow:" + step.name;
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/%s/%d,%d", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/%s/%d,%d", static_cast<unsigned long long>(ui.frame.trace_generation),
                   ui::describe_slice(step.name, spec, step.shape().size()).c_str(), spec.row_axis, spec.col_axis);
     const ui::Slice2D& slice = ui.heatmaps->slice(slot, key, [&] { return ui::extract_slice(step.tensor().values, spec); });
     const ui::Colormap cmap = ui::resolve_colormap(ui.inspector.colormap, step.stats.min, step.stats.max);
@@ -98,24 +99,26 @@ ImU32 FollowColor(int role) {
 
 const std::vector<Related>& FollowedElements(const Trace& trace, UiState& ui) {
     char key[320];
-    std::snprintf(key, sizeof key, "%llu/%d/%s%s", static_cast<unsigned long long>(ui.trace_generation),
-                  static_cast<int>(GraphBug(ui)), ui.follow.step.c_str(), ui::format_index(ui.follow.index).c_str());
-    if (key != ui.follow_key) {
-        ui.follow_key = key;
-        ui.follow_related.clear();
-        if (!ui.follow.step.empty() && trace.find(ui.follow.step)) {
+    std::snprintf(key, sizeof key, "%llu/%d/%s%s", static_cast<unsigned long long>(ui.frame.trace_generation),
+                  static_cast<int>(GraphBug(ui)), ui.follow.element.step.c_str(),
+                  ui::format_index(ui.follow.element.index).c_str());
+    if (key != ui.follow.related_key) {
+        ui.follow.related_key = key;
+        ui.follow.related.clear();
+        if (!ui.follow.element.step.empty() && trace.find(ui.follow.element.step)) {
             try {
-                ui.follow_related = follow_element(attention_graph(trace.config, GraphBug(ui)), ui.follow.step, ui.follow.index);
+                ui.follow.related = follow_element(attention_graph(trace.config, GraphBug(ui)), ui.follow.element.step,
+                                                   ui.follow.element.index);
             } catch (const std::exception&) {  // a file trace whose sizes the config does not know
             }
         }
     }
-    return ui.follow_related;
+    return ui.follow.related;
 }
 
 int FollowRole(const Trace& trace, UiState& ui, const std::string& step) {
-    if (ui.follow.step.empty()) return 0;
-    if (step == ui.follow.step) return 3;
+    if (ui.follow.element.step.empty()) return 0;
+    if (step == ui.follow.element.step) return 3;
     const Related* r = FindRelated(FollowedElements(trace, ui), step);
     return r ? (r->source ? 1 : 2) : 0;
 }
@@ -125,7 +128,7 @@ std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const
     const int role = FollowRole(trace, ui, step.name);
     if (!role) return {};
     const Related* r = role == 3 ? nullptr : FindRelated(FollowedElements(trace, ui), step.name);
-    const Boxes boxes = role == 3 ? Boxes{element_box(ui.follow.index)} : r->boxes;
+    const Boxes boxes = role == 3 ? Boxes{element_box(ui.follow.element.index)} : r->boxes;
     // Each box that holds the slice's fixed indices marks a rectangle of it (no per-cell search).
     std::vector<std::uint8_t> marks(rows * cols, 0);
     bool any = false;
@@ -146,16 +149,17 @@ std::vector<std::uint8_t> FollowCellMarks(const Trace& trace, UiState& ui, const
 }
 
 void FollowedLine(UiState& ui) {
-    if (!ui.follow.active()) return;
+    if (!ui.follow.element.active()) return;
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(3)), "%s", _("following"));
     ImGui::SameLine();
     ImGui::PushFont(fonts().mono);
-    ImGui::TextUnformatted((ui.follow.step + ui::format_index(ui.follow.index)).c_str());
+    ImGui::TextUnformatted((ui.follow.element.step + ui::format_index(ui.follow.element.index)).c_str());
     ImGui::PopFont();
     ImGui::SameLine();
-    if (ImGui::SmallButton(_("clear (Esc)"))) ui.follow.clear();
+    if (ImGui::SmallButton(_("clear (Esc)"))) ui.follow.element.clear();
     // One line always (the inspector keeps its height for it): the explanation only where it fits.
-    const char* what = ui.follow.pinned ? _("pinned: outlines mark where it comes from and what it feeds") : _("(hover)");
+    const char* what =
+        ui.follow.element.pinned ? _("pinned: outlines mark where it comes from and what it feeds") : _("(hover)");
     if (FitsOnThisLine(ImGui::CalcTextSize(what).x, ImGui::GetStyle().ItemSpacing.x)) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", what);
@@ -163,36 +167,36 @@ void FollowedLine(UiState& ui) {
 }
 
 void DrawFollowPanel(const Trace& trace, UiState& ui) {
-    const Step* followed = ui.follow.shows_panel() ? trace.find(ui.follow.step) : nullptr;
-    if (!ui.show_follow || !followed) return;
+    const Step* followed = ui.follow.element.shows_panel() ? trace.find(ui.follow.element.step) : nullptr;
+    if (!ui.panels.follow || !followed) return;
     PlaceWindow(ui, ui::Panel::Follow);
-    if (!ImGui::Begin(ui::window_title(_("Follow an element"), "Follow").c_str(), &ui.show_follow)) {
+    if (!ImGui::Begin(ui::window_title(_("Follow an element"), "Follow").c_str(), &ui.panels.follow)) {
         ImGui::End();
         return;
     }
     const std::vector<Related>& related = FollowedElements(trace, ui);
-    if (ui.follow_reveal) {  // the inspector shows the followed element's slice
-        ui.follow_reveal = false;
+    if (ui.follow.reveal) {  // the inspector shows the followed element's slice
+        ui.follow.reveal = false;
         SelectStep(trace, ui, followed->name);
         InspectorView& view = ViewFor(ui, *followed);
-        view.spec.index = ui.follow.index;
+        view.spec.index = ui.follow.element.index;
         view.spec = ui::normalized(view.spec, followed->shape());
     }
     // Each piece on the line when it fits, else on the next (a narrow panel, a long index).
     const float pad = 2.0f * ImGui::GetStyle().FramePadding.x;
-    const std::string element = ui.follow.step + ui::format_index(ui.follow.index);
+    const std::string element = ui.follow.element.step + ui::format_index(ui.follow.element.index);
     ImGui::TextUnformatted(_("following"));
     ImGui::PushFont(fonts().mono);
     SameLineIfFits(ImGui::CalcTextSize(element.c_str()).x);
     ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s", element.c_str());
     ImGui::PopFont();
     SameLineIfFits(ImGui::CalcTextSize(_("unpin")).x + pad);
-    if (ImGui::SmallButton(_("unpin"))) ui.follow.unpin();
+    if (ImGui::SmallButton(_("unpin"))) ui.follow.element.unpin();
     SameLineIfFits(ImGui::CalcTextSize(_("show")).x + pad);
-    if (ImGui::SmallButton(_("show"))) ui.follow_reveal = true;
+    if (ImGui::SmallButton(_("show"))) ui.follow.reveal = true;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("open the followed element's slice in the inspector"));
     SameLineIfFits(ImGui::CalcTextSize(_("clear (Esc)")).x + pad);
-    if (ImGui::SmallButton(_("clear (Esc)"))) ui.follow.clear();
+    if (ImGui::SmallButton(_("clear (Esc)"))) ui.follow.element.clear();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(1)), "%s", _("\u25a0 comes from"));
     SameLineIfFits(ImGui::CalcTextSize(_("\u25a0 feeds")).x);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(FollowColor(2)), "%s", _("\u25a0 feeds"));
@@ -201,7 +205,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
     ImGui::TextDisabled("%s", _("(thumbnails: click to open the step)"));
     ImGui::PopTextWrapPos();
     bool maps_differ = false;  // a zoo bug that moves elements: the correct pipeline's maps beside
-    if (ui.zoo && ui.zoo->bug != Bug::None)
+    if (ui.zoo.run && ui.zoo.run->bug != Bug::None)
         for (const Related& r : related)
             if (const Related* c = FindRelated(CorrectRelated(trace, ui), r.step); !c || !(c->boxes == r.boxes))
                 maps_differ = true;
@@ -214,7 +218,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
         ImGui::TableSetupColumn("where", ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableSetupColumn("map", ImGuiTableColumnFlags_WidthFixed, thumb_w);
         for (const Step& step : trace.steps) {
-            const bool self = step.name == ui.follow.step;
+            const bool self = step.name == ui.follow.element.step;
             const Related* r = FindRelated(related, step.name);
             if (!self && !r) continue;
             ImGui::TableNextRow();
@@ -226,7 +230,7 @@ void DrawFollowPanel(const Trace& trace, UiState& ui) {
             ImGui::TextDisabled("%s", role_text);
             ImGui::PushFont(fonts().mono);
             ImGui::PushTextWrapPos(0.0f);
-            const Boxes boxes = self ? Boxes{element_box(ui.follow.index)} : r->boxes;
+            const Boxes boxes = self ? Boxes{element_box(ui.follow.element.index)} : r->boxes;
             ImGui::TextUnformatted((step.name + format_boxes(boxes, step.shape(), 3)).c_str());
             if (!self && maps_differ) {
                 const Related* c = FindRelated(CorrectRelated(trace, ui), step.name);

@@ -58,7 +58,7 @@ void PlotNormsByStep(const Trace& trace, const Gradients& g, UiState& ui) {
     for (std::size_t i = 0; i < n; ++i) {
         const GradStep& s = g.steps[i];
         const float y = p.y + row_h * static_cast<float>(i);
-        const bool selected = s.step == ui.selected_step;
+        const bool selected = s.step == ui.selection.step;
         const bool row_hovered = hovered && mouse.y >= y && mouse.y < y + row_h;
         if (selected || row_hovered)
             dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + width, y + row_h),
@@ -87,7 +87,7 @@ void GradientHeatmap(const Trace& trace, const GradStep& g, UiState& ui, float h
     const Shape shape = shape_of(g.tensor.values);
     const ui::SliceSpec spec = ui::normalized(ViewFor(ui, *step).spec, shape);
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/grad/%s/%s/%d,%d", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/grad/%s/%s/%d,%d", static_cast<unsigned long long>(ui.frame.trace_generation),
                   g.step.c_str(), ui::describe_slice("", spec, shape.size()).c_str(), spec.row_axis, spec.col_axis);
     const ui::Slice2D& slice =
         ui.heatmaps->slice("gradients", key, [&] { return ui::extract_slice(g.tensor.values, spec); });
@@ -113,11 +113,11 @@ void GradientHeatmap(const Trace& trace, const GradStep& g, UiState& ui, float h
 }
 
 void RememberRun(const Trace& trace, const Gradients& g, UiState& ui) {
-    if (!ui.grad_runs.empty() && ui.grad_runs.back().generation == ui.trace_generation) return;
+    if (!ui.grad_runs.empty() && ui.grad_runs.back().generation == ui.frame.trace_generation) return;
     const Step* attn = trace.find(StepId::attn);
     if (!attn) return;
     UiState::GradRun r;
-    r.generation = ui.trace_generation;
+    r.generation = ui.frame.trace_generation;
     r.dim = trace.config.dim;
     r.head_dim = trace.config.head_dim();
     r.scaled = trace.config.scaled;
@@ -223,10 +223,10 @@ void SaturationDemo(const Trace& trace, const Gradients& g, UiState& ui) {
 }  // namespace
 
 void DrawGradientsPanel(const Trace& trace, UiState& ui) {
-    if (!ui.show_gradients) return;
+    if (!ui.panels.gradients) return;
     PlaceWindow(ui, ui::Panel::Gradients);
     const std::string title = std::string(_("Gradients")) + "###gradients";
-    if (!ImGui::Begin(title.c_str(), &ui.show_gradients)) {
+    if (!ImGui::Begin(title.c_str(), &ui.panels.gradients)) {
         ImGui::End();
         return;
     }
@@ -273,7 +273,7 @@ void DrawGradientsPanel(const Trace& trace, UiState& ui) {
         }
         ImGui::EndTable();
     }
-    if (const GradStep* s = g->find(ui.selected_step);
+    if (const GradStep* s = g->find(ui.selection.step);
         s && ImGui::CollapsingHeader(_("Selected step's gradient"), ImGuiTreeNodeFlags_DefaultOpen)) {
         ImGui::PushFont(fonts().mono);
         ImGui::Text("%s %s", s->name.c_str(), format_shape(shape_of(s->tensor.values)).c_str());

@@ -9,7 +9,7 @@
 
 #include "fonts.hpp"
 #include "gfx/heatmap_renderer.hpp"
-#include "softgl/occlusion.hpp"
+#include "softgl/softgl.hpp"
 #include "logic/map_fit.hpp"
 #include "logic/slice.hpp"
 #include "panels/panels.hpp"
@@ -64,7 +64,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         ImGui::PopID();
     }
     if (!first_control) SameLineIfFits(LabeledWidth(ImGui::GetFrameHeight(), _("shared scale")) + ImGui::GetFontSize() * 2);
-    ImGui::Checkbox(_("shared scale"), &ui.heads_shared_scale);
+    ImGui::Checkbox(_("shared scale"), &ui.heads.shared_scale);
     ImGui::SameLine();
     HelpMarker(_("Shared: one range for all heads, so heads can be compared. Per head: each head uses its own "
                   "min..max, so the pattern inside a weak head is visible too."));
@@ -77,7 +77,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     for (std::size_t hd = 0; hd < shown; ++hd) {
         const ui::SliceSpec spec = ui::head_slice(axes, shape, view.spec, hd);
         char key[256];
-        std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+        std::snprintf(key, sizeof key, "%llu/%s/%s", static_cast<unsigned long long>(ui.frame.trace_generation),
                       step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
         slots[hd] = "head" + std::to_string(hd);
         if (!ui.heatmaps) continue;
@@ -106,7 +106,7 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
     grid_in.h = avail.y - warning_h;
     grid_in.label_h = label_h + ImGui::GetStyle().ItemSpacing.y;
     grid_in.gap = gap;
-    grid_in.legend_w = ui.heads_shared_scale ? ColorLegendWidth() : 0.0f;
+    grid_in.legend_w = ui.heads.shared_scale ? ColorLegendWidth() : 0.0f;
     const ui::HeadsGrid grid = ui::heads_grid(grid_in);
     const int best_cols = grid.columns;
     const ImVec2 tile(grid.tile.w, grid.tile.h);
@@ -121,9 +121,10 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         const ui::Slice2D* s = slices[hd];
         ui::ColorRange range;
         if (s) {
-            range = ui.heads_shared_scale
+            range = ui.heads.shared_scale
                         ? ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.inspector.scale_mode)
-                        : ui::make_range(ui::RangeMode::PerSlice, s->min, s->max, 0, 0, 0, 0, cmap, ui.inspector.scale_mode);
+                        : ui::make_range(ui::RangeMode::PerSlice, s->min, s->max, 0, 0, 0, 0, cmap,
+                                         ui.inspector.scale_mode);
         }
         const std::uintptr_t tex = ui.heatmaps && s ? ui.heatmaps->texture(slots[hd], range) : 0;
         // Label: "head 3" and, on attention maps, the row-sum status of this head.
@@ -164,18 +165,18 @@ void DrawHeadsPanel(const Trace& trace, UiState& ui) {
         if (hover.clicked) {  // open it large: the inspector shows exactly this head's slice
             const ui::SliceSpec spec = ui::head_slice(axes, shape, view.spec, hd);
             view.spec = spec;
-            ui.focused_head = static_cast<int>(hd);
+            ui.heads.focused = static_cast<int>(hd);
             ImGui::SetWindowFocus("###Tensor inspector");
         }
         ImGui::EndGroup();
     }
     const ui::ColorRange shared = ui::make_range(ui::RangeMode::Fixed, 0, 0, 0, 0, lo, hi, cmap, ui.inspector.scale_mode);
-    if (ui.heads_shared_scale && !first && grid.legend_in_slot) {  // in the slot after the last tile, as high as a tile
+    if (ui.heads.shared_scale && !first && grid.legend_in_slot) {  // in the slot after the last tile, as high as a tile
         ImGui::SameLine(0, gap);
         ColorLegend(shared, grid_in.label_h + tile.y, false, false);
     }
     ImGui::EndGroup();
-    if (ui.heads_shared_scale && !first && !grid.legend_in_slot) {
+    if (ui.heads.shared_scale && !first && !grid.legend_in_slot) {
         ImGui::SameLine(0, gap);
         ColorLegend(shared, std::min(grid_in.h, std::max(tile.y * 2.0f, ImGui::GetFontSize() * 8.0f)), false, false);
     }

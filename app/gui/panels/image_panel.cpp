@@ -82,7 +82,7 @@ void DrawVitSlideMaps(const VitSnapshot& vit, UiState& ui, float width, float he
 
 void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     if (!ui.vit.on_screen && !ui.vit.loading) return;
-    if (!ui.show_image) return;
+    if (!ui.panels.image) return;
     PlaceWindow(ui, ui::Panel::Image);
     // The title names the model and the picture, or only the picture when the panel is too narrow for
     // both (its width on the last frame; the (i) tooltip names both).
@@ -95,7 +95,8 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
     }
     // The scrollbar's room always kept: its coming and going (a caption one line longer) would
     // resize the pictures under the mouse.
-    const bool open = ImGui::Begin((title + "###Image").c_str(), &ui.show_image, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+    const bool open =
+        ImGui::Begin((title + "###Image").c_str(), &ui.panels.image, ImGuiWindowFlags_AlwaysVerticalScrollbar);
     panel_w = ImGui::GetWindowWidth();
     if (!open) {
         ImGui::End();

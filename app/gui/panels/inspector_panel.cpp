@@ -226,7 +226,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
 
     // ---- the slice and its texture (uploaded only when the slice changes)
     char key[256];
-    std::snprintf(key, sizeof key, "%llu/%s%s/%s", static_cast<unsigned long long>(ui.trace_generation),
+    std::snprintf(key, sizeof key, "%llu/%s%s/%s", static_cast<unsigned long long>(ui.frame.trace_generation),
                   show_diff ? "diff:" : "", step->name.c_str(), ui::describe_slice("", spec, shape.size()).c_str());
     std::snprintf(key + std::strlen(key), sizeof key - std::strlen(key), "/%d,%d", spec.row_axis, spec.col_axis);
     static const ui::Slice2D kEmpty;
@@ -295,7 +295,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                 ImGui::PushFont(fonts().mono);
                 if (hover.hovered) {
                     const auto idx = ui::full_index(spec, shape.size(), hover.row, hover.col);
-                    ui.follow.hover(step->name, idx, hover.clicked);  // followed while hovered; a click pins
+                    ui.follow.element.hover(step->name, idx, hover.clicked);  // followed while hovered; a click pins
                     const float v = slice.at(hover.row, hover.col);
                     const std::string what = show_diff ? _("(yours \u2212 reference) ") + step->name : step->name;
                     const std::string line = what + ui::format_index(idx) + " = " + ui::format_value(v);
@@ -336,7 +336,7 @@ void DrawInspectorPanel(const Trace& trace, UiState& ui) {
                                           ui::format_value(slice.max).c_str());
                 }
                 ImGui::PopFont();
-                if (ui.follow.pinned) FollowedLine(ui);
+                if (ui.follow.element.pinned) FollowedLine(ui);
                 if (any_marked)
                     ImGui::TextColored(rs->deviation_expected ? WarnColor() : BadColor(),
                                        _("flagged rows: |row sum - 1| > %.0e%s"), rs->tolerance,

@@ -64,19 +64,19 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
         ImGui::MenuItem(_("Tensor inspector"), nullptr, &ui.panels.inspector);
         ImGui::MenuItem(_("Heads"), nullptr, &ui.panels.heads);
         ImGui::MenuItem(_("Row sums"), nullptr, &ui.panels.row_sums);
-        ImGui::MenuItem(_("Gradients"), nullptr, &ui.show_gradients);
+        ImGui::MenuItem(_("Gradients"), nullptr, &ui.panels.gradients);
         ImGui::MenuItem(_("Beyond the textbook"), nullptr, trace.beyond ? &ui.beyond.visible : &ui.beyond.mask_visible,
                         trace.beyond != nullptr || trace.find("masked") != nullptr);
         ImGui::MenuItem(_("Attention map (flash)"), nullptr, &ui.flash_map.visible,
                         trace.beyond != nullptr && trace.beyond->flash != nullptr);
         ImGui::MenuItem(_("Config"), nullptr, &ui.panels.config, !ui.vit.on_screen);
-        ImGui::MenuItem(_("Follow an element"), nullptr, &ui.show_follow);
-        ImGui::MenuItem(_("Cost"), nullptr, &ui.show_cost);
-        if (ui.vit.on_screen) ImGui::MenuItem(_("Image (ViT)"), nullptr, &ui.show_image);
+        ImGui::MenuItem(_("Follow an element"), nullptr, &ui.panels.follow);
+        ImGui::MenuItem(_("Cost"), nullptr, &ui.panels.cost);
+        if (ui.vit.on_screen) ImGui::MenuItem(_("Image (ViT)"), nullptr, &ui.panels.image);
         ImGui::Separator();
-        if (ImGui::MenuItem(_("Zoom in"), "Ctrl+=")) ui.ui_scale = std::min(ui.ui_scale * 1.1f, ui::kMaxUiScale / ui.display_scale);
-        if (ImGui::MenuItem(_("Zoom out"), "Ctrl+-")) ui.ui_scale = std::max(ui.ui_scale / 1.1f, 0.5f);
-        if (ImGui::MenuItem(_("Reset zoom"), "Ctrl+0")) ui.ui_scale = 1.0f;
+        if (ImGui::MenuItem(_("Zoom in"), "Ctrl+=")) ui.scale.zoom_in();
+        if (ImGui::MenuItem(_("Zoom out"), "Ctrl+-")) ui.scale.zoom_out();
+        if (ImGui::MenuItem(_("Reset zoom"), "Ctrl+0")) ui.scale.zoom = 1.0f;
         if (ImGui::MenuItem(_("Reset layout"), "Ctrl+L")) ResetLayout(ui);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(_("Every panel back to its place and size for this window and zoom"));
@@ -90,8 +90,8 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
     }
     DrawBugZooMenu(trace, ui);
     if (ImGui::BeginMenu(_("Help"))) {
-        ImGui::MenuItem(_("Keys"), "F1", &ui.show_help);
-        ImGui::MenuItem(_("About attnscope"), nullptr, &ui.show_about);
+        ImGui::MenuItem(_("Keys"), "F1", &ui.panels.help);
+        ImGui::MenuItem(_("About attnscope"), nullptr, &ui.panels.about);
         ImGui::EndMenu();
     }
     // The open file and its block (a selector when the file holds several blocks).
@@ -145,25 +145,26 @@ void DrawMenuBar(const Trace& trace, UiState& ui) {
     // Where we are, and any status message, on the right.
     if (const Step* s = SelectedStep(trace, ui)) {
         ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-        ImGui::TextDisabled(_("step %d / %zu:"), ui.stepper.selected + 1, trace.steps.size());
+        ImGui::TextDisabled(_("step %d / %zu:"), ui.selection.stepper.selected + 1, trace.steps.size());
         ImGui::SameLine();
         ImGui::TextUnformatted(s->name.c_str());
         ImGui::SameLine();
         ImGui::TextDisabled("%s", ui::tr_code(s->code).c_str());
     }
-    if (!ui.status.empty() && ui.now - ui.status_time < 8.0) {
-        const float w = ImGui::CalcTextSize(ui.status.c_str()).x;
+    if (!ui.status.text.empty() && ui.frame.now - ui.status.time < 8.0) {
+        const float w = ImGui::CalcTextSize(ui.status.text.c_str()).x;
         ImGui::SameLine(ImGui::GetWindowWidth() - w - ImGui::GetFontSize());
-        ImGui::TextColored(WarnColor(), "%s", ui.status.c_str());
+        ImGui::TextColored(WarnColor(), "%s", ui.status.text.c_str());
     }
     ImGui::EndMainMenuBar();
 }
 
 void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
-    if (ui.show_help) {
+    if (ui.panels.help) {
         ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
                                 ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin(ui::window_title(_("Keys"), "Keys").c_str(), &ui.show_help, ImGuiWindowFlags_AlwaysAutoResize)) {
+        if (ImGui::Begin(ui::window_title(_("Keys"), "Keys").c_str(), &ui.panels.help,
+                         ImGuiWindowFlags_AlwaysAutoResize)) {
             const char* const keys[][2] = {
                 {"\u2190 / \u2192", _("previous / next step")},
                 {"Home / End", _("first / last step")},
@@ -191,10 +192,11 @@ void DrawHelpWindows(const Trace& /*trace*/, UiState& ui) {
         }
         ImGui::End();
     }
-    if (ui.show_about) {
+    if (ui.panels.about) {
         ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.4f),
                                 ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-        if (ImGui::Begin(ui::window_title(_("About attnscope"), "About").c_str(), &ui.show_about, ImGuiWindowFlags_AlwaysAutoResize)) {
+        if (ImGui::Begin(ui::window_title(_("About attnscope"), "About").c_str(), &ui.panels.about,
+                         ImGuiWindowFlags_AlwaysAutoResize)) {
             ImGui::Text(_("attnscope: step through multi-head attention"));
             ImGui::TextDisabled(_("Every panel reads the recorded trace of ViTAttention.forward;"));
             ImGui::TextDisabled(_("nothing on screen is recomputed by the UI."));

@@ -84,7 +84,7 @@ const Step* SelectedStep(const Trace& trace, const UiState& ui);
 // Play or Pause (the button, Space). The first Play, before the user moved, starts at the first step:
 // the opening step is where the maps are, but the lesson begins with the input.
 void TogglePlay(UiState& ui);
-// Records the last item's rectangle under `name` for the live tests (UiState::item_rects).
+// Records the last item's rectangle under `name` for the live tests (ui.frame.item_rects).
 void MarkItem(UiState& ui, const std::string& name);
 // BeginMenu, with the menu's label recorded as "menu:<id>".
 bool BeginMarkedMenu(UiState& ui, const char* label, const char* id, bool enabled = true);

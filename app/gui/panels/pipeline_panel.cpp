@@ -89,17 +89,17 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
     }
     // Playback controls.
     const char* keys = _("\u2190/\u2192 Home End Space");
-    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) ui.stepper.key(ui::StepKey::Prev);
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) ui.selection.stepper.key(ui::StepKey::Prev);
     ImGui::SameLine();
-    if (ImGui::Button(ui.stepper.playing ? _("Pause") : _("Play"), ImVec2(ImGui::GetFontSize() * 4, 0)))
+    if (ImGui::Button(ui.selection.stepper.playing ? _("Pause") : _("Play"), ImVec2(ImGui::GetFontSize() * 4, 0)))
         TogglePlay(ui);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("keys: %s"), keys);
     ImGui::SameLine();
-    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) ui.stepper.key(ui::StepKey::Next);
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) ui.selection.stepper.key(ui::StepKey::Next);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
-    float pace = static_cast<float>(ui.stepper.interval);
-    if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, _("%.1f s / step"))) ui.stepper.interval = pace;
+    float pace = static_cast<float>(ui.selection.stepper.interval);
+    if (ImGui::SliderFloat("##pace", &pace, 0.2f, 5.0f, _("%.1f s / step"))) ui.selection.stepper.interval = pace;
     // The keys beside the controls when they fit; always in the Play button's tooltip.
     if (FitsOnThisLine(ImGui::CalcTextSize(keys).x)) {
         ImGui::SameLine();
@@ -137,8 +137,8 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
         check_w = std::max(check_w, ImGui::CalcTextSize(status.back().label.c_str()).x);
     }
     // A bug whose code stops with a shape error: a last row for the step that failed.
-    const bool stopped = ui.zoo && ui.zoo->bug == ui.bug && !ui.zoo->failure.empty() && !ui.zoo->first_step.empty() &&
-                         !trace.find(ui.zoo->first_step);
+    const bool stopped = ui.zoo.run && ui.zoo.run->bug == ui.zoo.bug && !ui.zoo.run->failure.empty() &&
+                         !ui.zoo.run->first_step.empty() && !trace.find(ui.zoo.run->first_step);
     const std::string stops = _("\u2717 shape error: the run stops here");
     if (stopped) check_w = std::max(check_w, ImGui::CalcTextSize(stops.c_str()).x);
     const float cell = 2.0f * ImGui::GetStyle().CellPadding.x + 1.0f;
@@ -172,13 +172,13 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             const bool clicked = ImGui::Selectable(label, is_selected, ImGuiSelectableFlags_SpanAllColumns);
             if (loaded) ImGui::PopStyleColor();
             if (clicked) {
-                ui.stepper.set_count(static_cast<int>(trace.steps.size()));
-                ui.stepper.select(static_cast<int>(i));
+                ui.selection.stepper.set_count(static_cast<int>(trace.steps.size()));
+                ui.selection.stepper.select(static_cast<int>(i));
             }
-            if (is_selected && (ui.stepper.playing || ui.scroll_to_selection)) {
+            if (is_selected && (ui.selection.stepper.playing || ui.selection.scroll_into_view)) {
                 ImGui::SetScrollHereY(0.5f);
                 // Tables are laid out a frame late: keep asking until the row is really on screen.
-                if (ImGui::IsItemVisible() && ImGui::GetFrameCount() > 2) ui.scroll_to_selection = false;
+                if (ImGui::IsItemVisible() && ImGui::GetFrameCount() > 2) ui.selection.scroll_into_view = false;
             }
             if (ImGui::IsItemHovered()) {
                 ImGui::BeginTooltip();
@@ -244,9 +244,9 @@ void DrawPipelinePanel(const Trace& trace, UiState& ui) {
             ImGui::TableNextColumn();
             ImGui::TextDisabled("%zu", trace.steps.size());
             ImGui::TableNextColumn();
-            ImGui::TextColored(BadColor(), "%s", ui.zoo->first_step.c_str());
+            ImGui::TextColored(BadColor(), "%s", ui.zoo.run->first_step.c_str());
             ImGui::TableNextColumn();
-            const std::string& failure = ui.zoo->failure;
+            const std::string& failure = ui.zoo.run->failure;
             ImGui::TextColored(BadColor(), "ShapeError");
             if (ImGui::IsItemHovered()) {
                 ImGui::BeginTooltip();

@@ -264,7 +264,8 @@ void DrawAxisRows(const Trace& trace, const Step& step, const UiState& ui) {
     }
     dl->ChannelsSetCurrent(1);
     // The output row, animated from the input positions for a moment after a step change.
-    const float t = ui.animate ? ui::ease_in_out(static_cast<float>((ui.now - ui.step_changed_at) / 0.7)) : 1.0f;
+    const float t =
+        ui.frame.animate ? ui::ease_in_out(static_cast<float>((ui.frame.now - ui.selection.changed_at) / 0.7)) : 1.0f;
     dl->AddText(ImVec2(origin.x, out_y + fs * 0.7f), text, step.name.c_str());
     for (std::size_t i = 0; i < out.x.size(); ++i) {
         float x = out.x[i];
@@ -424,7 +425,7 @@ void DrawShapePanel(const Trace& trace, UiState& ui) {
     // A zoo bug's rewritten line does something else than the story tells: the Bug zoo explains it.
     const bool buggy_line = step->code.find("# BUG") != std::string::npos;
     if (!story.text.empty() && !buggy_line) WrappedText(ui::narrative_lead(story.text).c_str());
-    if (ui.start_hint)
+    if (ui.selection.start_hint)
         WrappedText(OkColor(), _("Start here: press Play (in the pipeline list) or \u2192 to go through the layer one step at a time."));
 
     DrawAxisRows(trace, *step, ui);

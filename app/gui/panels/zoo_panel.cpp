@@ -21,7 +21,7 @@ void DrawBugZooMenu(const Trace& /*trace*/, UiState& ui) {
     ImGui::TextDisabled("%s", _("one classic mistake at a time, run beside the correct pipeline"));
     ImGui::Separator();
     for (const BugInfo& b : bug_infos()) {
-        const bool on = ui.bug == b.bug && (b.bug == Bug::None || ui.zoo);
+        const bool on = ui.zoo.bug == b.bug && (b.bug == Bug::None || ui.zoo.run);
         if (ImGui::MenuItem(b.bug == Bug::None ? _("None (the correct pipeline)") : ui::tr_core(b.title), nullptr, on))
             ui.ask(command::ShowBug{b.bug});
         MarkItem(ui, std::string("bug:") + b.key);
@@ -39,8 +39,8 @@ void DrawBugZooMenu(const Trace& /*trace*/, UiState& ui) {
 }
 
 void DrawZooPanel(const Trace& trace, UiState& ui) {
-    if (!ui.zoo || ui.zoo->bug == Bug::None) return;
-    const ZooRun& z = *ui.zoo;
+    if (!ui.zoo.run || ui.zoo.run->bug == Bug::None) return;
+    const ZooRun& z = *ui.zoo.run;
     const BugInfo& info = bug_info(z.bug);
     static Bug shown = Bug::None;  // bring the panel to the front when another bug is switched on
     if (shown != z.bug) ImGui::SetNextWindowFocus();
@@ -100,7 +100,7 @@ void DrawZooPanel(const Trace& trace, UiState& ui) {
         for (const StepComparison& c : z.comparison.steps) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            if (ImGui::Selectable(c.step.c_str(), c.step == ui.selected_step, ImGuiSelectableFlags_SpanAllColumns))
+            if (ImGui::Selectable(c.step.c_str(), c.step == ui.selection.step, ImGuiSelectableFlags_SpanAllColumns))
                 SelectStep(trace, ui, c.step);
             if (!c.ok() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui::tr_core(c.diagnosis));
             ImGui::TableNextColumn();

@@ -35,9 +35,10 @@ bool Moving(const UiState& ui, double now) {
     bool held = ImGui::IsAnyItemActive();
     for (bool down : io.MouseDown) held = held || down;
     for (bool down : io.KeysDown) held = held || down;
-    const bool step_animation = ui.animate && now - ui.step_changed_at < 0.8;  // the shape view's 0.7 s
+    const bool step_animation = ui.frame.animate && now - ui.selection.changed_at < 0.8;  // the shape view's 0.7 s
     const bool working = ui.engine.busy || ui.vit.loading || !ui.file.loading.empty();
-    return held || step_animation || working || ui.stepper.playing || ui.animating || ui.scroll_to_selection;
+    return held || step_animation || working || ui.selection.stepper.playing || ui.frame.animating ||
+           ui.selection.scroll_into_view;
 }
 
 }  // namespace
@@ -78,15 +79,15 @@ bool FramePacer::wait(double now) {
 }
 
 void FramePacer::frame_done(const UiState& ui) {
-    const double now = ui.now;
+    const double now = ui.frame.now;
     if (settle_frames_ > 0) --settle_frames_;
-    const std::uint64_t generation = ui.trace_generation + ui.vit.generation;
+    const std::uint64_t generation = ui.frame.trace_generation + ui.vit.generation;
     // A run that ended without a new trace (an error, the head-count question) opens a modal, which
     // ImGui shows a frame later: the end of any run settles like a new trace.
     const bool busy = ui.engine.busy || ui.vit.loading;
-    if (generation != seen_generation_ || ui.stepper.selected != seen_step_ || busy != seen_busy_) {
+    if (generation != seen_generation_ || ui.selection.stepper.selected != seen_step_ || busy != seen_busy_) {
         seen_generation_ = generation;
-        seen_step_ = ui.stepper.selected;
+        seen_step_ = ui.selection.stepper.selected;
         seen_busy_ = busy;
         settle_frames_ = kSettleFrames;
     }
@@ -95,7 +96,7 @@ void FramePacer::frame_done(const UiState& ui) {
     auto at = [&](double t) {
         if (t > now) deadline_ = deadline_ > 0.0 ? std::min(deadline_, t) : t;
     };
-    if (!ui.status.empty()) at(ui.status_time + 8.0 + 0.01);  // menus.cpp shows it for 8 s
+    if (!ui.status.text.empty()) at(ui.status.time + 8.0 + 0.01);                        // menus.cpp shows it for 8 s
     if (GImGui->SettingsDirtyTimer > 0.0f) at(now + GImGui->SettingsDirtyTimer + 0.01);  // imgui.ini
 }
 

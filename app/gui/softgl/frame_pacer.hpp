@@ -6,7 +6,7 @@
 //     ImGui settles (hover, popups, auto-sized windows, requests the panels leave for the loop);
 //   - continuously while something moves: playback, the axis animation after a step change, a
 //     worker run (progress bar), a mouse button or key held, an active widget (text cursor, drag),
-//     the pipeline list scrolling to the selected step, a panel that says it animates (ui.animating);
+//     the pipeline list scrolling to the selected step, a panel that says it animates (ui.frame.animating);
 //   - once at each deadline (the status line disappearing, ImGui saving the window layout).
 // --screenshot and --bench-gui never wait: every frame they ask for is drawn.
 #pragma once
@@ -24,7 +24,7 @@ public:
     // Installs the input callbacks; call before ImGui_ImplGlfw_InitForOpenGL (which chains to them).
     void install(GLFWwindow* window);
     // Blocks until input arrives or a frame is due; returns true when the frame must be drawn.
-    // Times are seconds on the clock of UiState::now.
+    // Times are seconds on the clock of FrameState::now.
     bool wait(double now);
     // After a frame: what the frame left moving, its deadlines, and whether it changed the trace or
     // the selection or a run started or ended (then a few more frames follow, as after input).

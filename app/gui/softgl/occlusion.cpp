@@ -1,5 +1,7 @@
 #include "softgl/occlusion.hpp"
 
+#include "softgl/softgl.hpp"
+
 #include <imgui.h>
 #include <imgui_internal.h>
 

@@ -3,7 +3,8 @@
 // still builds and submits its draw lists, and under software GL (Mesa llvmpipe) every pixel of
 // every submitted window costs CPU. DropCoveredWindows() removes, after ImGui::Render(), the draw
 // lists of every window that an opaque window in front of it covers completely. What is on screen
-// does not change: the front window's background is opaque over the whole covered rectangle.
+// does not change: the front window's background is opaque over the whole covered rectangle. A
+// panel asks whether it was covered through softgl.hpp's SkipCoveredWindow().
 #pragma once
 
 struct ImDrawData;
@@ -13,11 +14,6 @@ namespace attnscope {
 // Removes the covered windows' draw lists (and their child windows') from draw_data and fixes its
 // vertex and index totals. Returns how many draw lists were removed.
 int DropCoveredWindows(ImDrawData* draw_data);
-
-// Inside Begin()/End(): DropCoveredWindows() found the current window completely covered at the
-// end of the last frame. A panel can then skip its work (the Heads grid its slices and texture
-// uploads: nothing of it is on screen); the call notes that it did.
-bool SkipCoveredWindow();
 
 // After DropCoveredWindows(): a window skipped its work this frame but is no longer covered (the
 // window in front was closed or moved), so one more frame must be drawn.

@@ -1,11 +1,8 @@
-// The software-GL work-arounds that change what a frame draws, as switches. Each piece is on unless
-// ATTNSCOPE_SOFTGL_OFF names it (a comma-separated list: backdrop, fringe, occlusion), so that
-// --bench-gui can measure what each one buys under llvmpipe (docs/benchmark.md). Screenshots are
-// the same with any piece off, but for fringe's anti-aliased edges.
-//
-//   backdrop   the clear paints the panels' backgrounds where nothing overlaps them (backdrop.hpp)
-//   fringe     convex fills without their anti-aliased fringe (software GL only)
-//   occlusion  a window wholly covered by another is not drawn (occlusion.hpp)
+// The software-GL work-arounds that change what a frame draws (softgl.hpp lists them), as switches.
+// Each piece is on unless ATTNSCOPE_SOFTGL_OFF names it (a comma-separated list: backdrop, fringe,
+// occlusion), so that --bench-gui can measure what each one buys under llvmpipe
+// (docs/benchmark.md). Screenshots are the same with any piece off, but for fringe's anti-aliased
+// edges.
 #pragma once
 
 #include <string_view>
