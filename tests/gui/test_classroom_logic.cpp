@@ -489,13 +489,13 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     // malformed fixture, every file of the readers' tests, a missing file, a folder without .npy
     // files and a file of no known type.
     const fs::path data = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data";
-    auto open_error = [](const std::string& path) -> std::string {
+    auto open_error = [](const std::string& path) -> Message {  // what the Cannot open dialog shows
         try {
             EngineRunner::file_job(path, std::nullopt, std::nullopt, "")(RunHooks{});
         } catch (const std::exception& e) {
-            return e.what();
+            return message_of(e);
         }
-        return "";
+        return {};
     };
     std::vector<fs::path> files;
     for (const char* folder : {"activations/bad", "torch/bad", "io", "zoo", "torch"})
@@ -506,7 +506,8 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     files.push_back(data / "io");  // a folder of .npy files that are not attention
     files.push_back(data / "vit");  // a folder without .npy files
     std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) add("open " + f.filename().string(), open_error(f.string()));
+    for (const fs::path& f : files)
+        if (const Message error = open_error(f.string()); !error.empty()) coded("open " + f.filename().string(), error);
     return out;
 }
 
@@ -548,10 +549,11 @@ TEST_CASE("i18n: core texts are matched by template, arguments and all") {
     CHECK(has_cjk(tr_code("attn.softmax(dim=-2)   # BUG: over the queries")));
     CHECK(tr_code("attn.softmax(dim=-2)   # BUG: over the queries").rfind("attn.softmax(dim=-2)   # ", 0) == 0);
     // A file's error: the path is an argument, kept as it is, whatever the template.
-    CHECK(std::string(tr_core("/data/x.npz: not a readable .npz (zip archive): Not a zip archive")) ==
-          "/data/x.npz：不是可读的 .npz（zip 归档）：不是 zip 归档");
-    CHECK(std::string(tr_core("/data/a b.npy has 33 axes; attnscope reads at most 32")).rfind("/data/a b.npy 有 33 个轴", 0) == 0);
-    CHECK(std::string(tr_core("--dim 100 is not divisible by --heads 8 (head_dim c = C / h must be a whole number)"))
+    CHECK(tr_message(Message(Msg::zip_unreadable, {{"file", "/data/x.npz"}, {"reason", "Not a zip archive"}})
+                         .with("kind", Message(Msg::kind_npz))) == "/data/x.npz：不是可读的 .npz（zip 归档）：不是 zip 归档");
+    CHECK(tr_message(Message(Msg::tensor_too_many_axes, {{"file", "/data/a b.npy"}, {"axes", "33"}, {"max", "32"}}))
+              .rfind("/data/a b.npy 有 33 个轴", 0) == 0);
+    CHECK(tr_message(validate([] { AttentionConfig c; c.dim = 100; return c; }(), UINT64_MAX).front())
               .rfind("--dim 100 不能被 --heads 8 整除", 0) == 0);
     set_language(Language::English);
     CHECK(std::string(tr_core("new contiguous tensor")) == "new contiguous tensor");

@@ -229,10 +229,12 @@ std::string tr_message_in(Language language, const Message& message) {
         for (const MessageArg& a : message.args)
             if (a.name == name) {
                 // An argument is data, kept as it is; but {file} may name a member of the file as core
-                // labels it ("x.npz: member 'a.npy'"): the path stays, the label's words translate.
+                // labels it ("x.npz: member 'a.npy'"): the path stays, the label's words translate;
+                // and a {reason} in a library's words (libzip's "Not a zip archive") translates where
+                // the catalogue has it.
                 out += a.nested ? tr_message_in(language, *a.nested)
-                       : name == "file" ? tr_core_in(language, a.text)
-                                        : a.text;
+                       : name == "file" || name == "reason" ? tr_core_in(language, a.text)
+                                                            : a.text;
                 return true;
             }
         return false;
