@@ -131,7 +131,7 @@ public:
     bool has_file_name(const std::string& name) const { return source_.find(name) != nullptr; }
 
     [[noreturn]] void fail(Message problem) const {
-        throw FileError(Message(Msg::vit_checkpoint, {{"file", source_.path()}}).with("problem", std::move(problem)));
+        throw FileError(Message(Msg::file_problem, {{"file", source_.path()}}).with("problem", std::move(problem)));
     }
 
     // The shape in the listing (nothing is read yet).

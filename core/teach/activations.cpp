@@ -265,7 +265,7 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
         try {
             cfg = reference_config(*x, *weights, *h);
         } catch (const FileError& e) {
-            throw FileError(Message(Msg::steps_config_problem, {{"file", path}}).with("problem", e.message));
+            throw FileError(Message(Msg::file_problem, {{"file", path}}).with("problem", e.message));
         }
         reference = run_attention(cfg, weights->weights, *x);
         report = compare_steps(*reference, weights->weights, user);
