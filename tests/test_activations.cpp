@@ -144,7 +144,8 @@ TEST_CASE("a checkpoint without activations runs the reference on a seeded input
     for (const Step& s : ft.trace.steps) CHECK(s.origin == StepOrigin::Computed);
     CHECK(ft.trace.config.dim == 24);
     CHECK(ft.trace.config.tokens == 5);  // from pos_embed [1, 5, 24]
-    CHECK(std::find(ft.notes.begin(), ft.notes.end(), "heads h = 4 (chosen)") != ft.notes.end());
+    const std::vector<std::string> notes = english(ft.notes);
+    CHECK(std::find(notes.begin(), notes.end(), "heads h = 4 (chosen)") != notes.end());
     CHECK(open_trace("timm_model.safetensors", 0, 4).trace.config.heads == 4);
 }
 
@@ -153,7 +154,7 @@ TEST_CASE("a folder of .npy without weights shows only its steps and says why") 
     for (const Step& s : ft.trace.steps) CHECK(s.origin == StepOrigin::Loaded);
     CHECK(names(ft.trace) == std::vector<std::string>{"input", "q", "k", "v", "attn", "out"});
     bool said = false;
-    for (const std::string& n : ft.notes) said |= n.find("no attention weights") != std::string::npos;
+    for (const std::string& n : english(ft.notes)) said |= n.find("no attention weights") != std::string::npos;
     CHECK(said);
 }
 
@@ -176,7 +177,7 @@ TEST_CASE("bad files: a FileError naming the file, or a trace that flags the NaN
     const FileTrace ints = open_trace("bad/int64.npz");
     CHECK(names(ints.trace) == std::vector<std::string>{"attn"});
     REQUIRE(!ints.notes.empty());
-    CHECK(ints.notes.front().find("skipped tensor 'labels'") == 0);
+    CHECK(english(ints.notes.front()).find("skipped tensor 'labels'") == 0);
     const FileTrace nan = open_trace("bad/nan_attn.npz");
     CHECK(!nan.trace.checks.nonfinite.ok());
     CHECK(nan.trace.checks.nonfinite.first_step == "attn");

@@ -53,21 +53,21 @@ TEST_CASE("a torchvision state dict does not say h: refused naming --heads and t
     CHECK_THROWS_WITH_AS(load_vit_model(model.string(), std::nullopt, kNoLimit), doctest::Contains(kDivisors64.c_str()),
                          HeadsUnknown);
     const VitModel m = load_vit_model(model.string(), 4, kNoLimit);
-    CHECK(m.heads_from == "--heads");
+    CHECK(english(m.heads_from) == "--heads");
     check_vit(m, kData / "vit");
 }
 
 TEST_CASE("a training checkpoint's config and a Hugging Face config.json give h, and say so") {
     const VitModel ckpt = load_vit_model((kData / "checkpoint" / "checkpoint.pth").string(), std::nullopt, kNoLimit);
     CHECK(ckpt.config.heads == 4);
-    CHECK(ckpt.heads_from == "config.num_heads in the checkpoint");
+    CHECK(english(ckpt.heads_from) == "config.num_heads in the checkpoint");
     check_vit(ckpt, kData / "vit");
 
     const fs::path hf = kData / "hf_folder" / "pytorch_model.bin";
     const VitModel h = load_vit_model(hf.string(), std::nullopt, kNoLimit);
     CHECK(h.config.family == VitFamily::HuggingFace);
     CHECK(h.config.heads == 4);
-    CHECK(h.heads_from == "num_attention_heads in " + (kData / "hf_folder" / "config.json").string());
+    CHECK(english(h.heads_from) == "num_attention_heads in " + (kData / "hf_folder" / "config.json").string());
     check_vit(h, kData / "hf_folder");
     CHECK(load_vit_model(hf.string(), 2, kNoLimit).config.heads == 2);  // --heads first
 }
@@ -87,7 +87,7 @@ TEST_CASE("the published ViTs are recognised by width, depth and MLP; anything e
         CHECK(found.has_value() == (c.heads != 0));
         if (found) CHECK(found->heads == c.heads);
     }
-    CHECK(heads_from_file(source, {1280, 32, 5120})->from == "torchvision's vit_h_14, timm's huge ViT (D 1280, 32 blocks)");
+    CHECK(english(heads_from_file(source, {1280, 32, 5120})->from) == "torchvision's vit_h_14, timm's huge ViT (D 1280, 32 blocks)");
     CHECK(head_count_choices(12) == std::vector<std::size_t>{1, 2, 3, 4, 6, 12});
     CHECK(head_count_suggestion(64) == 1);
     CHECK(head_count_suggestion(768) == 12);
@@ -127,8 +127,8 @@ TEST_CASE("nn.TransformerEncoder: its state dict does not say h; its hparams do;
     CHECK(chosen.trace.config.heads == 4);
     const FileTrace said = trace_from_file(TensorSource::open((kData / "encoder" / "enc_hparams.pt").string()), 1);
     CHECK(said.trace.config.heads == 4);
-    CHECK(std::find(said.notes.begin(), said.notes.end(), "heads h = 4 (from hparams.nhead in the checkpoint)") !=
-          said.notes.end());
+    const std::vector<std::string> notes = english(said.notes);
+    CHECK(std::find(notes.begin(), notes.end(), "heads h = 4 (from hparams.nhead in the checkpoint)") != notes.end());
 }
 
 TEST_CASE("command line: no number from a guessed head count; exit 2 naming --heads") {

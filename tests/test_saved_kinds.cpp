@@ -109,8 +109,8 @@ TEST_CASE("a legacy checkpoint and a whole module say their head count; a legacy
         CAPTURE(file);
         const VitModel m = load_vit_model((kData / file).string(), std::nullopt, kNoLimit);
         CHECK(m.config.heads == 4);
-        CHECK(m.heads_from.find("encoder.layers.encoder_layer_0.") != std::string::npos);
-        CHECK(m.heads_from.find("num_heads in the file") != std::string::npos);
+        CHECK(english(m.heads_from).find("encoder.layers.encoder_layer_0.") != std::string::npos);
+        CHECK(english(m.heads_from).find("num_heads in the file") != std::string::npos);
         check_logits(m);
     }
 }
@@ -125,7 +125,7 @@ TEST_CASE("numpy values in a checkpoint: scalars are read, an array is listed, t
         CHECK(english(source.find("class_weights")->problem).find("a numpy array [5] of f4") != std::string::npos);
         const VitModel m = load_vit_model((kData / file).string(), std::nullopt, kNoLimit);
         CHECK(m.config.heads == 4);
-        CHECK(m.heads_from.find("config.num_heads") != std::string::npos);
+        CHECK(english(m.heads_from).find("config.num_heads") != std::string::npos);
         check_logits(m);
     }
     // scalar(dtype(code) with byte order, _codecs.encode(8 latin1 characters)), as protocol 2 writes it.
@@ -252,9 +252,10 @@ TEST_CASE("forward-hook captures: the attention maps are found by their values a
         CHECK(attn.axes() == Axes{"B", "h", "N", "N'"});
         CHECK(same_bits(attn.tensor().values, expected.load("hooks/vit_capture.pt/" + module + ".1")));
         CHECK(t.trace.config.heads == 4);
-        CHECK(std::find(t.notes.begin(), t.notes.end(),
+        const std::vector<std::string> notes = english(t.notes);
+        CHECK(std::find(notes.begin(), notes.end(),
                         "attention map of " + module + ": tensor '" + module + ".1' [1, 4, 17, 17], found by its values "
-                        "(rows sum to 1)") != t.notes.end());
+                        "(rows sum to 1)") != notes.end());
         REQUIRE(t.trace.checks.row_sums.size() == 1);
         CHECK(t.trace.checks.row_sums[0].ok());
         CHECK(t.trace.checks.row_sums[0].rows == 4 * 17);
@@ -263,7 +264,8 @@ TEST_CASE("forward-hook captures: the attention maps are found by their values a
     const FileTrace mean = trace_from_file(TensorSource::open((kData / "hooks" / "mean_capture.pt").string()), 1);
     REQUIRE(mean.trace.steps.size() == 1);
     CHECK(mean.trace.steps[0].shape() == Shape{1, 1, 17, 17});
-    CHECK(std::any_of(mean.notes.begin(), mean.notes.end(), [](const std::string& n) {
+    const std::vector<std::string> mean_notes = english(mean.notes);
+    CHECK(std::any_of(mean_notes.begin(), mean_notes.end(), [](const std::string& n) {
         return n.find("the heads' mean [B, N, N'], shown as one head") != std::string::npos;
     }));
     // Outputs [1, 17, 64] and maps whose rows do not sum to 1 are not taken for attention.

@@ -141,7 +141,7 @@ TEST_CASE("golden: logits and every block's attention equal PyTorch's within 1e-
         CHECK(model.config.heads == meta["heads"]);
         CHECK(model.config.mlp_hidden == meta["mlp_hidden"]);
         CHECK(model.config.classes == meta["classes"]);
-        CHECK(model.heads_from == (meta["metadata"] ? "metadata num_heads" : "--heads"));
+        CHECK(english(model.heads_from) == (meta["metadata"] ? "metadata num_heads" : "--heads"));
         const VitTrace trace = run_vit(model, Tensor{read_npy((dir / "pixels.npy").string()), {}});
         const double logits = worst_vs_torch(trace.logits(), read_npy((dir / "logits.npy").string()));
         MESSAGE(name << ": logits at " << logits << " of the 1e-4 bound");
@@ -234,8 +234,8 @@ TEST_CASE("heads come from --heads, else the metadata; a file that says nothing 
     const fs::path meta = kVit / "meta_i32_p8_d64_h4_l2" / "model.safetensors";
     const fs::path nometa = kVit / "nometa_i48_p8_d128_h2_l3" / "model.safetensors";
     CHECK(load_vit_model(meta.string(), std::nullopt, kNoLimit).config.heads == 4);
-    CHECK(load_vit_model(meta.string(), 2, kNoLimit).heads_from == "--heads");
-    CHECK(load_vit_model(meta.string(), std::nullopt, kNoLimit).heads_from == "metadata num_heads");
+    CHECK(english(load_vit_model(meta.string(), 2, kNoLimit).heads_from) == "--heads");
+    CHECK(english(load_vit_model(meta.string(), std::nullopt, kNoLimit).heads_from) == "metadata num_heads");
     // D = 128 with 3 blocks is no published ViT's: dim / 64 would say 2 heads, and is not taken.
     CHECK_THROWS_WITH_AS(load_vit_model(nometa.string(), std::nullopt, kNoLimit),
                          (nometa.string() + ": the file does not say how many heads its attention has (dim 128; no "

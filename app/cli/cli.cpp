@@ -246,7 +246,7 @@ int cmd_run(RunArgs& args) {
         if (!o.heads->count()) {
             const HeadCount count = resolve_heads(source, {cfg.dim, 0, 0}, std::nullopt);
             cfg.heads = count.heads;
-            std::printf("heads h = %zu from %s\n", count.heads, count.from.c_str());
+            std::printf("heads h = %zu from %s\n", count.heads, english(count.from).c_str());
         }
         // Hugging Face's names: the steps show ViTSelfAttention's lines unless --reference says otherwise.
         if (found.convention == kHuggingFaceConvention && !o.reference->count()) cfg.reference = Reference::hf;

@@ -318,7 +318,7 @@ int run_vit_command(const VitOptions& o) {
                 "%zu heads (%s), MLP %zu, %zu classes\n",
                 o.model.c_str(), vit_family_name(c.family), c.image_size, c.image_size, embedding.c_str(), c.grid(), c.grid(),
                 c.prefix_tokens() == 2 ? "class and distillation tokens" : "class token", c.tokens(), c.dim, c.depth,
-                c.heads, model.heads_from.c_str(), c.mlp_hidden, c.classes);
+                c.heads, english(model.heads_from).c_str(), c.mlp_hidden, c.classes);
     if (o.no_pos_embed) std::printf("position embeddings: off (pos_embed set to zeros)\n");
     if (c.layer_scale) std::printf("LayerScale: ls1.gamma and ls2.gamma in every block (recorded as ls1, ls2)\n");
     if (c.records_drop_path()) print_drop_paths(trace);

@@ -822,10 +822,7 @@ void OpenFile(Gui& g, const std::string& path) {
         } else if (!model.empty()) {
             StartVit(g.runner, ui, EngineRunner::vit_job(model, ui.file.picture, VitHeads(g)));
         } else {
-            ui.file.error = plain_text(path +
-                            ": a picture needs a ViT model: open a ViT checkpoint (File > "
-                            "Open) and it runs on this picture, or start attnscope with "
-                            "--model FILE --image PICTURE (make run opens the demo model)");
+            ui.file.error = Message(Msg::picture_needs_model, {{"file", path}});
             ui.file.error_shown = false;
         }
     }
@@ -1102,7 +1099,8 @@ std::string StateReport(const Gui& g) {
     j["message_shown"] = ui::tr_message(ui.file.error);  // the same as the dialog words it, in the UI's language
     j["modal"] = ui.modal_on_screen;  // the modal drawn this frame: "cannot_open", "heads_question" or ""
     j["heads"] = g.trace ? g.trace->config.heads : 0;
-    j["file_notes"] = ui.file.notes;  // where input, weights and heads came from
+    j["file_notes"] = nlohmann::json::array();  // where input, weights and heads came from
+    for (const Message& note : ui.file.notes) j["file_notes"].push_back(english(note));
     j["heads_question"] = ui.heads_question.path.empty()
                               ? nlohmann::json(nullptr)
                               : nlohmann::json{{"path", ui.heads_question.path},

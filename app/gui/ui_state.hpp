@@ -180,7 +180,7 @@ struct OpenFile {
     std::string path;                   // the file whose trace is on screen
     std::vector<std::size_t> blocks;    // its blocks (a selector when more than one)
     std::optional<std::size_t> block;   // the block shown
-    std::vector<std::string> notes;     // where input, weights, heads came from
+    std::vector<Message> notes;         // where input, weights, heads came from
     std::string vit_family;             // the file is a whole ViT of this family: a picture runs it
     std::string picture;                // the last picture opened: a whole ViT opened next runs on it
     std::string loading;                // a file job is running for this path

@@ -18,14 +18,14 @@ constexpr const char* kCountNames[] = {"num_heads", "nhead", "n_heads", "heads",
 // Published ViTs, identified by width, depth and an MLP of 4 D.
 struct Published {
     std::size_t dim, depth, heads;
-    const char* name;
+    Msg name;
 };
 constexpr Published kPublished[] = {
-    {192, 12, 3, "timm's and DeiT's tiny ViT"},
-    {384, 12, 6, "timm's and DeiT's small ViT"},
-    {768, 12, 12, "torchvision's vit_b_16 and vit_b_32, timm's and DeiT's base ViT"},
-    {1024, 24, 16, "torchvision's vit_l_16 and vit_l_32, timm's large ViT"},
-    {1280, 32, 16, "torchvision's vit_h_14, timm's huge ViT"},
+    {192, 12, 3, Msg::published_vit_tiny},
+    {384, 12, 6, Msg::published_vit_small},
+    {768, 12, 12, Msg::published_vit_base},
+    {1024, 24, 16, Msg::published_vit_large},
+    {1280, 32, 16, Msg::published_vit_huge},
 };
 
 // config.json beside a file is a few kilobytes; a larger one is not Hugging Face's.
@@ -60,7 +60,9 @@ void from_metadata(const TensorSource& source, std::vector<HeadCount>& said) {
         if (!n)
             throw FileError(Message(top ? Msg::heads_metadata_not_whole : Msg::heads_entry_not_whole,
                                     {{"file", source.path()}, {"key", key}, {"value", text.substr(0, 40)}}));
-        said.push_back({*n, top ? "metadata num_heads" : key + (in_config ? " in the checkpoint" : " in the file")});
+        said.push_back({*n, top         ? Message(Msg::heads_from_metadata)
+                            : in_config ? Message(Msg::heads_from_checkpoint_entry, {{"key", key}})
+                                        : Message(Msg::heads_from_attribute, {{"key", key}})});
     }
 }
 
@@ -84,7 +86,7 @@ void from_config_json(const TensorSource& source, std::vector<HeadCount>& said) 
         if (!n)
             throw FileError(Message(Msg::heads_config_not_whole,
                                     {{"file", shown}, {"key", name}, {"value", j[name].dump().substr(0, 40)}}));
-        said.push_back({*n, std::string(name) + " in " + shown});
+        said.push_back({*n, Message(Msg::heads_from_config_json, {{"key", name}, {"file", shown}})});
     }
 }
 
@@ -123,24 +125,25 @@ std::optional<HeadCount> heads_from_file(const TensorSource& source, const Model
         if (s.heads != said.front().heads)
             throw FileError(Message(Msg::heads_disagree, {{"file", source.path()}, {"heads", std::to_string(said.front().heads)},
                                                           {"heads2", std::to_string(s.heads)}})
-                                .with("from", plain_text(said.front().from))
-                                .with("from2", plain_text(s.from)));
+                                .with("from", said.front().from)
+                                .with("from2", s.from));
         if (sizes.dim % s.heads != 0)
             throw FileError(Message(Msg::heads_do_not_divide, {{"file", source.path()}, {"heads", std::to_string(s.heads)},
                                                                {"dim", std::to_string(sizes.dim)},
                                                                {"choices", divisors_text(sizes.dim)}})
-                                .with("from", plain_text(s.from)));
+                                .with("from", s.from));
     }
     if (!said.empty()) return said.front();
     for (const Published& p : kPublished)
         if (p.dim == sizes.dim && p.depth == sizes.depth && sizes.mlp == 4 * p.dim)
-            return HeadCount{p.heads, p.name + std::string(" (D ") + std::to_string(p.dim) + ", " +
-                                          std::to_string(p.depth) + " blocks)"};
+            return HeadCount{p.heads, Message(Msg::heads_from_published, {{"dim", std::to_string(p.dim)},
+                                                                          {"depth", std::to_string(p.depth)}})
+                                          .with("model", Message(p.name))};
     return std::nullopt;
 }
 
 HeadCount resolve_heads(const TensorSource& source, const ModelSizes& sizes, std::optional<std::size_t> heads) {
-    if (heads) return {*heads, "--heads"};
+    if (heads) return {*heads, Message(Msg::heads_from_option)};
     if (std::optional<HeadCount> found = heads_from_file(source, sizes)) return *found;
     throw HeadsUnknown(source.path(), sizes.dim);
 }

@@ -29,8 +29,8 @@ namespace attnscope {
 
 struct HeadCount {
     std::size_t heads = 0;
-    std::string from;  // "--heads", "metadata num_heads", "config.num_heads in the checkpoint",
-                       // "num_attention_heads in config.json", "torchvision's vit_b_16 ... (D 768, 12 blocks)"
+    Message from;  // "--heads", "metadata num_heads", "config.num_heads in the checkpoint",
+                   // "num_attention_heads in config.json", "torchvision's vit_b_16 ... (D 768, 12 blocks)"
 };
 
 // The sizes the architecture table is matched on; mlp 0 when the file has no MLP (one attention layer).

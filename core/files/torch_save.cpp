@@ -423,7 +423,7 @@ std::map<std::string, TorchTensor> list_object(const std::string& path, const Un
         info.dtype = t.dtype;
         info.shape = t.shape;
         if (!is_float_dtype(t.dtype)) {
-            info.problem = plain_text(label + " has dtype " + t.dtype + "; attnscope reads F16, BF16, F32, F64 tensors");
+            info.problem = Message(Msg::st_dtype_not_float, {{"file", label}, {"dtype", t.dtype}});
             info.listed_only = true;
         }
         loadable.emplace(item.name, std::move(t));

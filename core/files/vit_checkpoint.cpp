@@ -233,7 +233,7 @@ bool read_stem_config(const Checkpoint& ck, VitConfig& cfg) {
 }
 
 // The config, from the tensors' shapes in the listing.
-VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, std::string* heads_from) {
+VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, Message* heads_from) {
     const VitNames& n = ck.names();
     VitConfig cfg;
     cfg.family = ck.family();
@@ -289,7 +289,7 @@ VitConfig read_config(const Checkpoint& ck, std::optional<std::size_t> heads, st
     *heads_from = count.from;
     if (cfg.heads == 0 || cfg.dim % cfg.heads != 0)
         ck.fail(Message(Msg::vit_heads_divide, {{"dim", std::to_string(cfg.dim)}, {"patch", patch}, {"heads", std::to_string(cfg.heads)}})
-                    .with("from", plain_text(*heads_from)));
+                    .with("from", *heads_from));
     for (const auto& [key, value] : {std::pair<const char*, std::size_t>{"image_size", cfg.image_size},
                                      std::pair<const char*, std::size_t>{"patch_size", cfg.patch_size}})
         if (const auto meta = ck.metadata_count(key); meta && *meta != value)

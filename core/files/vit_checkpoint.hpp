@@ -112,7 +112,7 @@ struct VitModel {
     std::vector<std::string> labels;               // K names ("class 3" when the file has none)
     std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // per channel; ImageNet's unless the file says
     std::array<float, 3> std{0.229f, 0.224f, 0.225f};
-    std::string heads_from;  // where h came from: "--heads", "metadata num_heads" ... (core/files/heads)
+    Message heads_from;  // where h came from: "--heads", "metadata num_heads" ... (core/files/heads)
 };
 
 // Reads a ViT checkpoint in any format TensorSource opens (safetensors, torch.save, npz), under the

@@ -172,7 +172,7 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
         throw FileError(Message(Msg::steps_none_named, {{"file", path}}));
     for (const TensorInfo& t : source.tensors())  // not values that are no tensors (a checkpoint's epoch)
         if (!t.problem.empty() && !t.listed_only && recognize_role(t.name, t.shape).kind == RoleKind::None)
-            result.notes.push_back("skipped tensor '" + t.name + "': " + english(t.problem));
+            result.notes.push_back(Message(Msg::note_skipped_tensor, {{"name", t.name}}).with("problem", t.problem));
     result.blocks = blocks_of(roles);
     if (block && !result.blocks.empty() &&
         std::find(result.blocks.begin(), result.blocks.end(), *block) == result.blocks.end())
@@ -181,13 +181,14 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
     if (!block && !result.blocks.empty()) block = result.blocks.front();
     result.block = block;
     if (result.blocks.size() > 1)
-        result.notes.push_back("block " + std::to_string(*block) + " of " + std::to_string(result.blocks.size()) +
-                               " (blocks " + block_list(result.blocks) + ")");
+        result.notes.push_back(Message(Msg::note_block_of, {{"block", std::to_string(*block)},
+                                                            {"count", std::to_string(result.blocks.size())},
+                                                            {"blocks", block_list(result.blocks)}}));
     for (const FileRole& r : found_maps)
         if (in_block(r.role, block))
-            result.notes.push_back("attention map of " + r.role.module + ": tensor '" + r.tensor->name + "' " +
-                                   format_shape(r.tensor->shape) + ", found by its values (rows sum to 1)" +
-                                   (r.averaged ? "; the heads' mean [B, N, N'], shown as one head" : ""));
+            result.notes.push_back(Message(r.averaged ? Msg::note_mean_map_by_values : Msg::note_map_by_values,
+                                           {{"module", r.role.module}, {"name", r.tensor->name},
+                                            {"shape", format_shape(r.tensor->shape)}}));
 
     // The user's steps of this block (the first tensor per step wins).
     std::vector<UserStep> user;
@@ -203,10 +204,10 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
     if (user_input) {
         try {
             x = checked_input(user_input->values, path);
-            result.notes.push_back("input x " + format_shape(shape_of(x->values)) + ": tensor '" +
-                                   user_input->tensor_name + "'");
+            result.notes.push_back(Message(Msg::note_input_tensor, {{"shape", format_shape(shape_of(x->values))},
+                                                                    {"name", user_input->tensor_name}}));
         } catch (const FileError& e) {
-            result.notes.push_back(std::string(e.what()) + "; the steps the file lacks are not computed");
+            result.notes.push_back(Message(Msg::note_steps_not_computed).with("problem", message_of(e)));
         }
     }
     std::optional<SourceWeights> weights;
@@ -216,16 +217,16 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
         try {
             weights = load_attention_weights(source, block, x ? std::optional(x->values.shape()[2]) : std::nullopt);
             require_finite_weights(weights->weights, path);
-            result.notes.push_back("weights: " + weights->convention + " names" +
-                                   (weights->block ? ", block " + std::to_string(*weights->block) : std::string()));
+            result.notes.push_back(weights->block ? Message(Msg::note_weights_of_block, {{"convention", weights->convention},
+                                                                                         {"block", std::to_string(*weights->block)}})
+                                                  : Message(Msg::note_weights, {{"convention", weights->convention}}));
         } catch (const FileError& e) {
             if (user.empty()) throw;  // a checkpoint whose weights cannot be used shows nothing
             weights.reset();
-            result.notes.push_back(std::string(e.what()) + "; the steps the file lacks are not computed");
+            result.notes.push_back(Message(Msg::note_steps_not_computed).with("problem", message_of(e)));
         }
     } else if (!user.empty() && !any_weight) {
-        result.notes.push_back("no attention weights in the file (qkv, qkv_proj, in_proj_weight or query/key/value): only the "
-                               "file's steps are shown; `attnscope check FILE --weights W` compares them");
+        result.notes.push_back(Message(Msg::note_no_weights));
     }
     if (user.empty() && !weights)
         throw FileError(Message(Msg::steps_nothing_for_block, {{"file", path}, {"block", std::to_string(block.value_or(0))}}));
@@ -236,25 +237,25 @@ FileTrace trace_from_file(const TensorSource& source, std::optional<std::size_t>
         demo.tokens = checkpoint.tokens ? checkpoint.tokens : checkpoint_tokens(source, demo.dim).value_or(16);
         demo.seed = checkpoint.seed;
         x = default_input(demo);
-        result.notes.push_back("input: the file has none, so x = torch.randn(" + std::to_string(demo.batch) + ", " +
-                               std::to_string(demo.tokens) + ", " + std::to_string(demo.dim) + ") (seed " +
-                               std::to_string(demo.seed) + ")");
+        result.notes.push_back(Message(Msg::note_seeded_input, {{"batch", std::to_string(demo.batch)},
+                                                                {"tokens", std::to_string(demo.tokens)},
+                                                                {"dim", std::to_string(demo.dim)},
+                                                                {"seed", std::to_string(demo.seed)}}));
     } else if (!x && weights && !user_input) {
-        result.notes.push_back("no input x [B, N, C] in the file (a tensor named input, x or hidden_states): only "
-                               "the file's steps are shown; `attnscope check FILE --input X` compares them");
+        result.notes.push_back(Message(Msg::note_no_input));
         weights.reset();
     }
     if (x && !weights) x.reset();
 
     std::optional<std::size_t> h = heads ? heads : infer_heads(source, user);
-    if (heads) result.notes.push_back("heads h = " + std::to_string(*heads) + " (chosen)");
-    else if (h) result.notes.push_back("heads h = " + std::to_string(*h) + " (from the file)");
+    if (heads) result.notes.push_back(Message(Msg::note_heads_chosen, {{"heads", std::to_string(*heads)}}));
+    else if (h) result.notes.push_back(Message(Msg::note_heads_from_file, {{"heads", std::to_string(*h)}}));
     if (!h && x) {  // the weights alone do not tell h: the file's configuration must, or the user
         const std::size_t dim = x->values.shape()[2];
         const std::optional<HeadCount> said = heads_from_file(source, {dim, result.blocks.size(), 0});
         if (!said) throw HeadsUnknown(path, dim);
         h = said->heads;
-        result.notes.push_back("heads h = " + std::to_string(*h) + " (from " + said->from + ")");
+        result.notes.push_back(Message(Msg::note_heads_from, {{"heads", std::to_string(*h)}}).with("from", said->from));
     }
 
     // The reference run and the comparison.

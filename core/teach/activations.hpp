@@ -50,7 +50,7 @@ struct FileTrace {
                                         // file does not tell (no reference run) are 0
     std::vector<std::size_t> blocks;    // the blocks the file holds (steps or weights); empty: none named
     std::optional<std::size_t> block;   // the block shown
-    std::vector<std::string> notes;     // one line each: where input, weights, heads came from; what is missing
+    std::vector<Message> notes;         // one line each: where input, weights, heads came from; what is missing
     bool attention_maps_only = false;   // every loaded step is an attention map and nothing was computed
 };
 

@@ -61,6 +61,12 @@ std::string english(const Message& message) {
     });
 }
 
+std::vector<std::string> english(const std::vector<Message>& messages) {
+    std::vector<std::string> out;
+    for (const Message& m : messages) out.push_back(english(m));
+    return out;
+}
+
 CoreError::CoreError(const std::string& english_text) : CoreError(plain_text(english_text)) {}
 CoreError::CoreError(Message m) : std::runtime_error(english(m)), message(std::move(m)) {}
 

@@ -60,6 +60,7 @@ std::string fill_template(const char* tmpl, Fill&& fill);
 
 // The message in English; "" for an empty one (Msg::none).
 std::string english(const Message& message);
+std::vector<std::string> english(const std::vector<Message>& messages);  // each in English
 
 // An exception of core whose text is a message; what() is its English.
 struct CoreError : std::runtime_error {

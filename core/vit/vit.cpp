@@ -748,7 +748,7 @@ VitModel fresh_vit_model(const VitConfig& config, std::uint64_t seed) {
     };
     VitModel m;
     m.config = cfg;
-    m.heads_from = "the config";
+    m.heads_from = Message(Msg::heads_from_vit_config);
     for (std::size_t k = 0; k < K; ++k) m.labels.push_back("class " + std::to_string(k));
     VitWeights& w = m.weights;
     w.patch_weight = normal({D, cfg.has_stem() ? cfg.stem_channels.back() : 3 * p * p}, 0.02f);

@@ -485,29 +485,45 @@ std::vector<std::pair<std::string, std::string>> core_texts() {
     for (AttentionPath path : {AttentionPath::standard, AttentionPath::flash, AttentionPath::kv_cache, AttentionPath::windowed})
         add("path name", path_name(path));
 
-    // Why a file cannot be opened, as the GUI's File > Open gets it (the job the worker runs): every
-    // malformed fixture, every file of the readers' tests, a missing file, a folder without .npy
-    // files and a file of no known type.
+    // A file as the GUI's File > Open gets it (the job the worker runs): why it cannot be opened
+    // (the Cannot open dialog), or the notes beside its run (where its input, weights and head count
+    // came from, what it lacks). Every malformed fixture, every file of the readers' tests, the
+    // saved steps and checkpoints of the tests, a missing file, a folder without .npy files and a
+    // file of no known type.
     const fs::path data = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data";
-    auto open_error = [](const std::string& path) -> Message {  // what the Cannot open dialog shows
+    std::size_t notes = 0;
+    auto open = [&coded, &notes](const fs::path& file) {
+        const std::string where = "open " + file.filename().string();
         try {
-            EngineRunner::file_job(path, std::nullopt, std::nullopt, "")(RunHooks{});
+            const EngineResult r = EngineRunner::file_job(file.string(), std::nullopt, std::nullopt, "")(RunHooks{});
+            if (!r.error.empty()) coded(where, r.error);
+            if (r.file)
+                for (const Message& note : r.file->notes) {
+                    coded(where + " note", note);
+                    ++notes;
+                }
         } catch (const std::exception& e) {
-            return message_of(e);
+            coded(where, message_of(e));
         }
-        return {};
     };
     std::vector<fs::path> files;
-    for (const char* folder : {"activations/bad", "torch/bad", "io", "zoo", "torch"})
+    for (const char* folder : {"activations/bad", "torch/bad", "io", "zoo", "torch", "activations", "saved/hooks",
+                               "saved/numpy", "saved/whole", "saved/legacy", "heads/encoder", "heads/checkpoint"})
         for (const auto& entry : fs::directory_iterator(data / folder))
             if (entry.is_regular_file()) files.push_back(entry.path());
     files.push_back(data / "activations" / "nothing_here.npz");
+    files.push_back(data / "activations" / "bug_heads_reshape");  // a folder of .npy steps without weights
     files.push_back(data / "io" / "expected.json");
     files.push_back(data / "io");  // a folder of .npy files that are not attention
     files.push_back(data / "vit");  // a folder without .npy files
     std::sort(files.begin(), files.end());
-    for (const fs::path& f : files)
-        if (const Message error = open_error(f.string()); !error.empty()) coded("open " + f.filename().string(), error);
+    for (const fs::path& f : files) open(f);
+    CHECK(notes > 20);  // the files ran and said where their parts came from
+    // Where a whole ViT's head count came from, beside it in the Image panel.
+    for (const char* file : {"heads/checkpoint/checkpoint.pth", "heads/hf_folder/pytorch_model.bin", "saved/whole/vit.pt"})
+        coded(std::string("heads of ") + file,
+              load_vit_model((data / file).string(), std::nullopt, default_memory_budget()).heads_from);
+    coded("heads of the demo ViT", model.heads_from);
     return out;
 }
 

@@ -1,11 +1,9 @@
-// Every message core can write for the user has a Chinese in core's catalogue
-// (app/gui/logic/core_messages.inc and po/zh_CN.po), also those no fixture or demo triggers:
-//  - core's sources are scanned: the string literals of every statement that throws or builds an
-//    error (throw, fail(...), FileError(...), problems.push_back(...) ...) must be fixed pieces of
-//    some catalogue template, so a new error message without a Chinese fails here;
+// Every message core can write for the user has a Chinese in po/zh_CN.po, also those no fixture or
+// demo triggers:
+//  - every code of core/tensor/messages.inc has a Chinese template with the same {name}s;
 //  - core runs on bad inputs built here byte by byte (pictures, .npy and .safetensors headers, zip
 //    archives, torch.save pickles, attention weights, ViT checkpoints), and every error it writes
-//    must say what the case expects and translate completely.
+//    must say what the case expects, be a coded message and translate completely.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,7 +14,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,317 +35,6 @@
 using namespace attnscope;
 using namespace attnscope::ui;
 namespace fs = std::filesystem;
-
-// ---- the source scan -------------------------------------------------------------------------
-
-namespace {
-
-// A statement's code and string literals, in order; adjacent literals ("a " "b") joined.
-struct Piece {
-    bool literal = false;
-    std::string text;
-};
-
-struct Statement {
-    std::string function;  // the function the statement is in ("" outside any)
-    std::vector<Piece> pieces;
-    std::string code() const {
-        std::string out;
-        for (const Piece& p : pieces)
-            if (!p.literal) out += p.text;
-        return out;
-    }
-};
-
-// The value of a literal's text: \" \' \\ \n \t resolved, other escapes kept as written.
-std::string unescape(const std::string& s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '\\' || i + 1 == s.size()) {
-            out += s[i];
-            continue;
-        }
-        const char c = s[++i];
-        if (c == '"' || c == '\'') out += c;
-        else if (c == '\\') out += '\\';
-        else if (c == 'n') out += '\n';
-        else if (c == 't') out += '\t';
-        else out += std::string("\\") + c;
-    }
-    return out;
-}
-
-// C++ source as pieces of code and string literals, comments dropped, char literals blanked.
-std::vector<Piece> tokenize(const std::string& src) {
-    std::vector<Piece> out;
-    std::string code;
-    auto flush = [&] {
-        out.push_back({false, code});
-        code.clear();
-    };
-    for (std::size_t i = 0; i < src.size();) {
-        if (src.compare(i, 2, "//") == 0) {
-            i = std::min(src.find('\n', i), src.size());
-        } else if (src.compare(i, 2, "/*") == 0) {
-            const std::size_t end = src.find("*/", i + 2);
-            i = end == std::string::npos ? src.size() : end + 2;
-        } else if (src[i] == '"') {
-            std::size_t j = i + 1;
-            std::string text;
-            while (j < src.size() && src[j] != '"') {
-                if (src[j] == '\\') text += src.substr(j, 2), j += 2;
-                else text += src[j++];
-            }
-            // "a" "b" (only blanks between) is one literal.
-            const bool joins = !out.empty() && out.back().literal && code.find_first_not_of(" \t\r\n") == std::string::npos;
-            if (joins) {
-                out.back().text += unescape(text);
-                code.clear();
-            } else {
-                flush();
-                out.push_back({true, unescape(text)});
-            }
-            i = j + 1;
-        } else if (src[i] == '\'') {
-            std::size_t j = i + 1;
-            while (j < src.size() && src[j] != '\'') j += src[j] == '\\' ? 2 : 1;
-            code += "' '";
-            i = j + 1;
-        } else {
-            code += src[i++];
-        }
-    }
-    flush();
-    return out;
-}
-
-// The statements of a source file: cut at ';' and at the braces of blocks, not inside parentheses
-// or an initializer's braces ({3 * C, C}, a constexpr table); each knows its enclosing function.
-std::vector<Statement> statements(const std::string& src) {
-    static const std::regex initializer(R"((=|,|\(|\{|return)\s*$)");
-    static const std::regex function_head(R"((\w+)\s*\([^;]*\)\s*(const\s*)?(->[^{]*)?$)");
-    std::vector<Statement> out;
-    std::vector<std::string> blocks;  // per open block: its function's name, or ""
-    Statement current;
-    int depth = 0;
-    auto function = [&] {
-        for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
-            if (!it->empty()) return *it;
-        return std::string();
-    };
-    for (const Piece& piece : tokenize(src)) {
-        if (piece.literal) {
-            current.pieces.push_back(piece);
-            continue;
-        }
-        std::string buf;
-        for (const char ch : piece.text) {
-            if (ch == '{' && (depth > 0 || std::regex_search(current.code() + buf, initializer))) {
-                ++depth, buf += ch;
-                continue;
-            }
-            if (ch == '}' && depth > 0) {
-                --depth, buf += ch;
-                continue;
-            }
-            if (ch == '(' || ch == '[') ++depth;
-            if ((ch == ')' || ch == ']') && depth > 0) --depth;
-            if (depth > 0 || (ch != ';' && ch != '{' && ch != '}')) {
-                buf += ch;
-                continue;
-            }
-            const std::string head = current.code() + buf;
-            current.pieces.push_back({false, buf});
-            current.function = function();
-            out.push_back(std::move(current));
-            current = {};
-            buf.clear();
-            if (ch == '}') {
-                if (!blocks.empty()) blocks.pop_back();
-            } else if (ch == '{') {
-                std::smatch m;
-                const bool is_function = std::regex_search(head, m, function_head) &&
-                                         !std::regex_match(m[1].str(), std::regex("if|for|while|switch|catch"));
-                blocks.push_back(is_function ? m[1].str() : "");
-            }
-        }
-        current.pieces.push_back({false, buf});
-    }
-    current.function = function();
-    out.push_back(std::move(current));
-    return out;
-}
-
-// Statements that write a message for the user: a throw, the message helpers (fail, error,
-// malformed, abandon, where), an error type built, a problem recorded, an out-parameter error, a
-// note, and the tables of names that messages quote (a ViT family's listing, what a reader accepts).
-// Programming errors (std::logic_error, std::out_of_range, std::bad_alloc) and Cancelled are not
-// the user's: they stay English.
-bool writes_message(const Statement& s) {
-    static const std::regex sink(
-        R"(\bthrow\b|\b(fail|error|malformed|abandon|where)\s*\(|\b(FileError|ShapeError|HeadsUnknown)\s*\()"
-        R"(|\bproblems?\s*(=|\.push_back|\.emplace_back)|\.problem\s*=|\*\s*(error|why)\s*=|notes\.push_back)"
-        R"(|Listing\b|Accepts\b|\bVitNames\s+k\w+\s*=)");
-    // Functions whose returned text is a message or part of one.
-    static const std::regex message_function(R"(_problem$|_conventions_text$|^nonfinite_text$)");
-    static const std::regex internal(R"(std::(logic_error|out_of_range|bad_alloc)|Cancelled\()");
-    const std::string code = s.code();
-    if (std::regex_search(code, internal)) return false;
-    return std::regex_search(code, sink) ||
-           (std::regex_search(s.function, message_function) && std::regex_search(code, std::regex(R"(\breturn\b)")));
-}
-
-const char* const kPunctuation = " \t\n.,;:'\"()[]=+-*/<>!?`";
-
-std::string strip(const std::string& s) {
-    const std::size_t a = s.find_first_not_of(kPunctuation);
-    if (a == std::string::npos) return "";
-    return s.substr(a, s.find_last_not_of(kPunctuation) - a + 1);
-}
-
-// Prose worth translating: 4+ characters, a blank and a word. A single word is a name or code
-// (qkv.bias, BF16, image_size) and a formula ("[3*C, C]") stays as it is.
-bool is_prose(const std::string& s) {
-    if (s.size() < 4 || s.find(' ') == std::string::npos) return false;
-    for (std::size_t i = 0; i + 1 < s.size(); ++i)
-        if (std::isalpha(static_cast<unsigned char>(s[i])) && std::isalpha(static_cast<unsigned char>(s[i + 1]))) return true;
-    return false;
-}
-
-// The fixed pieces of the catalogue's English templates (the text between the {}).
-std::vector<std::string> catalogue_pieces() {
-    std::vector<std::string> pieces;
-    for (const CoreMessage& m : core_catalogue()) {
-        const std::string e = m.english;
-        std::size_t from = 0;
-        for (std::size_t at; (at = e.find("{}", from)) != std::string::npos; from = at + 2)
-            pieces.push_back(e.substr(from, at - from));
-        pieces.push_back(e.substr(from));
-    }
-    return pieces;
-}
-
-// Whether a literal of a message has its English in the catalogue: whole, as part of one
-// template's fixed text, or clause by clause ("a; b", "head: tail") as tr_core translates a line.
-bool covered(const std::string& literal, const std::vector<std::string>& pieces) {
-    auto in_catalogue = [&](const std::string& s) {
-        return !is_prose(s) || std::any_of(pieces.begin(), pieces.end(), [&](const std::string& p) {
-            return p.find(s) != std::string::npos;
-        });
-    };
-    if (in_catalogue(strip(literal))) return true;
-    std::size_t from = 0;
-    while (from <= literal.size()) {
-        std::size_t at = std::min(literal.find("; ", from), literal.find(": ", from));
-        if (at == std::string::npos) at = literal.size();
-        if (!in_catalogue(strip(literal.substr(from, at - from)))) return false;
-        from = at + 2;
-    }
-    return true;
-}
-
-struct Fragment {
-    std::string where;  // file: function
-    std::string text;
-};
-
-// The prose literals of the messages in `src`.
-std::vector<Fragment> message_literals(const std::string& file, const std::string& src) {
-    std::vector<Fragment> out;
-    for (const Statement& s : statements(src)) {
-        if (!writes_message(s)) continue;
-        for (const Piece& p : s.pieces)
-            if (p.literal && is_prose(strip(p.text))) out.push_back({file + ": " + s.function, p.text});
-    }
-    return out;
-}
-
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// core/ and the app's engine worker, which adds to core's errors what the GUI shows of a run.
-std::vector<Fragment> scan_sources() {
-    const fs::path root(ATTNSCOPE_SOURCE_DIR);
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::recursive_directory_iterator(root / "core")) {
-        const std::string ext = entry.path().extension().string();
-        if (entry.is_regular_file() && (ext == ".cpp" || ext == ".hpp")) files.push_back(entry.path());
-    }
-    files.push_back(root / "app/gui/logic/engine_runner.cpp");
-    files.push_back(root / "app/gui/logic/position_view.cpp");
-    std::sort(files.begin(), files.end());
-    std::vector<Fragment> out;
-    for (const fs::path& f : files) {
-        auto found = message_literals(fs::relative(f, root).string(), read_text(f));
-        out.insert(out.end(), found.begin(), found.end());
-    }
-    return out;
-}
-
-}  // namespace
-
-TEST_CASE("core messages: the source scan finds a message's literals and skips what is not a message") {
-    const std::string src = R"(
-namespace attnscope {
-constexpr const char* kAccepts = "attnscope reads the sky " "and the sea";
-std::string mood_problem(int x) {
-    if (x > 2) return "the flux capacitor is out of plutonium";
-    return "";
-}
-void load(const std::string& path, int n) {
-    const Shape s = {3 * n, n};  // an initializer, not a block
-    if (n < 0) throw FileError(path + ": the wombat has " + std::to_string(n) + " legs; " + kAccepts);
-    if (n == 7) fail(path, "the header is \"odd\"");
-    if (n == 8) throw std::logic_error("an internal invariant that the user never sees");
-    const std::string label = "not a message at all";
-    note("a comment-free remark")  ;  // not a sink: a call core does not have
-}
-}  // namespace attnscope
-)";
-    std::vector<std::string> texts;
-    for (const Fragment& f : message_literals("x.cpp", src)) texts.push_back(f.where + " | " + f.text);
-    CHECK(texts == std::vector<std::string>{
-                       "x.cpp:  | attnscope reads the sky and the sea",
-                       "x.cpp: mood_problem | the flux capacitor is out of plutonium",
-                       "x.cpp: load | : the wombat has ",
-                       "x.cpp: load | the header is \"odd\"",
-                   });
-    const std::vector<std::string> pieces = catalogue_pieces();
-    CHECK_FALSE(covered("the flux capacitor is out of plutonium", pieces));
-    CHECK_FALSE(covered(": the wombat has ", pieces));
-    CHECK(covered("input: the file has none, so x = torch.randn(", pieces));
-    CHECK(covered("qkv.bias", pieces));  // a name, not prose
-    // Clause by clause, the way tr_core falls back on "head: tail" and "a; b".
-    CHECK(covered("the model has no blocks: nothing to show; skipped tensor '", pieces));
-}
-
-TEST_CASE("core messages: every message literal in core's sources has its English in the catalogue") {
-    const std::vector<Fragment> fragments = scan_sources();
-    // The scan sees core's messages (a broken scan finds none and passes nothing).
-    // Core's errors are coded messages; what is left is its notes (where the input, the weights
-    // and the head count came from) and a few other texts, matched as templates by tr_core.
-    CHECK(fragments.size() > 20);
-    for (const std::string known : {"skipped tensor '", "the model has no blocks: nothing to show"}) {
-        CAPTURE(known);
-        CHECK(std::any_of(fragments.begin(), fragments.end(), [&](const Fragment& f) { return f.text == known; }));
-    }
-    const std::vector<std::string> pieces = catalogue_pieces();
-    std::vector<std::string> missing;
-    for (const Fragment& f : fragments)
-        if (!covered(f.text, pieces)) missing.push_back(f.where + ": \"" + f.text + "\"");
-    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    MESSAGE(fragments.size() << " message literals in core's sources checked");
-    std::string list;
-    for (const std::string& m : missing) list += "\n  " + m;
-    INFO("core writes these texts but app/gui/logic/core_messages.inc (po/zh_CN.po) has no template with them; add the whole "
-         "message as NC_(\"core\", \"English with {} for each argument\") and its Chinese:"
-         << list);
-    CHECK(missing.empty());
-}
 
 // ---- core on bad inputs ----------------------------------------------------------------------
 
@@ -372,6 +58,13 @@ struct TempDir {
         return p.string();
     }
 };
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
 
 std::string u16(std::uint32_t v) { return {char(v & 0xff), char((v >> 8) & 0xff)}; }
 std::string u32(std::uint32_t v) { return u16(v & 0xffff) + u16(v >> 16); }
@@ -787,16 +480,17 @@ TEST_CASE("core messages: where a head count came from, as core says it for real
         REQUIRE(h);
         return h->from;
     };
-    const std::vector<std::pair<std::string, std::string>> said = {
+    const std::vector<std::pair<Message, std::string>> said = {
         {from(data / "saved" / "numpy" / "checkpoint.pt", 64, 2), "检查点中的 config.num_heads"},
         {from(data / "saved" / "whole" / "vit.pt", 64, 2), "文件中的 encoder.layers.encoder_layer_0.num_heads"},
         {from(data / "heads" / "hf_folder" / "pytorch_model.bin", 64, 3), "中的 num_attention_heads"},
         {from(data / "saved" / "legacy" / "vit.pth", 768, 12), "torchvision 的 vit_b_16 和 vit_b_32，timm 和 DeiT 的 base ViT（D 768，12 个块）"},
-        {"metadata num_heads", "元数据 num_heads"},
+        {Message(Msg::heads_from_metadata), "元数据 num_heads"},
     };
-    for (const auto& [english, chinese] : said) {
-        CAPTURE(english);
-        CHECK(has_core_translation(english));
-        CHECK(tr_core_in(Language::Chinese, english).find(chinese) != std::string::npos);
+    for (const auto& [message, chinese] : said) {
+        CAPTURE(english(message));
+        CHECK(message.code != Msg::text);
+        CHECK(has_message_translation(message));
+        CHECK(tr_message_in(Language::Chinese, message).find(chinese) != std::string::npos);
     }
 }

@@ -13,9 +13,9 @@
 //     ImGui::TextUnformatted(tr_core(step.note));
 //
 // tests/gui/test_classroom_logic runs the pipelines, the demo ViT, the bug zoo and the checks and
-// fails on every core text that has no Chinese here; tests/gui/test_core_messages does the same for
-// core's errors on crafted bad inputs, and fails on every error text in core's sources that no
-// template here contains.
+// fails on every core text that has no Chinese here. Core's errors and a file's notes are coded
+// messages (message.hpp), translated from their codes by tr_message; tests/gui/test_core_messages
+// checks every code has a Chinese template and runs core on crafted bad inputs.
 #pragma once
 
 #include <string>

@@ -22,11 +22,11 @@ EngineResult run(const EngineJob& job, const RunHooks& hooks, bool* cancelled) {
     } catch (const Cancelled&) {
         if (cancelled) *cancelled = true;
     } catch (const std::bad_alloc&) {
-        r.error = plain_text("out of memory");
+        r.error = Message(Msg::run_out_of_memory);
     } catch (const std::exception& e) {
         r.error = message_of(e);
     } catch (...) {
-        r.error = plain_text("unknown error");
+        r.error = Message(Msg::run_unknown_error);
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
@@ -82,7 +82,7 @@ EngineResult run_vit_on(VitModel model, std::shared_ptr<VitSnapshot> snap, const
     snap->labels = model.labels;
     snap->mean = model.mean;
     snap->std = model.std;
-    if (snap->trace.blocks.empty()) throw std::runtime_error("the model has no blocks: nothing to show");
+    if (snap->trace.blocks.empty()) throw CoreError(Message(Msg::vit_no_blocks));
     EngineResult r;
     std::shared_ptr<const VitSnapshot> vit = std::move(snap);
     const Trace& last = vit->trace.blocks.back().attention;

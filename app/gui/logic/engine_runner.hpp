@@ -38,7 +38,7 @@ struct VitSnapshot {
     std::string model_path, image_path;
     std::size_t fresh_patch = 0;           // 0: the checkpoint's weights; else a fresh random model with this patch
     bool fresh_stem = false;               // ... whose patch embedding is a CNN stem (fresh_patch is its stride)
-    std::string heads_from;                // where h came from (load_vit_model)
+    Message heads_from;                    // where h came from (load_vit_model)
     VitPositionChoice positions;           // how trace ran (a fresh model: always the default)
     VitDropPathChoice drop_path;           // the drop-path rate, train/eval and seed trace ran with
     std::shared_ptr<const PositionExperiment> shuffled;  // the same model on the shuffled picture, with a seed

@@ -68,9 +68,9 @@ void DrawConfigPanel(const Trace& trace, UiState& ui) {
                                   "model on it"),
                                ui.file.vit_family.c_str());
         }
-        for (const std::string& note : ui.file.notes) {
+        for (const Message& note : ui.file.notes) {
             ImGui::Bullet();
-            ImGui::TextUnformatted(ui::tr_core(note));
+            ImGui::TextUnformatted(ui::tr_message(note).c_str());
         }
         ImGui::PopTextWrapPos();
         ImGui::Separator();

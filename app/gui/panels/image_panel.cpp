@@ -126,9 +126,10 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         ImGui::SetTooltip(
             _("attention rollout (Abnar & Zuidema 2020): per block the heads fused (mean, max or min),\n"
                "plus the identity for the residual, rows renormalized, multiplied over all blocks"));
+    const std::string heads_from = ui::tr_message(vit->heads_from);
     char heads[256];
     std::snprintf(heads, sizeof heads, _("%zu heads (%s)"), vit->trained_config.heads,
-                  vit->heads_from == "--heads" ? _("chosen") : ui::tr_core(vit->heads_from));
+                  vit->heads_from.code == Msg::heads_from_option ? _("chosen") : heads_from.c_str());
     const std::string facts = std::string(heads) + " (i)";
     SameLineIfFits(ImGui::CalcTextSize(facts.c_str()).x);
     ImGui::PushTextWrapPos(0.0f);
@@ -138,7 +139,7 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
         ImGui::SetTooltip(
             _("model: %s\npicture: %s (%zu x %zu)\n%zu blocks, dim %zu, %zu heads (%s), patch %zu, %zu x %zu input"),
             vit->model_path.c_str(), vit->image_path.c_str(), vit->source.width, vit->source.height,
-            vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads, ui::tr_core(vit->heads_from),
+            vit->trained_config.depth, vit->trained_config.dim, vit->trained_config.heads, heads_from.c_str(),
             vit->trained_config.patch_size, vit->trained_config.image_size, vit->trained_config.image_size);
     MarkItem(ui, "image:heads");
 
