@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io.hpp"
+#include "run_attnscope.hpp"
 #include "tensor_source.hpp"
 #include "vit.hpp"
 #include "vit_backward.hpp"
@@ -25,6 +26,7 @@
 
 using namespace attnscope;
 using attnscope::testing::read_json;
+using attnscope::testing::run_attnscope;
 namespace fs = std::filesystem;
 
 namespace {
@@ -200,4 +202,38 @@ TEST_CASE("ViT backward: a class out of range and a model without a classifier a
     const VitModel base = load_vit_model((kData / "vit_families/hf_model/pytorch_model.bin").string(), 4, UINT64_MAX);
     const VitTrace t = run_vit(base, Tensor{read_npy((kData / "vit_families/pixels.npy").string()), {"B", "3", "H", "W"}});
     CHECK_THROWS_AS(run_vit_backward(base, t), ConfigError);
+}
+
+TEST_CASE("vit --json: the chosen class and every block's gradient flow; --class K picks the class, out of range exits 2") {
+    const std::string common = "vit --model '" + (kData / "vit_families/torchvision/model.pth").string() + "' --pixels '" +
+                               (kData / "vit_families/pixels.npy").string() + "' --heads 4";
+    for (const char* name : {"torchvision", "torchvision_class3"}) {
+        CAPTURE(name);
+        const nlohmann::json meta = read_json(kGrad / name / "meta.json");
+        const bool asked = !meta["class"].is_null();
+        const auto r = run_attnscope(common + " --json" + (asked ? " --class 3" : ""));
+        REQUIRE_MESSAGE(r.status == 0, r.err);
+        const nlohmann::json j = nlohmann::json::parse(r.out)["gradients"];
+        CHECK(j["classes"] == meta["classes"]);
+        CHECK(j["predicted"] == !asked);
+        REQUIRE(j["blocks"].size() == 2);
+        const TensorSource torch = TensorSource::open((kGrad / name / "grads.npz").string());
+        for (std::size_t i = 0; i < 2; ++i) {
+            const std::string p = "block" + std::to_string(i) + ".";
+            const nlohmann::json& b = j["blocks"][i];
+            CHECK(b["block"] == i);
+            CHECK(b["residual"]["out"].get<double>() == doctest::Approx(norm_of(torch.load(p + "residual2"))).epsilon(1e-4));
+            CHECK(b["mlp"]["out"].get<double>() == doctest::Approx(norm_of(torch.load(p + "fc2"))).epsilon(1e-4));
+            CHECK(b["attention"]["out"].get<double>() == doctest::Approx(norm_of(torch.load(p + "attn_out"))).epsilon(1e-4));
+        }
+    }
+    const auto text = run_attnscope(common + " --class 3");
+    REQUIRE_MESSAGE(text.status == 0, text.err);
+    CHECK(text.out.find("gradient of the logit of class 3") != std::string::npos);
+
+    const auto bad = run_attnscope(common + " --class 5");
+    CHECK(bad.status == 2);
+    CHECK(bad.err.find("--class 5") != std::string::npos);
+    CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+    CHECK(bad.out.empty());
 }
