@@ -18,13 +18,16 @@
 #include <nlohmann/json.hpp>
 
 #include "io.hpp"
+#include "ops.hpp"
 #include "run_attnscope.hpp"
+#include "stem.hpp"
 #include "tensor_source.hpp"
 #include "vit.hpp"
 #include "vit_backward.hpp"
 #include "vit_fixtures.hpp"
 
 using namespace attnscope;
+using attnscope::testing::random_tensor;
 using attnscope::testing::read_json;
 using attnscope::testing::run_attnscope;
 namespace fs = std::filesystem;
@@ -46,6 +49,14 @@ double relative_to_max_abs(const Array& ours, const Array& torch) {
 }
 
 double norm_of(const Array& a) { return l2_norm(a); }
+
+// <a, b> in double.
+double dot(const Array& a, const Array& b) {
+    REQUIRE(shape_of(a) == shape_of(b));
+    double sum = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) sum += double(a.data()[i]) * b.data()[i];
+    return sum;
+}
 
 Array difference(const Array& a, const Array& b) {
     Array d = a;
@@ -193,6 +204,41 @@ TEST_CASE("ViT backward: per block, the gradient norms entering and leaving each
             }
         }
     }
+}
+
+TEST_CASE("the embedding's and the stem's backward ops are the adjoints of their linear forwards: <f(x), g> = <x, f'(g)>") {
+    const Tensor x = random_tensor({2, 3, 8, 8}, {"B", "C", "H", "W"}, 1);
+    // patchify: a permutation of the pixels.
+    const Tensor gp = random_tensor({2, 4, 3 * 4 * 4}, {}, 2);
+    CHECK(dot(patchify(x, 4).values, gp.values) == doctest::Approx(dot(x.values, patchify_backward(gp, shape_of(x.values), 4).values)));
+    // im2col with overlapping, padded windows: the backward adds every window's share back.
+    const Tensor gw = random_tensor({2, 16, 3 * 5 * 5}, {}, 3);
+    CHECK(dot(im2col(x, 5, 2, 2).values, gw.values) ==
+          doctest::Approx(dot(x.values, im2col_backward(gw, shape_of(x.values), 5, 2, 2).values)));
+    // conv2d without a bias is linear in x and in the weight.
+    const Array w = random_tensor({6, 3 * 3 * 3}, {}, 4).values;
+    const Tensor gc = random_tensor({2, 6, 4, 4}, {}, 5);
+    const LinearGrads cg = conv2d_backward(x, w, false, 3, 2, 1, gc);
+    const double y_g = dot(conv2d(x, w, nullptr, 3, 2, 1).values, gc.values);
+    CHECK(y_g == doctest::Approx(dot(x.values, cg.x.values)));
+    CHECK(y_g == doctest::Approx(dot(w, cg.weight)));
+    // channels_to_tokens: a transpose; concat: two slabs.
+    const Tensor gt = random_tensor({2, 64, 3}, {}, 6);
+    CHECK(dot(channels_to_tokens(x).values, gt.values) ==
+          doctest::Approx(dot(x.values, channels_to_tokens_backward(gt, shape_of(x.values)).values)));
+    const Tensor a = random_tensor({2, 1, 5}, {}, 7), b = random_tensor({2, 3, 5}, {}, 8), gy = random_tensor({2, 4, 5}, {}, 9);
+    const ConcatGrads kg = concat_backward(gy, 1, 1);
+    CHECK(dot(concat(a, b, 1).values, gy.values) == doctest::Approx(dot(a.values, kg.a.values) + dot(b.values, kg.b.values)));
+    // BatchNorm in eval is affine per channel: its backward scales by weight / sqrt(var + eps).
+    const Array zeros = xt::zeros<float>({3});
+    const Array weight = random_tensor({3}, {}, 10).values, var = xt::abs(random_tensor({3}, {}, 11).values) + 0.5f;
+    const Tensor gb = random_tensor({2, 3, 8, 8}, {}, 12);
+    CHECK(dot(batch_norm_eval(x, weight, zeros, zeros, var, 1e-5f).values, gb.values) ==
+          doctest::Approx(dot(x.values, batch_norm_eval_backward(weight, var, 1e-5f, gb).values)));
+    // ReLU passes the gradient where its output is positive, and nothing elsewhere.
+    const Tensor y = relu(x), gr = relu_backward(y, gb);
+    for (std::size_t i = 0; i < y.values.size(); ++i)
+        CHECK(gr.values.data()[i] == (y.values.data()[i] > 0.0f ? gb.values.data()[i] : 0.0f));
 }
 
 TEST_CASE("ViT backward: a class out of range and a model without a classifier are refused with coded messages") {
