@@ -283,3 +283,17 @@ TEST_CASE("vit --json: the chosen class and every block's gradient flow; --class
     CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
     CHECK(bad.out.empty());
 }
+
+TEST_CASE("vit --json: the backward pass runs only when the trace takes at most half the memory budget; else gradients is null") {
+    const fs::path model = kData / ".." / ".." / "assets" / "models" / "demo_vit.safetensors";
+    const fs::path image = kData / ".." / ".." / "assets" / "samples" / "06_triangle.png";
+    const std::uint64_t bytes = vit_trace_bytes(load_vit_model(model.string(), std::nullopt, UINT64_MAX).config, 1);
+    const std::string common = "vit --model '" + model.string() + "' --image '" + image.string() + "' --json";
+    // 1.5 times the trace: the forward fits, forward and backward do not.
+    const std::string tight = std::to_string((bytes * 3 / 2 + 1023) / 1024) + "K";
+    const auto fits = run_attnscope(common), over = run_attnscope(common + " --memory-budget " + tight);
+    REQUIRE_MESSAGE(fits.status == 0, fits.err);
+    REQUIRE_MESSAGE(over.status == 0, over.err);
+    CHECK(nlohmann::json::parse(fits.out)["gradients"]["blocks"].size() == 4);
+    CHECK(nlohmann::json::parse(over.out)["gradients"].is_null());
+}

@@ -303,9 +303,13 @@ int run_vit_command(const VitOptions& o) {
     const RgbImage picture =
         shuffled ? pixels_to_image(shuffled->shuffled_pixels.values, 0, model.mean, model.std) : input.picture;
 
-    // The backward pass: for --json (with a classifier) and for --class (refused without one).
+    // The backward pass: for --class (refused without a classifier), and for --json when the model has
+    // one and its trace takes at most half the memory budget (the backward about doubles it, as the
+    // app's rule is); otherwise "gradients" is null.
     std::optional<VitGradients> grads;
-    if (o.target_class || (o.json && trace.has_head())) grads = run_vit_backward(model, trace, o.target_class);
+    const bool backward_fits = vit_trace_bytes(c, trace.batch) <= memory_budget() / 2;
+    if (o.target_class || (o.json && trace.has_head() && backward_fits))
+        grads = run_vit_backward(model, trace, o.target_class);
 
     std::vector<std::string> wrote;
     if (!o.overlay.empty()) wrote.push_back(write_overlay(o, trace, picture));
@@ -341,7 +345,7 @@ int run_vit_command(const VitOptions& o) {
             j["drop_path"] = {{"rate", c.drop_path_rate}, {"training", c.training}, {"seed", c.seed}, {"steps", dp}};
         }
         if (shuffled) j["shuffle"] = shuffle_json(*shuffled, as_is);
-        if (grads) j["gradients"] = gradients_json(*grads);
+        j["gradients"] = grads ? gradients_json(*grads) : nlohmann::json(nullptr);
         std::cout << j.dump() << "\n";
         return 0;
     }
