@@ -3,7 +3,7 @@
 //   vit --model FILE (--image PNG/JPG | --pixels X.npy) [--heads H] [--json] [--top K] [--dump DIR]
 //       [--overlay OUT.png [--block I] [--head H|mean] [--query cls|ROW,COL]]
 //       [--rollout OUT.png [--fusion mean|max|min]] [--no-pos-embed] [--shuffle-patches SEED]
-//       [--drop-path P [--training] [--seed S]]
+//       [--drop-path P [--training] [--seed S]] [--class K]
 //
 // Prints the prediction (or {"family", "logits", "top"} as JSON), dumps logits.npy, norm.npy and block<I>_attn.npy,
 // and writes the attention on the picture as PNG heat overlays. --no-pos-embed runs the model with its
@@ -11,7 +11,11 @@
 // (core/vit/positions.hpp) and measures how far that run is from the one on the picture itself.
 // --drop-path gives the blocks timm's stochastic depth (rates 0 .. P over the blocks); with --training
 // each drop_path step drops whole samples' branches (masks from --seed), and --dump adds every
-// block's ls<k>/drop_path<k> steps and masks. --pixels may hold a batch [B, 3, H, W]. Bad options and files: one line on
+// block's ls<k>/drop_path<k> steps and masks. With --json (and a classifier) the backward pass of the
+// class's logit (--class K, else each image's prediction; core/vit/vit_backward.hpp) runs too, and
+// "gradients" holds every block's gradient flow: the norms entering (at the output) and leaving (at
+// the input) its attention and MLP branches and along its residual stream; --class also prints them.
+// --pixels may hold a batch [B, 3, H, W]. Bad options and files: one line on
 // stderr and exit status 2 (UsageError, FileError, ShapeError, reported by run_cli).
 #include <algorithm>
 #include <cmath>
@@ -32,6 +36,7 @@
 #include "io.hpp"
 #include "positions.hpp"
 #include "vit.hpp"
+#include "vit_backward.hpp"
 
 namespace attnscope {
 
@@ -51,6 +56,7 @@ struct VitOptions {
     float drop_path = 0.0f;                     // timm's drop_path_rate
     bool training = false;                      // model.train(): DropPath draws its masks
     std::uint64_t seed = 0;                     // ... from this seed
+    std::optional<std::size_t> target_class;    // --class: whose logit the backward differentiates
     std::vector<CLI::Option*> overlay_only, rollout_only;
 };
 
@@ -215,6 +221,33 @@ void print_difference(const PositionExperiment& e, const VitTrace& as_is, const 
                               "with rows and columns permuted, the same class token (up to float rounding)\n");
 }
 
+// "gradients": the classes whose logits were differentiated and every block's gradient flow.
+nlohmann::json gradients_json(const VitGradients& g) {
+    nlohmann::json blocks = nlohmann::json::array();
+    for (std::size_t i = 0; i < g.blocks.size(); ++i) {
+        const VitBlockFlow& f = g.blocks[i].flow;
+        blocks.push_back({{"block", i},
+                          {"residual", {{"out", f.residual_out}, {"mid", f.residual_mid}, {"in", f.residual_in}}},
+                          {"attention", {{"out", f.attn_out}, {"in", f.attn_in}}},
+                          {"mlp", {{"out", f.mlp_out}, {"in", f.mlp_in}}}});
+    }
+    return {{"classes", g.classes}, {"predicted", g.predicted}, {"blocks", blocks}};
+}
+
+// The gradient flow as a table, one line per block, from the head down.
+void print_gradient_flow(const VitGradients& g, const std::vector<std::string>& labels) {
+    const std::size_t k = g.classes.front();
+    const std::string label = k < labels.size() && labels[k] != "class " + std::to_string(k) ? " (" + labels[k] + ")" : "";
+    std::printf("gradient of the logit of class %zu%s%s, ||grad|| per block from the head down:\n", k, label.c_str(),
+                g.classes.size() > 1 ? " of every image" : "");
+    std::printf("  block  residual out  mlp out   mlp in  residual mid  attn out  attn in  residual in\n");
+    for (std::size_t i = g.blocks.size(); i-- > 0;) {
+        const VitBlockFlow& f = g.blocks[i].flow;
+        std::printf("  %5zu  %12.4g  %7.4g  %7.4g  %12.4g  %8.4g  %7.4g  %11.4g\n", i, f.residual_out, f.mlp_out,
+                    f.mlp_in, f.residual_mid, f.attn_out, f.attn_in, f.residual_in);
+    }
+}
+
 nlohmann::json shuffle_json(const PositionExperiment& e, const VitTrace& as_is) {
     nlohmann::json j{{"seed", e.seed},
                      {"order", e.order},
@@ -270,6 +303,14 @@ int run_vit_command(const VitOptions& o) {
     const RgbImage picture =
         shuffled ? pixels_to_image(shuffled->shuffled_pixels.values, 0, model.mean, model.std) : input.picture;
 
+    // The backward pass: for --class (refused without a classifier), and for --json when the model has
+    // one and its trace takes at most half the memory budget (the backward about doubles it, as the
+    // app's rule is); otherwise "gradients" is null.
+    std::optional<VitGradients> grads;
+    const bool backward_fits = vit_trace_bytes(c, trace.batch) <= memory_budget() / 2;
+    if (o.target_class || (o.json && trace.has_head() && backward_fits))
+        grads = run_vit_backward(model, trace, o.target_class);
+
     std::vector<std::string> wrote;
     if (!o.overlay.empty()) wrote.push_back(write_overlay(o, trace, picture));
     if (!o.rollout.empty()) wrote.push_back(write_rollout(o, trace, picture));
@@ -304,6 +345,7 @@ int run_vit_command(const VitOptions& o) {
             j["drop_path"] = {{"rate", c.drop_path_rate}, {"training", c.training}, {"seed", c.seed}, {"steps", dp}};
         }
         if (shuffled) j["shuffle"] = shuffle_json(*shuffled, as_is);
+        j["gradients"] = grads ? gradients_json(*grads) : nlohmann::json(nullptr);
         std::cout << j.dump() << "\n";
         return 0;
     }
@@ -334,6 +376,7 @@ int run_vit_command(const VitOptions& o) {
                     top[0].label.c_str(), top[0].prob);
     for (const ClassProb& t : top) std::printf("  %.4f  %s\n", t.prob, t.label.c_str());
     if (shuffled) print_difference(*shuffled, as_is, model.labels);
+    if (grads && o.target_class) print_gradient_flow(*grads, model.labels);
     if (!trace.nonfinite.ok()) std::printf("%s\n", trace.nonfinite.message.c_str());
     for (const auto& line : wrote) std::printf("%s\n", line.c_str());
     return 0;
@@ -349,7 +392,8 @@ void add_vit_command(CLI::App& app, CommandAction& action) {
                                           "to the model's size, normalized with its mean/std");
     vit->add_option("--pixels", o->pixels, "already normalized float32 .npy [1, 3, H, W]");
     vit->add_option("--heads", o->heads, "heads (else the file's metadata num_heads, its checkpoint config or config.json, or a published ViT's sizes)")->check(CLI::Range(1, 1 << 16));
-    vit->add_flag("--json", o->json, "print {\"logits\": [...], \"top\": [{\"index\", \"label\", \"prob\"}, ...]}");
+    vit->add_flag("--json", o->json, "print {\"logits\": [...], \"top\": [{\"index\", \"label\", \"prob\"}, ...], "
+                                     "\"gradients\": {\"classes\", \"predicted\", \"blocks\"}} (the backward's gradient flow)");
     vit->add_option("--top", o->top, "how many classes to list")->check(CLI::Range(1, 1 << 20))->capture_default_str();
     add_memory_budget_option(*vit);
     vit->add_flag("--force", o->force, "overwrite existing --dump, --overlay and --rollout files");
@@ -369,6 +413,10 @@ void add_vit_command(CLI::App& app, CommandAction& action) {
         ->check(CLI::Range(0.0, 1.0));
     vit->add_flag("--training", o->training, "training mode: the drop_path steps draw their per-sample masks");
     vit->add_option("--seed", o->seed, "seed of the drop-path masks")->check(whole_number(UINT64_MAX))->capture_default_str();
+    vit->add_option("--class", o->target_class,
+                    "class whose logit the backward pass differentiates (default: the prediction); prints every "
+                    "block's gradient flow (--json: under \"gradients\")")
+        ->check(whole_number(UINT64_MAX));
     vit->add_option("--rollout", o->rollout, "PNG of the class token's attention rollout over all blocks");
     o->rollout_only = {vit->add_option("--fusion", o->fusion, "head fusion of --rollout")
                            ->check(CLI::IsMember({"mean", "max", "min"}))

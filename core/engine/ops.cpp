@@ -666,6 +666,30 @@ Tensor concat(const Tensor& a, const Tensor& b, std::size_t axis, const std::str
     return y;
 }
 
+ConcatGrads concat_backward(const Tensor& grad_y, std::size_t axis, std::size_t a_size) {
+    const Shape gs = shape_of(grad_y.values);
+    if (axis >= gs.size() || a_size > gs[axis])
+        throw ShapeError(Message(Msg::select_range, {{"op", "cat"}, {"index", std::to_string(a_size)},
+                                                     {"axis", std::to_string(axis)}, {"shape", format_shape(gs)}}));
+    Shape as = gs, bs = gs;
+    as[axis] = a_size;
+    bs[axis] = gs[axis] - a_size;
+    ConcatGrads g{Tensor{make_array(as), labels_or_blank(grad_y)}, Tensor{make_array(bs), labels_or_blank(grad_y)}};
+    // As the forward: each outer block of grad_y is a's slab, then b's.
+    std::size_t inner = 1;
+    for (std::size_t d = axis + 1; d < gs.size(); ++d) inner *= gs[d];
+    const std::size_t a_slab = as[axis] * inner, b_slab = bs[axis] * inner;
+    const std::size_t outer = element_count(Shape(gs.begin(), gs.begin() + static_cast<std::ptrdiff_t>(axis)));
+    const float* src = grad_y.values.data();
+    for (std::size_t o = 0; o < outer; ++o) {
+        std::copy(src, src + a_slab, g.a.values.data() + o * a_slab);
+        src += a_slab;
+        std::copy(src, src + b_slab, g.b.values.data() + o * b_slab);
+        src += b_slab;
+    }
+    return g;
+}
+
 Tensor patchify(const Tensor& x, std::size_t p) {
     const Shape xs = shape_of(x.values);
     if (xs.size() != 4 || p == 0 || xs[2] % p != 0 || xs[3] % p != 0)
@@ -682,6 +706,22 @@ Tensor patchify(const Tensor& x, std::size_t p) {
                         yd = std::copy(src, src + p, yd);
                     }
     return y;
+}
+
+Tensor patchify_backward(const Tensor& grad_y, const Shape& xs, std::size_t p) {
+    if (xs.size() != 4 || p == 0 || xs[2] % p != 0 || xs[3] % p != 0)
+        throw ShapeError(Message(Msg::patchify_shape, {{"shape", format_shape(xs)}, {"patch", std::to_string(p)}}));
+    const std::size_t B = xs[0], C = xs[1], H = xs[2], W = xs[3], rows = H / p, cols = W / p;
+    require_grad_shape(grad_y, {B, rows * cols, C * p * p}, "patchify");
+    Tensor g{make_array(xs), {"B", "3", "H", "W"}};
+    const float* src = grad_y.values.data();
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t c = 0; c < cols; ++c)  // the forward's order: C * p rows of p pixels
+                for (std::size_t ch = 0; ch < C; ++ch)
+                    for (std::size_t kh = 0; kh < p; ++kh, src += p)
+                        std::copy(src, src + p, g.values.data() + ((b * C + ch) * H + r * p + kh) * W + c * p);
+    return g;
 }
 
 }  // namespace attnscope

@@ -142,10 +142,19 @@ Tensor expand(const Tensor& x, const Shape& shape);
 // torch.cat((a, b), dim=axis): every other axis must agree.
 Tensor concat(const Tensor& a, const Tensor& b, std::size_t axis, const std::string& a_name = "a",
               const std::string& b_name = "b");
+// Backward of concat: grad_y cut back along axis, the first a_size slices a's, the rest b's.
+//   grad_y [..., A + B', ...] -> grad_a [..., A, ...], grad_b [..., B', ...] (grad_y's labels)
+struct ConcatGrads {
+    Tensor a, b;
+};
+ConcatGrads concat_backward(const Tensor& grad_y, std::size_t axis, std::size_t a_size);
 
 // What a stride-p convolution (kernel p) sees: the image cut into p x p patches, row by row, each
 // flattened in the (c, kh, kw) order of the conv weight [D, C, p, p], so that the conv is
 // linear(patchify(x, p), weight.reshape(D, C*p*p)).   x [B, C, H, W] -> [B, (H/p)*(W/p), C*p*p]
 Tensor patchify(const Tensor& x, std::size_t p);
+// Backward of patchify: every patch's gradient back on the pixels it was cut from (the patches do
+// not overlap, so each pixel gets exactly one value).   grad_y [B, P, C*p*p] -> [B, C, H, W]
+Tensor patchify_backward(const Tensor& grad_y, const Shape& x_shape, std::size_t p);
 
 }  // namespace attnscope

@@ -72,6 +72,9 @@ EngineResult run_vit_on(VitModel model, std::shared_ptr<VitSnapshot> snap, const
     if (!problems.empty()) throw ConfigError(problems.front());
     const Tensor pixels = image_to_pixels(snap->source, model.config.image_size, model.mean, model.std);
     snap->trace = run_vit(model, pixels, hooks);
+    // The backward pass about doubles the memory: only when that still fits half the budget.
+    if (snap->trace.has_head() && vit_trace_bytes(model.config, 1) <= memory_budget() / 2)
+        snap->gradients = run_vit_backward(model, snap->trace, std::nullopt, hooks);
     if (const auto seed = snap->positions.shuffle_seed) {
         auto e = std::make_shared<const PositionExperiment>(
             run_shuffled(model, pixels, snap->trace, snap->positions.pos_embed, *seed, hooks));

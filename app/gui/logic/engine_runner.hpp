@@ -23,6 +23,7 @@
 #include "positions.hpp"
 #include "trace.hpp"
 #include "vit.hpp"
+#include "vit_backward.hpp"
 
 namespace attnscope {
 
@@ -45,6 +46,9 @@ struct VitSnapshot {
     RgbImage shuffled_input;                             // that picture un-normalized, like input
     std::optional<PositionAccuracy> accuracy;  // PyTorch's held-out table beside the checkpoint, when there is one
     std::string accuracy_error;                // why that table could not be read
+    // The backward pass of each image's predicted class's logit (core/vit/vit_backward.hpp): none
+    // without a classifier, or when the trace takes more than half the memory budget.
+    std::optional<VitGradients> gradients;
 };
 
 // A file that does not say its head count (HeadsUnknown): the app asks, then runs it again.

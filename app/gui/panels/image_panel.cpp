@@ -159,6 +159,9 @@ void DrawImagePanel(const VitSnapshot* vit, UiState& ui) {
             &ui.vit.positions_tab, image::PositionsTab);
         tab(_("Drop path"), _("stochastic depth: which samples lost a block's branch, and LayerScale"),
             &ui.vit.drop_path_tab, image::DropPathTab);
+        tab(_("Gradient flow"),
+            _("check gradient flow: per block, ||grad|| of the predicted class's logit entering and leaving each branch"),
+            nullptr, image::GradientFlowTab);
         ImGui::EndTabBar();
     }
     ImGui::End();

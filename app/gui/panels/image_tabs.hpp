@@ -1,5 +1,5 @@
 // The Image panel's pieces (app/gui/panels/image_*.cpp): the picture the user clicks, shared by the
-// tabs and the presentation slide, and the three tabs, one file each.
+// tabs and the presentation slide, and the four tabs, one file each.
 #pragma once
 
 #include <imgui.h>
@@ -30,5 +30,6 @@ std::string PatchName(const PatchGrid& grid, ui::PatchPick p);
 void AttentionTab(const VitSnapshot& vit, UiState& ui, std::size_t block);  // image_attention_tab.cpp
 void PositionsTab(const VitSnapshot& vit, UiState& ui, std::size_t block);  // image_positions_tab.cpp
 void DropPathTab(const VitSnapshot& vit, UiState& ui, std::size_t block);   // image_drop_path_tab.cpp
+void GradientFlowTab(const VitSnapshot& vit, UiState& ui, std::size_t block);  // image_gradient_tab.cpp
 
 }  // namespace attnscope::image
