@@ -1099,8 +1099,7 @@ std::string StateReport(const Gui& g) {
     j["message_shown"] = ui::tr_message(ui.file.error);  // the same as the dialog words it, in the UI's language
     j["modal"] = ui.modal_on_screen;  // the modal drawn this frame: "cannot_open", "heads_question" or ""
     j["heads"] = g.trace ? g.trace->config.heads : 0;
-    j["file_notes"] = nlohmann::json::array();  // where input, weights and heads came from
-    for (const Message& note : ui.file.notes) j["file_notes"].push_back(english(note));
+    j["file_notes"] = english(ui.file.notes);  // where input, weights and heads came from
     j["heads_question"] = ui.heads_question.path.empty()
                               ? nlohmann::json(nullptr)
                               : nlohmann::json{{"path", ui.heads_question.path},

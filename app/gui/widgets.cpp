@@ -338,4 +338,25 @@ void ColorLegend(const ui::ColorRange& range, float height, bool has_nan, bool h
     ImGui::Dummy(ImVec2(ColorLegendWidth(), height));
 }
 
+LogAxis::LogAxis(double lo, double hi, float x0_, float x1_) : x0(x0_), x1(x1_) {
+    if (!(hi > 0) || lo > hi) lo = hi = 1.0;
+    d0 = std::floor(std::log10(lo));
+    d1 = std::max(std::ceil(std::log10(hi)), d0 + 1);
+}
+
+float LogAxis::x(double value) const { return x0 + static_cast<float>((std::log10(value) - d0) / (d1 - d0)) * (x1 - x0); }
+
+void DrawDecades(ImDrawList* dl, const LogAxis& axis, float top, float bottom) {
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    for (double d = axis.d0; d <= axis.d1; d += 1.0) {
+        const float x = axis.x(std::pow(10.0, d));
+        dl->AddLine(ImVec2(x, top), ImVec2(x, bottom), IM_COL32(255, 255, 255, 30));
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "1e%d", static_cast<int>(d));
+        const float w = ImGui::CalcTextSize(buf).x;
+        if (axis.d1 - axis.d0 <= 8 || static_cast<long>(d - axis.d0) % 2 == 0)
+            dl->AddText(ImVec2(std::clamp(x - w / 2, axis.x0 - w / 2, axis.x1 - w / 2), bottom + 2), dim, buf);
+    }
+}
+
 }  // namespace attnscope

@@ -93,6 +93,17 @@ HeatmapHover DrawHeatmap(std::uintptr_t texture, const ui::Slice2D& slice, const
 void ColorLegend(const ui::ColorRange& range, float height, bool has_nan, bool has_inf, bool short_ticks = false);
 float ColorLegendWidth();
 
+// A log10 axis from x0 to x1 over whole decades covering the positive finite values in [lo, hi]
+// (one decade when there are none: lo > hi). A bar plot of norms draws its grid with DrawDecades.
+struct LogAxis {
+    double d0 = 0, d1 = 1;  // the first and last decade: 10^d0 .. 10^d1
+    float x0 = 0, x1 = 1;
+    LogAxis(double lo, double hi, float x0, float x1);
+    float x(double value) const;
+};
+// A faint line per decade from top to bottom, with "1e<d>" under bottom (every other one when many).
+void DrawDecades(ImDrawList* dl, const LogAxis& axis, float top, float bottom);
+
 // Text in the colour used for good / bad / warning states.
 ImVec4 OkColor();
 ImVec4 BadColor();

@@ -35,25 +35,14 @@ void PlotNormsByStep(const Trace& trace, const Gradients& g, UiState& ui) {
     const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
     ImDrawList* dl = ImGui::GetWindowDrawList();
 
-    // Decades covering every non-zero norm.
-    double lo = 1e300, hi = 0.0;
+    double lo = 1e300, hi = 0.0;  // decades covering every non-zero norm
     for (const auto& s : g.steps)
         if (s.norm > 0 && std::isfinite(s.norm)) lo = std::min(lo, s.norm), hi = std::max(hi, s.norm);
-    if (hi <= 0) lo = hi = 1.0;
-    const double d0 = std::floor(std::log10(lo)), d1 = std::max(std::ceil(std::log10(hi)), d0 + 1);
-    const float x0 = p.x + label_w, x1 = p.x + width - value_w;
-    auto X = [&](double v) { return x0 + static_cast<float>((std::log10(v) - d0) / (d1 - d0)) * (x1 - x0); };
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const LogAxis axis(lo, hi, p.x + label_w, p.x + width - value_w);
+    const float x0 = axis.x0, x1 = axis.x1;
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const float plot_bottom = p.y + row_h * static_cast<float>(n);
-    for (double d = d0; d <= d1; d += 1.0) {  // decade grid and labels
-        const float x = X(std::pow(10.0, d));
-        dl->AddLine(ImVec2(x, p.y), ImVec2(x, plot_bottom), IM_COL32(255, 255, 255, 30));
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "1e%d", static_cast<int>(d));
-        const float w = ImGui::CalcTextSize(buf).x;
-        if (d1 - d0 <= 8 || static_cast<long>(d - d0) % 2 == 0)
-            dl->AddText(ImVec2(std::clamp(x - w / 2, x0 - w / 2, x1 - w / 2), plot_bottom + 2), dim, buf);
-    }
+    DrawDecades(dl, axis, p.y, plot_bottom);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     for (std::size_t i = 0; i < n; ++i) {
         const GradStep& s = g.steps[i];
@@ -67,7 +56,7 @@ void PlotNormsByStep(const Trace& trace, const Gradients& g, UiState& ui) {
         const bool attention = is_attention_map(s.step);
         const ImU32 bar = attention ? IM_COL32(240, 160, 70, 230) : IM_COL32(110, 160, 240, 230);
         if (s.norm > 0 && std::isfinite(s.norm))
-            dl->AddRectFilled(ImVec2(x0, y + row_h * 0.18f), ImVec2(std::max(X(s.norm), x0 + 1.0f), y + row_h * 0.82f), bar);
+            dl->AddRectFilled(ImVec2(x0, y + row_h * 0.18f), ImVec2(std::max(axis.x(s.norm), x0 + 1.0f), y + row_h * 0.82f), bar);
         const std::string value = std::isfinite(s.norm) ? ui::format_value(s.norm) : std::string("NaN/Inf");
         dl->AddText(ImVec2(x1 + 4, y + (row_h - fs) / 2), s.norm > 0 ? text : IM_COL32(255, 90, 80, 255), value.c_str());
         if (row_hovered) {

@@ -61,23 +61,13 @@ void PlotFlow(const std::vector<FlowRow>& rows, std::size_t block) {
     const bool hovered = ImGui::IsItemHovered();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     double lo = 1e300, hi = 0.0;  // decades covering every non-zero norm
-    for (const FlowRow& r : rows)
+    for (const auto& r : rows)
         if (r.norm > 0 && std::isfinite(r.norm)) lo = std::min(lo, r.norm), hi = std::max(hi, r.norm);
-    if (hi <= 0) lo = hi = 1.0;
-    const double d0 = std::floor(std::log10(lo)), d1 = std::max(std::ceil(std::log10(hi)), d0 + 1);
-    const float x0 = p.x + label_w, x1 = p.x + width - value_w;
-    auto X = [&](double v) { return x0 + static_cast<float>((std::log10(v) - d0) / (d1 - d0)) * (x1 - x0); };
+    const LogAxis axis(lo, hi, p.x + label_w, p.x + width - value_w);
+    const float x0 = axis.x0, x1 = axis.x1;
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     const float bottom = p.y + row_h * static_cast<float>(rows.size());
-    for (double d = d0; d <= d1; d += 1.0) {
-        const float x = X(std::pow(10.0, d));
-        dl->AddLine(ImVec2(x, p.y), ImVec2(x, bottom), IM_COL32(255, 255, 255, 30));
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "1e%d", static_cast<int>(d));
-        const float w = ImGui::CalcTextSize(buf).x;
-        if (d1 - d0 <= 8 || static_cast<long>(d - d0) % 2 == 0)
-            dl->AddText(ImVec2(std::clamp(x - w / 2, x0 - w / 2, x1 - w / 2), bottom + 2), dim, buf);
-    }
+    DrawDecades(dl, axis, p.y, bottom);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const FlowRow& r = rows[i];
@@ -91,7 +81,7 @@ void PlotFlow(const std::vector<FlowRow>& rows, std::size_t block) {
         if (!r.what) continue;  // a header row has no bar
         const ImU32 bar = r.residual ? IM_COL32(110, 160, 240, 230) : IM_COL32(240, 160, 70, 230);
         if (r.norm > 0 && std::isfinite(r.norm))
-            dl->AddRectFilled(ImVec2(x0, y + row_h * 0.18f), ImVec2(std::max(X(r.norm), x0 + 1.0f), y + row_h * 0.82f), bar);
+            dl->AddRectFilled(ImVec2(x0, y + row_h * 0.18f), ImVec2(std::max(axis.x(r.norm), x0 + 1.0f), y + row_h * 0.82f), bar);
         const std::string value = std::isfinite(r.norm) ? ui::format_value(r.norm) : std::string("NaN/Inf");
         dl->AddText(ImVec2(x1 + 4, y + (row_h - fs) / 2), text, value.c_str());
         if (row_hovered) ImGui::SetTooltip(_("block %zu, %s: ||grad|| = %.6g"), r.block, r.what, r.norm);
